@@ -1,0 +1,348 @@
+//! Walking the roots for skill folders, and the resulting [`Library`].
+//!
+//! Rules, in the order they apply:
+//! - Roots are walked in precedence order; within a root, entries in byte order of their names,
+//!   depth first, a folder before what it holds. The first skill found with a name wins; every
+//!   later copy is reported as shadowed, with both paths.
+//! - A walk goes at most [`MAX_DEPTH`] folders deep and reads at most [`MAX_DIRS_PER_ROOT`]
+//!   folders ([`MAX_DIRS_PER_EXPLICIT_ROOT`] for a root the user named); a warning says when a
+//!   bound cut the walk.
+//! - `.git` and `node_modules` are never entered. Other hidden folders (`.name`) are skipped in
+//!   project and user roots, where they are caches and tool state, but walked in explicit roots:
+//!   a collection named on purpose may keep skills there (openai/skills' `.curated/`).
+//! - Skill folders are walked too, so skills nested inside skills are found.
+//! - Every path is resolved to its real location. A link whose target lies outside the root it
+//!   was found in is not followed and is reported; a link back to a folder already walked (a
+//!   cycle, or a second way to the same folder) is not walked twice; the same real `SKILL.md`
+//!   reached twice loads once.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::Diagnostic;
+use crate::roots::{Root, RootKind};
+use crate::skill::{SkillLocation, SKILL_FILE_NAMES, Skill, read_skill};
+
+/// How many folders deep below a root the walk goes.
+pub const MAX_DEPTH: usize = 6;
+/// How many folders of a project or user root the walk reads at most.
+pub const MAX_DIRS_PER_ROOT: usize = 2_000;
+/// How many folders of an explicit root the walk reads at most: the user named it, so large
+/// collections are walked whole.
+pub const MAX_DIRS_PER_EXPLICIT_ROOT: usize = 100_000;
+/// Folder names never entered.
+pub const ALWAYS_SKIPPED: [&str; 2] = [".git", "node_modules"];
+/// Below this many skills, frontmatters are read on the calling thread.
+const PARALLEL_READ_THRESHOLD: usize = 64;
+/// The most threads used to read frontmatters.
+const MAX_READ_THREADS: usize = 8;
+
+/// The skills found under a set of roots, with every problem met on the way.
+#[derive(Debug, Clone, Default)]
+pub struct Library {
+    skills: Vec<Skill>,
+    by_name: HashMap<String, usize>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Library {
+    /// Every skill found, in precedence order (no two with the same name).
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+
+    /// The skills the model may load, in precedence order.
+    pub fn model_invocable(&self) -> impl Iterator<Item = &Skill> {
+        self.skills.iter().filter(|skill| skill.model_invocable())
+    }
+
+    /// The skill with this name.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.by_name.get(name).map(|&index| &self.skills[index])
+    }
+
+    /// Problems not attached to one skill: unreadable files and folders, links out of a root,
+    /// cut walks, shadowed copies.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Builds a library from skills already read, in precedence order: the first of each name
+    /// wins and the rest are recorded as shadowed.
+    pub fn from_skills(skills: impl IntoIterator<Item = Skill>) -> Self {
+        let mut library = Self::default();
+        for skill in skills {
+            library.add(skill);
+        }
+        library
+    }
+
+    fn add(&mut self, skill: Skill) {
+        if let Some(&index) = self.by_name.get(&skill.name) {
+            let winner = &mut self.skills[index];
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    &skill.file,
+                    format!(
+                        "skill '{}' is shadowed by {}, which comes first",
+                        skill.name,
+                        winner.file.display()
+                    ),
+                )
+                .with_field("name")
+                .with_hint("rename one of them, or remove the copy you do not want"),
+            );
+            winner.shadowed.push(skill.file);
+            return;
+        }
+        self.by_name.insert(skill.name.clone(), self.skills.len());
+        self.skills.push(skill);
+    }
+}
+
+/// Finds every skill under `roots` (highest precedence first) and reads their frontmatter.
+/// Roots that do not exist are empty. Never fails: problems become diagnostics.
+pub fn discover(roots: &[Root]) -> Library {
+    let (locations, mut diagnostics) = locate(roots);
+    let mut library = Library::default();
+    for result in read_all(locations) {
+        match result {
+            Ok(skill) => library.add(skill),
+            Err(diagnostic) => diagnostics.push(diagnostic),
+        }
+    }
+    diagnostics.append(&mut library.diagnostics);
+    library.diagnostics = diagnostics;
+    library
+}
+
+/// Finds every skill file under `roots` without reading any, with the problems met on the way.
+/// Each real file appears once, in precedence order.
+pub fn locate(roots: &[Root]) -> (Vec<SkillLocation>, Vec<Diagnostic>) {
+    let mut walk = Walk::default();
+    for root in roots {
+        walk.root(root);
+    }
+    (walk.locations, walk.diagnostics)
+}
+
+/// Reads frontmatters, in parallel for large libraries, keeping the order.
+fn read_all(locations: Vec<SkillLocation>) -> Vec<Result<Skill, Diagnostic>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(MAX_READ_THREADS);
+    if locations.len() < PARALLEL_READ_THRESHOLD || threads < 2 {
+        return locations.into_iter().map(read_skill).collect();
+    }
+    let chunk_size = locations.len().div_ceil(threads);
+    let mut chunks: Vec<Vec<SkillLocation>> = Vec::with_capacity(threads);
+    let mut rest = locations;
+    while !rest.is_empty() {
+        let tail = rest.split_off(chunk_size.min(rest.len()));
+        chunks.push(rest);
+        rest = tail;
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                scope.spawn(move || chunk.into_iter().map(read_skill).collect::<Vec<_>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| match handle.join() {
+                Ok(results) => results,
+                // A panic in a reader thread is a bug; surface it where it happened.
+                Err(payload) => std::panic::resume_unwind(payload),
+            })
+            .collect()
+    })
+}
+
+/// The state of a walk over all roots.
+#[derive(Default)]
+struct Walk {
+    locations: Vec<SkillLocation>,
+    diagnostics: Vec<Diagnostic>,
+    /// Real paths of every folder walked, so none is walked twice.
+    visited_dirs: HashSet<PathBuf>,
+    /// Real paths of every `SKILL.md` found, so none loads twice.
+    seen_files: HashSet<PathBuf>,
+}
+
+/// A folder waiting to be read.
+struct Pending {
+    dir: PathBuf,
+    depth: usize,
+}
+
+impl Walk {
+    fn root(&mut self, root: &Root) {
+        let real_root = match fs::canonicalize(&root.path) {
+            Ok(path) => path,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return,
+            Err(error) => {
+                self.diagnostics
+                    .push(Diagnostic::warning(&root.path, format!("cannot open skills root: {error}")));
+                return;
+            }
+        };
+        if !real_root.is_dir() {
+            self.diagnostics.push(
+                Diagnostic::warning(&root.path, "skills root is not a folder; skipped")
+                    .with_hint("a root is a folder holding skill folders"),
+            );
+            return;
+        }
+        if !self.visited_dirs.insert(real_root.clone()) {
+            return;
+        }
+        let max_dirs = match root.kind {
+            RootKind::Explicit => MAX_DIRS_PER_EXPLICIT_ROOT,
+            RootKind::Project | RootKind::User => MAX_DIRS_PER_ROOT,
+        };
+        let mut stack = vec![Pending {
+            dir: real_root.clone(),
+            depth: 0,
+        }];
+        let mut dirs_read = 0;
+        let mut too_deep = 0;
+        while let Some(pending) = stack.pop() {
+            if dirs_read == max_dirs {
+                self.diagnostics.push(
+                    Diagnostic::warning(
+                        &root.path,
+                        format!(
+                            "stopped after reading {max_dirs} folders; {} more not searched",
+                            stack.len() + 1
+                        ),
+                    )
+                    .with_hint("name the folder that holds your skills with --skills-dir"),
+                );
+                break;
+            }
+            dirs_read += 1;
+            let subdirs = self.read_dir(root, &real_root, &pending.dir);
+            if pending.depth == MAX_DEPTH {
+                too_deep += subdirs.len();
+                continue;
+            }
+            for dir in subdirs.into_iter().rev() {
+                stack.push(Pending {
+                    dir,
+                    depth: pending.depth + 1,
+                });
+            }
+        }
+        if too_deep > 0 {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    &root.path,
+                    format!(
+                        "{too_deep} folders lie deeper than {MAX_DEPTH} levels and were not searched"
+                    ),
+                )
+                .with_hint("name a deeper folder with --skills-dir"),
+            );
+        }
+    }
+
+    /// Reads one folder: records its skill file, if any, and returns the subfolders to walk
+    /// (real paths, not yet visited), sorted.
+    fn read_dir(&mut self, root: &Root, real_root: &Path, dir: &Path) -> Vec<PathBuf> {
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(error) => {
+                self.diagnostics
+                    .push(Diagnostic::warning(dir, format!("cannot read folder: {error}")));
+                return Vec::new();
+            }
+        };
+        let mut entries: Vec<fs::DirEntry> = entries.filter_map(Result::ok).collect();
+        entries.sort_by_key(fs::DirEntry::file_name);
+        let mut subdirs = Vec::new();
+        // (preference index, path as found, real path)
+        let mut skill_file: Option<(usize, PathBuf, PathBuf)> = None;
+        for entry in entries {
+            let name = entry.file_name();
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            let (real, is_dir) = if file_type.is_symlink() {
+                match self.follow_link(&path, real_root) {
+                    Some(target) => target,
+                    None => continue,
+                }
+            } else {
+                (path.clone(), file_type.is_dir())
+            };
+            if is_dir {
+                if is_walked(&name, root.kind) && self.visited_dirs.insert(real.clone()) {
+                    subdirs.push(real);
+                }
+            } else if let Some(rank) = SKILL_FILE_NAMES.iter().position(|n| OsStr::new(n) == name)
+                && skill_file.as_ref().is_none_or(|(best, ..)| rank < *best)
+            {
+                skill_file = Some((rank, path, real));
+            }
+        }
+        if let Some((_, file, real)) = skill_file
+            && self.seen_files.insert(real)
+        {
+            self.locations.push(SkillLocation {
+                file,
+                dir: dir.to_path_buf(),
+                root: real_root.to_path_buf(),
+                root_kind: root.kind,
+            });
+        }
+        subdirs
+    }
+
+    /// Resolves a link; `None` (with a diagnostic where it matters) when it is broken or leads
+    /// outside the root. Returns the real path and whether it is a folder.
+    fn follow_link(&mut self, link: &Path, real_root: &Path) -> Option<(PathBuf, bool)> {
+        let real = match fs::canonicalize(link) {
+            Ok(real) => real,
+            Err(error) => {
+                self.diagnostics.push(Diagnostic::warning(
+                    link,
+                    format!("broken link, skipped: {error}"),
+                ));
+                return None;
+            }
+        };
+        if !real.starts_with(real_root) {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    link,
+                    format!(
+                        "link points outside its skills root (to {}); not loaded",
+                        real.display()
+                    ),
+                )
+                .with_hint(format!(
+                    "skills may not pull in files from outside {}; add the target's folder as a root with --skills-dir instead",
+                    real_root.display()
+                )),
+            );
+            return None;
+        }
+        let is_dir = real.is_dir();
+        Some((real, is_dir))
+    }
+}
+
+/// Whether a folder with this name is walked in a root of this kind.
+fn is_walked(name: &OsStr, kind: RootKind) -> bool {
+    if ALWAYS_SKIPPED.iter().any(|skipped| OsStr::new(skipped) == name) {
+        return false;
+    }
+    let hidden = name.as_encoded_bytes().first() == Some(&b'.');
+    !hidden || kind == RootKind::Explicit
+}

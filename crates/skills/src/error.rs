@@ -1,0 +1,105 @@
+//! The one error type of this crate; every variant names the file concerned.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::Diagnostic;
+
+/// An error from the skills engine.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file or folder could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// What the operating system said.
+        source: io::Error,
+    },
+    /// A file is not UTF-8.
+    #[error("{}: not valid UTF-8 (first bad byte at offset {offset})", path.display())]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the first invalid sequence.
+        offset: usize,
+    },
+    /// A skill body is over [`crate::MAX_BODY_BYTES`].
+    #[error(
+        "{}: the skill file is {size} bytes, over the {limit}-byte limit for loading a skill; read parts of it with a file tool instead",
+        path.display()
+    )]
+    BodyTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A path asked for inside a skill leaves the skill's folder.
+    #[error(
+        "{} is outside the skill folder {}; only files inside a skill's folder may be read through it",
+        path.display(),
+        dir.display()
+    )]
+    OutsideSkill {
+        /// The path asked for.
+        path: PathBuf,
+        /// The skill's folder.
+        dir: PathBuf,
+    },
+    /// A scaffold target exists already.
+    #[error("{} already exists; not overwriting it", path.display())]
+    AlreadyExists {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A skill name that breaks the naming rules.
+    #[error("invalid skill name '{name}': {reason}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// An I/O error about `path`.
+    pub fn io(path: &Path, source: io::Error) -> Self {
+        Self::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// The file or folder this error is about.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Self::Io { path, .. }
+            | Self::NotUtf8 { path, .. }
+            | Self::BodyTooLarge { path, .. }
+            | Self::OutsideSkill { path, .. }
+            | Self::AlreadyExists { path } => Some(path),
+            Self::InvalidName { .. } => None,
+        }
+    }
+
+    /// This error as a diagnostic attached to its file.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let path = self.path().map(Path::to_path_buf).unwrap_or_default();
+        let message = match self {
+            Self::Io { source, .. } => source.to_string(),
+            Self::NotUtf8 { offset, .. } => {
+                format!("not valid UTF-8 (first bad byte at offset {offset}); skipped")
+            }
+            other => other.to_string(),
+        };
+        let diagnostic = Diagnostic::error(path, message);
+        match self {
+            Self::NotUtf8 { .. } => diagnostic.with_hint("save the file as UTF-8"),
+            _ => diagnostic,
+        }
+    }
+}

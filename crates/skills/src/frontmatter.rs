@@ -1,0 +1,356 @@
+//! Splitting a `SKILL.md` into frontmatter and body, and parsing the frontmatter leniently.
+//!
+//! The rules (see the crate docs): the frontmatter opens only when the first line, after an
+//! optional UTF-8 BOM, is `---` (trailing whitespace allowed); it closes at the first later line
+//! that is `---` with nothing before it. An indented `---` is content. CRLF line ends work.
+
+use yaml_serde::{Mapping, Value};
+
+/// The UTF-8 byte order mark, which some editors write at the start of a file.
+const BOM: char = '\u{feff}';
+
+/// Where the frontmatter and body of a document lie.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Split<'a> {
+    /// The first line is not `---`: the whole text is body.
+    Missing { body: &'a str },
+    /// The opening `---` has no closing line.
+    Unclosed { yaml: &'a str, body: &'a str },
+    /// A closed frontmatter block.
+    Closed { yaml: &'a str, body: &'a str },
+}
+
+/// Splits `text` into frontmatter and body.
+pub(crate) fn split(text: &str) -> Split<'_> {
+    let text = text.strip_prefix(BOM).unwrap_or(text);
+    let Some((first, rest)) = split_line(text) else {
+        return Split::Missing { body: text };
+    };
+    if !is_fence(first) {
+        return Split::Missing { body: text };
+    }
+    let mut offset = 0;
+    let mut remaining = rest;
+    while let Some((line, after)) = split_line(remaining) {
+        if is_fence(line) {
+            return Split::Closed {
+                yaml: &rest[..offset],
+                body: after,
+            };
+        }
+        offset += remaining.len() - after.len();
+        remaining = after;
+    }
+    Split::Unclosed { yaml: rest, body: rest }
+}
+
+/// Returns the first line (without its line end) and the text after it.
+fn split_line(text: &str) -> Option<(&str, &str)> {
+    if text.is_empty() {
+        return None;
+    }
+    match text.find('\n') {
+        Some(index) => {
+            let line = &text[..index];
+            Some((line.strip_suffix('\r').unwrap_or(line), &text[index + 1..]))
+        }
+        None => Some((text, "")),
+    }
+}
+
+fn is_fence(line: &str) -> bool {
+    line.trim_end_matches([' ', '\t', '\r']) == "---"
+}
+
+/// What became of the frontmatter of one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrontmatterStatus {
+    /// Parsed as a YAML mapping.
+    Parsed,
+    /// Parsed after quoting values that held an unquoted `: `; the lines (1-based, in the file)
+    /// that were quoted.
+    RecoveredByQuoting {
+        /// File lines whose values were quoted.
+        lines: Vec<usize>,
+    },
+    /// The file does not start with `---`.
+    Missing,
+    /// The opening `---` is never closed.
+    Unclosed,
+    /// The frontmatter is empty.
+    Empty,
+    /// The YAML parsed, but is not a mapping.
+    NotMapping,
+    /// The YAML does not parse, even with values quoted.
+    InvalidYaml {
+        /// The parser's message.
+        message: String,
+        /// 1-based line in the file, where the parser names one.
+        line: Option<usize>,
+    },
+}
+
+impl FrontmatterStatus {
+    /// True when the frontmatter gave a mapping (possibly after recovery).
+    pub fn is_mapping(&self) -> bool {
+        matches!(self, Self::Parsed | Self::RecoveredByQuoting { .. })
+    }
+}
+
+/// A document split and parsed: the raw mapping (empty when the YAML failed) and the body.
+#[derive(Debug, Clone)]
+pub(crate) struct Document<'a> {
+    pub status: FrontmatterStatus,
+    pub mapping: Mapping,
+    pub body: &'a str,
+}
+
+/// Splits and parses `text` leniently: every failure becomes a status, never an error.
+pub(crate) fn parse_document(text: &str) -> Document<'_> {
+    match split(text) {
+        Split::Missing { body } => Document {
+            status: FrontmatterStatus::Missing,
+            mapping: Mapping::new(),
+            body,
+        },
+        Split::Unclosed { body, .. } => Document {
+            status: FrontmatterStatus::Unclosed,
+            mapping: Mapping::new(),
+            body,
+        },
+        Split::Closed { yaml, body } => {
+            let (status, mapping) = parse_yaml(yaml);
+            Document {
+                status,
+                mapping,
+                body,
+            }
+        }
+    }
+}
+
+/// The file line on which the YAML of a closed frontmatter starts (after the opening `---`).
+const YAML_FIRST_LINE: usize = 2;
+
+/// Parses frontmatter YAML, retrying with offending values quoted.
+fn parse_yaml(yaml: &str) -> (FrontmatterStatus, Mapping) {
+    if yaml.trim().is_empty() {
+        return (FrontmatterStatus::Empty, Mapping::new());
+    }
+    match yaml_serde::from_str::<Value>(yaml) {
+        Ok(value) => mapping_status(value, FrontmatterStatus::Parsed),
+        Err(first_error) => {
+            let (quoted, lines) = quote_colon_values(yaml);
+            if !lines.is_empty()
+                && let Ok(value) = yaml_serde::from_str::<Value>(&quoted)
+            {
+                let lines = lines.iter().map(|line| line + YAML_FIRST_LINE).collect();
+                return mapping_status(value, FrontmatterStatus::RecoveredByQuoting { lines });
+            }
+            let line = first_error
+                .location()
+                .map(|location| location.line() + YAML_FIRST_LINE - 1);
+            (
+                FrontmatterStatus::InvalidYaml {
+                    message: yaml_message(&first_error),
+                    line,
+                },
+                Mapping::new(),
+            )
+        }
+    }
+}
+
+/// The parser's message without the position suffix (we report the file line ourselves).
+fn yaml_message(error: &yaml_serde::Error) -> String {
+    let message = error.to_string();
+    match message.find(" at line ") {
+        Some(index) => message[..index].to_string(),
+        None => message,
+    }
+}
+
+fn mapping_status(value: Value, ok: FrontmatterStatus) -> (FrontmatterStatus, Mapping) {
+    match value {
+        Value::Mapping(mapping) if mapping.is_empty() => (FrontmatterStatus::Empty, mapping),
+        Value::Mapping(mapping) => (ok, mapping),
+        Value::Null => (FrontmatterStatus::Empty, Mapping::new()),
+        _ => (FrontmatterStatus::NotMapping, Mapping::new()),
+    }
+}
+
+/// Quotes plain values that contain `: ` (`description: Use when: …`), the most common YAML
+/// error in real skills. Lines inside block scalars are left alone. Returns the new text and the
+/// 0-based indexes of the lines changed.
+fn quote_colon_values(yaml: &str) -> (String, Vec<usize>) {
+    let mut out = String::with_capacity(yaml.len() + 16);
+    let mut changed = Vec::new();
+    // Indentation of the key that opened a block scalar; lines indented deeper belong to it.
+    let mut block_indent: Option<usize> = None;
+    for (index, line) in yaml.split_inclusive('\n').enumerate() {
+        let content = line.trim_end_matches(['\n', '\r']);
+        let ending = &line[content.len()..];
+        let indent = content.len() - content.trim_start_matches(' ').len();
+        if let Some(block) = block_indent {
+            if content.trim().is_empty() || indent > block {
+                out.push_str(line);
+                continue;
+            }
+            block_indent = None;
+        }
+        match key_value(content) {
+            Some((key_part, value)) => {
+                let trimmed = value.trim();
+                if trimmed.starts_with(['|', '>']) {
+                    block_indent = Some(indent);
+                    out.push_str(line);
+                } else if needs_quoting(trimmed) {
+                    out.push_str(key_part);
+                    out.push_str(" '");
+                    out.push_str(&trimmed.replace('\'', "''"));
+                    out.push('\'');
+                    out.push_str(ending);
+                    changed.push(index);
+                } else {
+                    out.push_str(line);
+                }
+            }
+            None => out.push_str(line),
+        }
+    }
+    (out, changed)
+}
+
+/// Splits `  key: value` into (`  key:`, `value`), for simple keys only.
+fn key_value(line: &str) -> Option<(&str, &str)> {
+    let body = line.trim_start_matches(' ');
+    let body = body.strip_prefix("- ").unwrap_or(body);
+    let colon = body.find(": ")?;
+    let key = &body[..colon];
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return None;
+    }
+    let split_at = line.len() - body.len() + colon + 1;
+    Some((&line[..split_at], &line[split_at..]))
+}
+
+fn needs_quoting(value: &str) -> bool {
+    !value.is_empty()
+        && !value.starts_with(['"', '\'', '[', '{', '&', '*', '!', '|', '>'])
+        && (value.contains(": ") || value.ends_with(':'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn split_closed_frontmatter() {
+        let text = "---\nname: a\n---\nbody\n";
+        assert_eq!(
+            split(text),
+            Split::Closed {
+                yaml: "name: a\n",
+                body: "body\n"
+            }
+        );
+    }
+
+    #[test]
+    fn split_with_bom_and_crlf() {
+        let text = "\u{feff}---\r\nname: a\r\n---\r\nbody\r\n";
+        assert_eq!(
+            split(text),
+            Split::Closed {
+                yaml: "name: a\r\n",
+                body: "body\r\n"
+            }
+        );
+    }
+
+    #[test]
+    fn fence_followed_by_text_is_body() {
+        let text = "---not frontmatter\nname: a\n---\n";
+        assert_eq!(split(text), Split::Missing { body: text });
+    }
+
+    #[test]
+    fn closing_fence_allows_trailing_whitespace() {
+        let text = "---\nname: a\n---   \nbody";
+        assert!(matches!(split(text), Split::Closed { body: "body", .. }));
+    }
+
+    #[test]
+    fn indented_fence_is_content() {
+        let text = "---\ndescription: |\n  a\n  ---\n  b\n---\nbody";
+        let document = parse_document(text);
+        assert_eq!(document.status, FrontmatterStatus::Parsed);
+        assert_eq!(
+            document.mapping.get("description").and_then(Value::as_str),
+            Some("a\n---\nb\n")
+        );
+        assert_eq!(document.body, "body");
+    }
+
+    #[test]
+    fn unclosed_frontmatter() {
+        let document = parse_document("---\nname: a\n");
+        assert_eq!(document.status, FrontmatterStatus::Unclosed);
+        assert_eq!(document.body, "name: a\n");
+    }
+
+    #[test]
+    fn colon_in_value_is_recovered() {
+        let text = "---\nname: a\ndescription: Use when: you need it\n---\n";
+        let document = parse_document(text);
+        assert_eq!(
+            document.status,
+            FrontmatterStatus::RecoveredByQuoting { lines: vec![3] }
+        );
+        assert_eq!(
+            document.mapping.get("description").and_then(Value::as_str),
+            Some("Use when: you need it")
+        );
+    }
+
+    #[test]
+    fn quoting_keeps_apostrophes_and_skips_block_scalars() {
+        let yaml = "description: |\n  key: value: x\nname: it's: fine\n";
+        let (quoted, lines) = quote_colon_values(yaml);
+        assert_eq!(quoted, "description: |\n  key: value: x\nname: 'it''s: fine'\n");
+        assert_eq!(lines, vec![2]);
+    }
+
+    #[test]
+    fn invalid_yaml_reports_file_line() {
+        let document = parse_document("---\nname: a\ndescription: [broken\n---\nbody");
+        match document.status {
+            FrontmatterStatus::InvalidYaml { line, .. } => assert!(line.is_some()),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert_eq!(document.body, "body");
+    }
+
+    #[test]
+    fn list_frontmatter_is_not_a_mapping() {
+        let document = parse_document("---\n- a\n- b\n---\nbody");
+        assert_eq!(document.status, FrontmatterStatus::NotMapping);
+    }
+
+    #[test]
+    fn empty_frontmatter() {
+        assert_eq!(
+            parse_document("---\n---\nbody").status,
+            FrontmatterStatus::Empty
+        );
+        assert_eq!(
+            parse_document("---\n\n---\nbody").status,
+            FrontmatterStatus::Empty
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! The skills engine: discovers Agent Skills (folders holding a `SKILL.md`), parses them
+//! leniently, validates them strictly, and serves them in three layers.
+//!
+//! - [`discover`] walks [`Root`]s (see [`resolve_roots`] for the defaults) and returns a
+//!   [`Library`]: every [`Skill`] with its frontmatter, and every problem as a [`Diagnostic`].
+//!   One broken file never hides the others. Only the frontmatter is read at this point.
+//! - Layer 1: [`render_catalog`] lists the skills the model may invoke, fitted to a character
+//!   budget, with a [`BudgetReport`] of what was shortened or dropped.
+//! - Layer 2: [`Library::load`] reads a skill's body from disk and wraps it for the model.
+//! - Layer 3: [`resolve_in_skill`] resolves a path inside a skill's folder, refusing escapes.
+//! - [`validate_path`] checks skills against the specification, in the reference validator's
+//!   words; [`scaffold_skill`] writes a new skill that passes it.
+//!
+//! ```
+//! use skillet_skills::{CatalogFormat, Invoker, Root, RootKind, discover, render_catalog};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let skill = dir.path().join("pdf");
+//! std::fs::create_dir(&skill)?;
+//! std::fs::write(skill.join("SKILL.md"), "---\nname: pdf\ndescription: Work with PDFs\n---\nUse pdftotext.\n")?;
+//!
+//! let library = discover(&[Root::new(dir.path(), RootKind::Explicit)]);
+//! let catalog = render_catalog(library.skills(), CatalogFormat::List, 8_000);
+//! assert_eq!(catalog.text, "  - pdf: Work with PDFs");
+//! let loaded = library.load("pdf", Invoker::Model)?;
+//! assert!(loaded.starts_with("<skill name=\"pdf\">\nUse pdftotext.\n"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The crate is pure: no async runtime, no network, no printing, no global state (the home
+//! directory comes in through [`Environment`]).
+
+mod catalog;
+mod diagnostic;
+mod discover;
+mod error;
+mod fields;
+mod frontmatter;
+mod load;
+mod roots;
+mod scaffold;
+mod skill;
+mod validate;
+
+pub use catalog::{
+    BudgetReport, Catalog, CatalogFormat, DEFAULT_CATALOG_BUDGET, MIN_DESCRIPTION_CHARS,
+    render_catalog, xml_escape,
+};
+pub use diagnostic::{Diagnostic, Severity};
+pub use discover::{
+    ALWAYS_SKIPPED, Library, MAX_DEPTH, MAX_DIRS_PER_EXPLICIT_ROOT, MAX_DIRS_PER_ROOT, discover,
+    locate,
+};
+pub use error::Error;
+pub use fields::{CLIENT_FIELDS, Frontmatter, SPEC_FIELDS, fold_whitespace, parse_bool};
+pub use frontmatter::FrontmatterStatus;
+pub use load::{
+    Invoker, LoadError, MAX_LISTED_FILES, MAX_NAMES_IN_ERROR, list_skill_files, render_skill,
+    resolve_in_skill,
+};
+pub use roots::{
+    Environment, PROJECT_ROOT_DIRS, PROJECT_TOP_DIR, Root, RootKind, USER_ROOT_DIRS,
+    default_roots, find_git_root, resolve_roots,
+};
+pub use scaffold::scaffold_skill;
+pub use skill::{FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, SKILL_FILE_NAMES, Skill, SkillLocation};
+pub use validate::{
+    MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, RECOMMENDED_MAX_BODY_LINES,
+    Validation, find_skill_file, name_problems, validate_file, validate_path, validate_text,
+};
