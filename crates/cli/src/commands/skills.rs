@@ -1,0 +1,250 @@
+//! `skillet skills …`: list, show, catalog, validate, new.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+use skillet_skills::{
+    CatalogFormat, Diagnostic, Invoker, Library, Skill, Validation, discover, find_git_root,
+    locate, render_catalog, scaffold_skill, validate_file, validate_path,
+};
+
+use super::Context;
+use crate::args::{CatalogFormatArg, SkillsCommand};
+use crate::output::warn;
+use crate::EXIT_FAILURE;
+
+/// The widest a description is shown in the `list` table.
+const LIST_DESCRIPTION_CHARS: usize = 72;
+
+pub fn run(context: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        SkillsCommand::List { json } => list(context, json),
+        SkillsCommand::Show { name } => show(context, &name),
+        SkillsCommand::Catalog { format, budget } => catalog(context, format, budget),
+        SkillsCommand::Validate { paths, json } => validate(context, &paths, json),
+        SkillsCommand::New { name, dir } => new(context, &name, dir),
+    }
+}
+
+fn list(context: &Context, json: bool) -> anyhow::Result<ExitCode> {
+    let library = discover(&context.roots);
+    let mut out = io::stdout().lock();
+    if json {
+        let skills: Vec<Value> = library.skills().iter().map(skill_json).collect();
+        serde_json::to_writer_pretty(&mut out, &skills)?;
+        writeln!(out)?;
+    } else {
+        write_table(&mut out, &library)?;
+    }
+    out.flush()?;
+    drop(out);
+    print_diagnostics(&library);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_table(out: &mut impl Write, library: &Library) -> io::Result<()> {
+    let skills = library.skills();
+    if skills.is_empty() {
+        return Ok(());
+    }
+    let name_width = skills
+        .iter()
+        .map(|skill| skill.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("NAME".len());
+    writeln!(out, "{:<name_width$}  {:<8}  DESCRIPTION", "NAME", "SOURCE")?;
+    for skill in skills {
+        let mut flags = String::new();
+        if !skill.model_invocable() {
+            flags.push_str("[user only] ");
+        }
+        if !skill.user_invocable() {
+            flags.push_str("[model only] ");
+        }
+        writeln!(
+            out,
+            "{:<name_width$}  {:<8}  {flags}{}",
+            skill.name,
+            skill.root_kind.as_str(),
+            shorten(&skill.description, LIST_DESCRIPTION_CHARS)
+        )?;
+    }
+    Ok(())
+}
+
+fn shorten(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(limit - 1).collect();
+    format!("{}…", cut.trim_end())
+}
+
+fn print_diagnostics(library: &Library) {
+    for skill in library.skills() {
+        for diagnostic in &skill.diagnostics {
+            warn(&diagnostic.to_string());
+        }
+    }
+    for diagnostic in library.diagnostics() {
+        warn(&diagnostic.to_string());
+    }
+}
+
+fn skill_json(skill: &Skill) -> Value {
+    let fields = &skill.frontmatter;
+    json!({
+        "name": skill.name,
+        "description": skill.description,
+        "path": skill.file,
+        "dir": skill.dir,
+        "root": skill.root,
+        "root_kind": skill.root_kind.as_str(),
+        "model_invocable": skill.model_invocable(),
+        "user_invocable": skill.user_invocable(),
+        "license": fields.license,
+        "compatibility": fields.compatibility,
+        "allowed_tools": fields.allowed_tools,
+        "when_to_use": fields.when_to_use,
+        "argument_hint": fields.argument_hint,
+        "tags": fields.tags,
+        "metadata": fields.metadata.iter().map(|(key, value)| (key.clone(), Value::from(value.as_str()))).collect::<serde_json::Map<String, Value>>(),
+        "unknown_fields": fields.unknown_fields,
+        "diagnostics": skill.diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "shadowed": skill.shadowed,
+    })
+}
+
+fn show(context: &Context, name: &str) -> anyhow::Result<ExitCode> {
+    let library = discover(&context.roots);
+    match library.load(name, Invoker::User) {
+        Ok(text) => {
+            let mut out = io::stdout().lock();
+            writeln!(out, "{text}")?;
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            warn(&error.to_string());
+            Ok(ExitCode::from(EXIT_FAILURE))
+        }
+    }
+}
+
+fn catalog(context: &Context, format: CatalogFormatArg, budget: usize) -> anyhow::Result<ExitCode> {
+    let library = discover(&context.roots);
+    let format = match format {
+        CatalogFormatArg::List => CatalogFormat::List,
+        CatalogFormatArg::Xml => CatalogFormat::Xml,
+    };
+    let catalog = render_catalog(library.skills(), format, budget);
+    if !catalog.text.is_empty() {
+        let mut out = io::stdout().lock();
+        writeln!(out, "{}", catalog.text)?;
+        out.flush()?;
+    }
+    if let Some(summary) = catalog.report.summary() {
+        warn(&format!("warning: {summary}"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(context: &Context, paths: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
+    let validations: Vec<Validation> = if paths.is_empty() {
+        let (locations, walk_diagnostics) = locate(&context.roots);
+        let mut validations: Vec<Validation> = locations
+            .iter()
+            .map(|location| validate_file(&location.file, &location.dir))
+            .collect();
+        if !walk_diagnostics.is_empty() {
+            validations.push(Validation {
+                path: context.env.cwd.clone(),
+                name: None,
+                diagnostics: walk_diagnostics,
+            });
+        }
+        validations
+    } else {
+        paths
+            .iter()
+            .flat_map(|path| validate_path(&context.env.cwd.join(path)))
+            .collect()
+    };
+    let errors: usize = validations.iter().map(|v| v.errors().count()).sum();
+    let warnings: usize = validations.iter().map(|v| v.warnings().count()).sum();
+    let mut out = io::stdout().lock();
+    if json {
+        let items: Vec<Value> = validations.iter().map(validation_json).collect();
+        serde_json::to_writer_pretty(&mut out, &items)?;
+        writeln!(out)?;
+    } else {
+        for diagnostic in validations.iter().flat_map(|v| &v.diagnostics) {
+            writeln!(out, "{diagnostic}")?;
+        }
+        let skills = validations.iter().filter(|v| v.name.is_some() || v.path.is_file()).count();
+        let failing = validations.iter().filter(|v| !v.is_valid()).count();
+        writeln!(
+            out,
+            "{skills} skills checked: {failing} with errors; {errors} errors, {warnings} warnings"
+        )?;
+    }
+    out.flush()?;
+    Ok(if errors > 0 {
+        ExitCode::from(EXIT_FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn validation_json(validation: &Validation) -> Value {
+    let items = |diagnostics: Vec<&Diagnostic>| -> Vec<Value> {
+        diagnostics
+            .into_iter()
+            .map(|d| {
+                json!({
+                    "message": d.message,
+                    "path": d.path,
+                    "line": d.line,
+                    "field": d.field,
+                    "hint": d.hint,
+                })
+            })
+            .collect()
+    };
+    json!({
+        "path": validation.path,
+        "name": validation.name,
+        "valid": validation.is_valid(),
+        "errors": items(validation.errors().collect()),
+        "warnings": items(validation.warnings().collect()),
+    })
+}
+
+fn new(context: &Context, name: &str, dir: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let parent = match dir {
+        Some(dir) => context.env.cwd.join(dir),
+        None => default_new_dir(&context.env.cwd),
+    };
+    let file = scaffold_skill(&parent, name).context("cannot create the skill")?;
+    let mut out = io::stdout().lock();
+    writeln!(out, "created {}", file.display())?;
+    writeln!(
+        out,
+        "next: write its description and instructions, then run `skillet skills validate {}`",
+        file.parent().map_or(file.as_path(), Path::new).display()
+    )?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `.agents/skills` at the project root (the git root, else the working directory).
+fn default_new_dir(cwd: &Path) -> PathBuf {
+    find_git_root(cwd)
+        .unwrap_or_else(|| cwd.to_path_buf())
+        .join(".agents")
+        .join("skills")
+}
