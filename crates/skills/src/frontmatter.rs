@@ -147,9 +147,11 @@ fn parse_yaml(yaml: &str) -> (FrontmatterStatus, Mapping) {
                 let lines = lines.iter().map(|line| line + YAML_FIRST_LINE).collect();
                 return mapping_status(value, FrontmatterStatus::RecoveredByQuoting { lines });
             }
+            // An error at the end of input points past the last line: name the last line.
+            let last_line = yaml.lines().count().max(1);
             let line = first_error
                 .location()
-                .map(|location| location.line() + YAML_FIRST_LINE - 1);
+                .map(|location| location.line().min(last_line) + YAML_FIRST_LINE - 1);
             (
                 FrontmatterStatus::InvalidYaml {
                     message: yaml_message(&first_error),
