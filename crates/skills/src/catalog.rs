@@ -151,11 +151,11 @@ pub fn render_catalog<'a>(
     // Drop skills from the end until the shortest allowed descriptions fit.
     let mut count = entries.len();
     let mut fixed_kept: usize = wrapper + entry_costs.iter().sum::<usize>();
-    while count > 0
-        && fixed_kept + shortened_total(&lengths[..count], MIN_DESCRIPTION_CHARS) > budget
-    {
+    let mut minimal_descriptions = shortened_total(&lengths, MIN_DESCRIPTION_CHARS);
+    while count > 0 && fixed_kept + minimal_descriptions > budget {
         count -= 1;
         fixed_kept -= entry_costs[count];
+        minimal_descriptions -= lengths[count].min(MIN_DESCRIPTION_CHARS);
     }
     let kept = &entries[..count];
     let limit = largest_limit(&lengths[..count], budget.saturating_sub(fixed_kept));

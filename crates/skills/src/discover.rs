@@ -21,6 +21,7 @@ use std::ffi::OsStr;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, mpsc};
 
 use crate::diagnostic::Diagnostic;
 use crate::roots::{Root, RootKind};
@@ -35,8 +36,6 @@ pub const MAX_DIRS_PER_ROOT: usize = 2_000;
 pub const MAX_DIRS_PER_EXPLICIT_ROOT: usize = 100_000;
 /// Folder names never entered.
 pub const ALWAYS_SKIPPED: [&str; 2] = [".git", "node_modules"];
-/// Below this many skills, frontmatters are read on the calling thread.
-const PARALLEL_READ_THRESHOLD: usize = 64;
 /// The most threads used to read frontmatters.
 const MAX_READ_THREADS: usize = 8;
 
@@ -105,10 +104,42 @@ impl Library {
 
 /// Finds every skill under `roots` (highest precedence first) and reads their frontmatter.
 /// Roots that do not exist are empty. Never fails: problems become diagnostics.
+///
+/// The walk runs on the calling thread while reader threads parse the files it finds, so the
+/// two overlap (as `find | xargs` does); the result keeps the walk's order.
 pub fn discover(roots: &[Root]) -> Library {
-    let (locations, mut diagnostics) = locate(roots);
+    let readers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .clamp(1, MAX_READ_THREADS);
+    let (sender, receiver) = mpsc::channel::<(usize, SkillLocation)>();
+    let receiver = Mutex::new(receiver);
+    let (walk, mut results) = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..readers)
+            .map(|_| scope.spawn(|| read_from(&receiver)))
+            .collect();
+        let mut walk = Walk {
+            sink: Some(sender),
+            ..Walk::default()
+        };
+        for root in roots {
+            walk.root(root);
+        }
+        // Closing the channel lets the readers finish.
+        walk.sink = None;
+        let results: Vec<_> = handles
+            .into_iter()
+            .flat_map(|handle| match handle.join() {
+                Ok(results) => results,
+                // A panic in a reader thread is a bug; surface it where it happened.
+                Err(payload) => std::panic::resume_unwind(payload),
+            })
+            .collect();
+        (walk, results)
+    });
+    results.sort_unstable_by_key(|(index, _)| *index);
+    let mut diagnostics = walk.diagnostics;
     let mut library = Library::default();
-    for result in read_all(locations) {
+    for (_, result) in results {
         match result {
             Ok(skill) => library.add(skill),
             Err(diagnostic) => diagnostics.push(diagnostic),
@@ -117,6 +148,23 @@ pub fn discover(roots: &[Root]) -> Library {
     diagnostics.append(&mut library.diagnostics);
     library.diagnostics = diagnostics;
     library
+}
+
+type ReadResult = (usize, Result<Skill, Diagnostic>);
+
+/// A reader thread: parses locations until the walk closes the channel.
+fn read_from(receiver: &Mutex<mpsc::Receiver<(usize, SkillLocation)>>) -> Vec<ReadResult> {
+    let mut results = Vec::new();
+    loop {
+        let next = match receiver.lock() {
+            Ok(guard) => guard.recv(),
+            Err(_) => return results,
+        };
+        match next {
+            Ok((index, location)) => results.push((index, read_skill(location))),
+            Err(_) => return results,
+        }
+    }
 }
 
 /// Finds every skill file under `roots` without reading any, with the problems met on the way.
@@ -129,46 +177,15 @@ pub fn locate(roots: &[Root]) -> (Vec<SkillLocation>, Vec<Diagnostic>) {
     (walk.locations, walk.diagnostics)
 }
 
-/// Reads frontmatters, in parallel for large libraries, keeping the order.
-fn read_all(locations: Vec<SkillLocation>) -> Vec<Result<Skill, Diagnostic>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(MAX_READ_THREADS);
-    if locations.len() < PARALLEL_READ_THRESHOLD || threads < 2 {
-        return locations.into_iter().map(read_skill).collect();
-    }
-    let chunk_size = locations.len().div_ceil(threads);
-    let mut chunks: Vec<Vec<SkillLocation>> = Vec::with_capacity(threads);
-    let mut rest = locations;
-    while !rest.is_empty() {
-        let tail = rest.split_off(chunk_size.min(rest.len()));
-        chunks.push(rest);
-        rest = tail;
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
-                scope.spawn(move || chunk.into_iter().map(read_skill).collect::<Vec<_>>())
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| match handle.join() {
-                Ok(results) => results,
-                // A panic in a reader thread is a bug; surface it where it happened.
-                Err(payload) => std::panic::resume_unwind(payload),
-            })
-            .collect()
-    })
-}
-
 /// The state of a walk over all roots.
 #[derive(Default)]
 struct Walk {
+    /// Where found skills go: to reader threads when set, else into `locations`.
+    sink: Option<mpsc::Sender<(usize, SkillLocation)>>,
+    found: usize,
     locations: Vec<SkillLocation>,
     diagnostics: Vec<Diagnostic>,
-    /// Real paths of every folder walked, so none is walked twice.
+    /// Real paths of the roots and link targets walked, so none is walked twice.
     visited_dirs: HashSet<PathBuf>,
     /// Real paths of every `SKILL.md` found, so none loads twice.
     seen_files: HashSet<PathBuf>,
@@ -282,9 +299,18 @@ impl Walk {
                 (path.clone(), file_type.is_dir())
             };
             if is_dir {
-                if is_walked(&name, root.kind) && self.visited_dirs.insert(real.clone()) {
-                    subdirs.push(real);
+                if !is_walked(&name, root.kind) {
+                    continue;
                 }
+                // Plain folders form a tree and are reached once. A link is followed once, and
+                // never back to a folder that holds it (a cycle). A folder reached both through
+                // a link and directly is walked twice, but its skill files load once.
+                if file_type.is_symlink()
+                    && (dir.starts_with(&real) || !self.visited_dirs.insert(real.clone()))
+                {
+                    continue;
+                }
+                subdirs.push(real);
             } else if let Some(rank) = SKILL_FILE_NAMES.iter().position(|n| OsStr::new(n) == name)
                 && skill_file.as_ref().is_none_or(|(best, ..)| rank < *best)
             {
@@ -294,12 +320,20 @@ impl Walk {
         if let Some((_, file, real)) = skill_file
             && self.seen_files.insert(real)
         {
-            self.locations.push(SkillLocation {
+            let location = SkillLocation {
                 file,
                 dir: dir.to_path_buf(),
                 root: real_root.to_path_buf(),
                 root_kind: root.kind,
-            });
+            };
+            match &self.sink {
+                Some(sink) => {
+                    // Readers only stop once the channel closes, so sending cannot fail.
+                    let _ = sink.send((self.found, location));
+                }
+                None => self.locations.push(location),
+            }
+            self.found += 1;
         }
         subdirs
     }

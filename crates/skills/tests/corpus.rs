@@ -3,6 +3,8 @@
 //! reference validator's verdicts in `INDEX.jsonl`, each disagreement has a documented reason.
 //! Skips, saying so, where the corpus is absent.
 
+#![allow(clippy::unwrap_used, clippy::panic, clippy::print_stderr, reason = "test helpers")]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

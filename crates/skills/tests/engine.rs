@@ -1,6 +1,8 @@
 //! Integration tests of the skills engine: discovery, parsing, the three layers.
 //! The seed cases of the teaching implementation are marked `seed:`.
 
+#![allow(clippy::unwrap_used, clippy::panic, clippy::print_stderr, reason = "test helpers")]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 

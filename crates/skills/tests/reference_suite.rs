@@ -2,6 +2,8 @@
 //! its parser tests, expressed against our `validate_path` and lenient loader. Where we differ
 //! on purpose, the test says so and checks our behaviour.
 
+#![allow(clippy::unwrap_used, clippy::panic, clippy::print_stderr, reason = "test helpers")]
+
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! `skillet skills …`: list, show, catalog, validate, new.
 
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -31,7 +31,7 @@ pub fn run(context: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode
 
 fn list(context: &Context, json: bool) -> anyhow::Result<ExitCode> {
     let library = discover(&context.roots);
-    let mut out = io::stdout().lock();
+    let mut out = BufWriter::new(io::stdout().lock());
     if json {
         let skills: Vec<Value> = library.skills().iter().map(skill_json).collect();
         serde_json::to_writer_pretty(&mut out, &skills)?;
@@ -176,7 +176,7 @@ fn validate(context: &Context, paths: &[PathBuf], json: bool) -> anyhow::Result<
     };
     let errors: usize = validations.iter().map(|v| v.errors().count()).sum();
     let warnings: usize = validations.iter().map(|v| v.warnings().count()).sum();
-    let mut out = io::stdout().lock();
+    let mut out = BufWriter::new(io::stdout().lock());
     if json {
         let items: Vec<Value> = validations.iter().map(validation_json).collect();
         serde_json::to_writer_pretty(&mut out, &items)?;
