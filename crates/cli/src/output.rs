@@ -5,9 +5,11 @@ use std::io::{self, Write};
 /// True when the error comes from writing to a closed pipe.
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
-        cause
+        let kind = cause
             .downcast_ref::<io::Error>()
-            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+            .map(io::Error::kind)
+            .or_else(|| cause.downcast_ref::<serde_json::Error>()?.io_error_kind());
+        kind == Some(io::ErrorKind::BrokenPipe)
     })
 }
 

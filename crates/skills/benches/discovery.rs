@@ -64,19 +64,28 @@ fn locate_10k() -> usize {
 fn discover_and_catalog_10k() -> usize {
     let library = discover(&roots(generated()));
     assert_eq!(library.skills().len(), GENERATED_SKILLS);
-    render_catalog(library.skills(), CatalogFormat::List, usize::MAX).text.len()
+    render_catalog(library.skills(), CatalogFormat::List, usize::MAX)
+        .text
+        .len()
 }
 
 #[divan::bench(sample_count = 10)]
 fn discover_and_catalog_corpus() -> usize {
     let Some(corpus) = corpus() else { return 0 };
     let library = discover(&roots(&corpus));
-    render_catalog(library.skills(), CatalogFormat::Xml, DEFAULT_CATALOG_BUDGET).text.len()
+    render_catalog(library.skills(), CatalogFormat::Xml, DEFAULT_CATALOG_BUDGET)
+        .text
+        .len()
 }
 
 #[divan::bench(sample_count = 10)]
 fn budgeted_catalog_of_10k() -> usize {
     static LIBRARY: OnceLock<skillet_skills::Library> = OnceLock::new();
     let library = LIBRARY.get_or_init(|| discover(&roots(generated())));
-    render_catalog(library.skills(), CatalogFormat::List, DEFAULT_CATALOG_BUDGET).listed
+    render_catalog(
+        library.skills(),
+        CatalogFormat::List,
+        DEFAULT_CATALOG_BUDGET,
+    )
+    .listed
 }

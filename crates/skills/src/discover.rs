@@ -25,7 +25,7 @@ use std::sync::{Mutex, mpsc};
 
 use crate::diagnostic::Diagnostic;
 use crate::roots::{Root, RootKind};
-use crate::skill::{SkillLocation, SKILL_FILE_NAMES, Skill, read_skill};
+use crate::skill::{SKILL_FILE_NAMES, Skill, SkillLocation, read_skill};
 
 /// How many folders deep below a root the walk goes.
 pub const MAX_DEPTH: usize = 6;
@@ -203,8 +203,10 @@ impl Walk {
             Ok(path) => path,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return,
             Err(error) => {
-                self.diagnostics
-                    .push(Diagnostic::warning(&root.path, format!("cannot open skills root: {error}")));
+                self.diagnostics.push(Diagnostic::warning(
+                    &root.path,
+                    format!("cannot open skills root: {error}"),
+                ));
                 return;
             }
         };
@@ -274,8 +276,10 @@ impl Walk {
         let entries = match fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(error) => {
-                self.diagnostics
-                    .push(Diagnostic::warning(dir, format!("cannot read folder: {error}")));
+                self.diagnostics.push(Diagnostic::warning(
+                    dir,
+                    format!("cannot read folder: {error}"),
+                ));
                 return Vec::new();
             }
         };
@@ -374,7 +378,10 @@ impl Walk {
 
 /// Whether a folder with this name is walked in a root of this kind.
 fn is_walked(name: &OsStr, kind: RootKind) -> bool {
-    if ALWAYS_SKIPPED.iter().any(|skipped| OsStr::new(skipped) == name) {
+    if ALWAYS_SKIPPED
+        .iter()
+        .any(|skipped| OsStr::new(skipped) == name)
+    {
         return false;
     }
     let hidden = name.as_encoded_bytes().first() == Some(&b'.');

@@ -84,7 +84,9 @@ impl Frontmatter {
     fn read_field(&mut self, key: &str, value: &Value) {
         match key {
             "name" => self.name = self.text(key, value).map(|name| name.trim().to_string()),
-            "description" => self.description = self.text(key, value).as_deref().and_then(fold_nonempty),
+            "description" => {
+                self.description = self.text(key, value).as_deref().and_then(fold_nonempty)
+            }
             "license" => self.license = self.text(key, value),
             "compatibility" => self.compatibility = self.text(key, value),
             "when_to_use" | "when-to-use" => {
@@ -175,10 +177,9 @@ impl Frontmatter {
                     match (scalar_string(key), scalar_string(item)) {
                         (Some(key), Some(item)) => out.push((key, item)),
                         (Some(key), None) if item.is_null() => out.push((key, String::new())),
-                        _ => self.problem(
-                            field,
-                            format!("Field '{field}' must be a map of strings"),
-                        ),
+                        _ => {
+                            self.problem(field, format!("Field '{field}' must be a map of strings"))
+                        }
                     }
                 }
                 out

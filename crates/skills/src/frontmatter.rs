@@ -41,7 +41,10 @@ pub(crate) fn split(text: &str) -> Split<'_> {
         offset += remaining.len() - after.len();
         remaining = after;
     }
-    Split::Unclosed { yaml: rest, body: rest }
+    Split::Unclosed {
+        yaml: rest,
+        body: rest,
+    }
 }
 
 /// Returns the first line (without its line end) and the text after it.
@@ -324,7 +327,10 @@ mod tests {
     fn quoting_keeps_apostrophes_and_skips_block_scalars() {
         let yaml = "description: |\n  key: value: x\nname: it's: fine\n";
         let (quoted, lines) = quote_colon_values(yaml);
-        assert_eq!(quoted, "description: |\n  key: value: x\nname: 'it''s: fine'\n");
+        assert_eq!(
+            quoted,
+            "description: |\n  key: value: x\nname: 'it''s: fine'\n"
+        );
         assert_eq!(lines, vec![2]);
     }
 

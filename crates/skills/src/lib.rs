@@ -59,8 +59,8 @@ pub use load::{
     resolve_in_skill,
 };
 pub use roots::{
-    Environment, PROJECT_ROOT_DIRS, PROJECT_TOP_DIR, Root, RootKind, USER_ROOT_DIRS,
-    default_roots, find_git_root, resolve_roots,
+    Environment, PROJECT_ROOT_DIRS, PROJECT_TOP_DIR, Root, RootKind, USER_ROOT_DIRS, default_roots,
+    find_git_root, resolve_roots,
 };
 pub use scaffold::scaffold_skill;
 pub use skill::{FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, SKILL_FILE_NAMES, Skill, SkillLocation};

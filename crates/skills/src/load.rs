@@ -125,7 +125,11 @@ pub fn render_skill(skill: &Skill) -> Result<String, Error> {
     let body = skill.read_body()?;
     let (files, total) = list_skill_files(&skill.dir);
     let mut text = String::with_capacity(body.len() + 512);
-    let _ = writeln!(text, "<skill name=\"{}\">", crate::catalog::xml_escape(&skill.name));
+    let _ = writeln!(
+        text,
+        "<skill name=\"{}\">",
+        crate::catalog::xml_escape(&skill.name)
+    );
     if !body.is_empty() {
         text.push_str(&body);
         text.push_str("\n\n");

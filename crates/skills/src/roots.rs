@@ -56,7 +56,11 @@ pub const PROJECT_ROOT_DIRS: [&str; 4] = [
 pub const PROJECT_TOP_DIR: &str = "skills";
 
 /// Skill folders under the user's home, in this order.
-pub const USER_ROOT_DIRS: [&str; 3] = [".agents/skills", ".claude/skills", ".config/opencode/skills"];
+pub const USER_ROOT_DIRS: [&str; 3] = [
+    ".agents/skills",
+    ".claude/skills",
+    ".config/opencode/skills",
+];
 
 /// What root resolution needs to know about the process, passed in so the library reads no
 /// global state.
@@ -116,7 +120,10 @@ pub fn default_roots(env: &Environment) -> Vec<Root> {
             None
         };
     }
-    roots.push(Root::new(project_top.join(PROJECT_TOP_DIR), RootKind::Project));
+    roots.push(Root::new(
+        project_top.join(PROJECT_TOP_DIR),
+        RootKind::Project,
+    ));
     if let Some(home) = &env.home {
         for relative in USER_ROOT_DIRS {
             roots.push(Root::new(home.join(relative), RootKind::User));

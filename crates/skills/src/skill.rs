@@ -206,15 +206,20 @@ fn skill_from_text(location: SkillLocation, text: &str) -> Skill {
 pub(crate) fn structural_diagnostic(status: &FrontmatterStatus, file: &Path) -> Option<Diagnostic> {
     let diagnostic = match status {
         FrontmatterStatus::Parsed => return None,
-        FrontmatterStatus::RecoveredByQuoting { lines } => {
-            Diagnostic::warning(file, "Unquoted ': ' inside a value; loaded by quoting it")
-                .with_line(lines.first().copied())
-                .with_hint("quote the value (description: \"Use when: ...\") so strict YAML parsers accept it")
-        }
+        FrontmatterStatus::RecoveredByQuoting { lines } => Diagnostic::warning(
+            file,
+            "Unquoted ': ' inside a value; loaded by quoting it",
+        )
+        .with_line(lines.first().copied())
+        .with_hint(
+            "quote the value (description: \"Use when: ...\") so strict YAML parsers accept it",
+        ),
         FrontmatterStatus::Missing => {
             Diagnostic::error(file, "SKILL.md must start with YAML frontmatter (---)")
                 .with_line(Some(1))
-                .with_hint("start the file with a line '---', then 'name:' and 'description:', then '---'")
+                .with_hint(
+                    "start the file with a line '---', then 'name:' and 'description:', then '---'",
+                )
         }
         FrontmatterStatus::Unclosed => {
             Diagnostic::error(file, "SKILL.md frontmatter not properly closed with ---")

@@ -63,7 +63,10 @@ impl Validation {
 /// under it, plus warnings for names used twice and for problems met on the walk).
 pub fn validate_path(path: &Path) -> Vec<Validation> {
     if !path.exists() {
-        return vec![single(path, Diagnostic::error(path, format!("Path does not exist: {}", path.display())))];
+        return vec![single(
+            path,
+            Diagnostic::error(path, format!("Path does not exist: {}", path.display())),
+        )];
     }
     if path.is_file() {
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -277,14 +280,16 @@ impl Checker<'_> {
     fn description(&mut self, mapping: &Mapping) {
         let Some(value) = mapping.get("description") else {
             self.diagnostics.push(
-                Diagnostic::error(self.file, "Missing required field in frontmatter: description")
-                    .with_field("description")
-                    .with_hint("say what the skill does and when to use it"),
+                Diagnostic::error(
+                    self.file,
+                    "Missing required field in frontmatter: description",
+                )
+                .with_field("description")
+                .with_hint("say what the skill does and when to use it"),
             );
             return;
         };
-        let Some(description) = scalar_string(value).filter(|text| !text.trim().is_empty())
-        else {
+        let Some(description) = scalar_string(value).filter(|text| !text.trim().is_empty()) else {
             self.error(
                 "description",
                 "Field 'description' must be a non-empty string".into(),
@@ -295,7 +300,9 @@ impl Checker<'_> {
         if chars > MAX_DESCRIPTION_CHARS {
             self.error(
                 "description",
-                format!("Description exceeds {MAX_DESCRIPTION_CHARS} character limit ({chars} chars)"),
+                format!(
+                    "Description exceeds {MAX_DESCRIPTION_CHARS} character limit ({chars} chars)"
+                ),
             );
         }
     }
@@ -305,7 +312,10 @@ impl Checker<'_> {
             return;
         };
         let Some(text) = scalar_string(value) else {
-            self.error("compatibility", "Field 'compatibility' must be a string".into());
+            self.error(
+                "compatibility",
+                "Field 'compatibility' must be a string".into(),
+            );
             return;
         };
         let chars = text.chars().count();
@@ -433,9 +443,18 @@ mod tests {
         assert!(name_problems("pdf-forms").is_empty());
         assert!(name_problems("技能").is_empty());
         assert!(name_problems("мой-навык").is_empty());
-        assert_eq!(name_problems("НАВЫК"), ["Skill name 'НАВЫК' must be lowercase"]);
-        assert_eq!(name_problems("a--b"), ["Skill name cannot contain consecutive hyphens"]);
-        assert_eq!(name_problems("-a"), ["Skill name cannot start or end with a hyphen"]);
+        assert_eq!(
+            name_problems("НАВЫК"),
+            ["Skill name 'НАВЫК' must be lowercase"]
+        );
+        assert_eq!(
+            name_problems("a--b"),
+            ["Skill name cannot contain consecutive hyphens"]
+        );
+        assert_eq!(
+            name_problems("-a"),
+            ["Skill name cannot start or end with a hyphen"]
+        );
         assert_eq!(name_problems("a_b").len(), 1);
         assert_eq!(name_problems(&"a".repeat(65)).len(), 1);
     }

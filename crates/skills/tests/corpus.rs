@@ -3,15 +3,19 @@
 //! reference validator's verdicts in `INDEX.jsonl`, each disagreement has a documented reason.
 //! Skips, saying so, where the corpus is absent.
 
-#![allow(clippy::unwrap_used, clippy::panic, clippy::print_stderr, reason = "test helpers")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::print_stderr,
+    reason = "test helpers"
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use skillet_skills::{
-    CLIENT_FIELDS, FrontmatterStatus, Root, RootKind, Validation, discover, locate,
-    validate_file,
+    CLIENT_FIELDS, FrontmatterStatus, Root, RootKind, Validation, discover, locate, validate_file,
 };
 
 fn corpus_dir() -> Option<PathBuf> {
@@ -125,20 +129,24 @@ fn descriptions_match_the_reference_parse() {
             continue;
         };
         let real = record.file.canonicalize().unwrap();
-        let Some(skill) = library
-            .skills()
-            .iter()
-            .find(|skill| skill.file == real)
-        else {
+        let Some(skill) = library.skills().iter().find(|skill| skill.file == real) else {
             continue; // shadowed copy
         };
         compared += 1;
         let expected = skillet_skills::fold_whitespace(&expected);
         if skill.description != expected {
-            differing.push(format!("{}: {:?} vs {:?}", real.display(), skill.description, expected));
+            differing.push(format!(
+                "{}: {:?} vs {:?}",
+                real.display(),
+                skill.description,
+                expected
+            ));
         }
     }
-    eprintln!("descriptions compared with PyYAML's: {compared}, differing: {}", differing.len());
+    eprintln!(
+        "descriptions compared with PyYAML's: {compared}, differing: {}",
+        differing.len()
+    );
     assert!(compared > 1_500);
     assert!(differing.is_empty(), "{differing:#?}");
 }
@@ -206,15 +214,29 @@ fn validate_agrees_with_the_reference_or_says_why() {
                 "{}\n  reference: {:?}\n  ours: {:?}",
                 record.file.display(),
                 record.reference_errors,
-                validation.errors().map(|e| e.message.clone()).collect::<Vec<_>>()
+                validation
+                    .errors()
+                    .map(|e| e.message.clone())
+                    .collect::<Vec<_>>()
             )),
         }
     }
-    let reference_valid = records.iter().filter(|r| r.reference_errors.is_empty()).count();
-    eprintln!("validate: {ours_valid} of {} valid to us, {reference_valid} to the reference", records.len());
+    let reference_valid = records
+        .iter()
+        .filter(|r| r.reference_errors.is_empty())
+        .count();
+    eprintln!(
+        "validate: {ours_valid} of {} valid to us, {reference_valid} to the reference",
+        records.len()
+    );
     for (reason, count) in &reasons {
         eprintln!("  {count:>5}  {reason}");
     }
     assert_eq!(reference_valid, 899);
-    assert!(unexplained.is_empty(), "{} unexplained:\n{}", unexplained.len(), unexplained.join("\n"));
+    assert!(
+        unexplained.is_empty(),
+        "{} unexplained:\n{}",
+        unexplained.len(),
+        unexplained.join("\n")
+    );
 }

@@ -1,7 +1,12 @@
 //! Integration tests of the skills engine: discovery, parsing, the three layers.
 //! The seed cases of the teaching implementation are marked `seed:`.
 
-#![allow(clippy::unwrap_used, clippy::panic, clippy::print_stderr, reason = "test helpers")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::print_stderr,
+    reason = "test helpers"
+)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -41,7 +46,11 @@ fn names(library: &skillet_skills::Library) -> Vec<&str> {
 #[test]
 fn seed_valid_frontmatter() {
     let temp = tempfile::tempdir().unwrap();
-    write_skill(temp.path(), "pdf", "---\nname: pdf\ndescription: Process PDF files\n---\n# PDF\nBody\n");
+    write_skill(
+        temp.path(),
+        "pdf",
+        "---\nname: pdf\ndescription: Process PDF files\n---\n# PDF\nBody\n",
+    );
     let library = discover(&explicit(temp.path()));
     let skill = library.get("pdf").unwrap();
     assert_eq!(skill.description, "Process PDF files");
@@ -61,19 +70,35 @@ fn seed_no_frontmatter() {
         "# No Frontmatter   Here\n\nJust a body."
     );
     assert_eq!(skill.diagnostics.len(), 1);
-    assert!(skill.diagnostics[0].message.contains("must start with YAML frontmatter"));
+    assert!(
+        skill.diagnostics[0]
+            .message
+            .contains("must start with YAML frontmatter")
+    );
 }
 
 #[test]
 fn seed_invalid_yaml_gives_empty_metadata_and_keeps_the_body() {
     let library = discover(&explicit(&fixtures()));
     let skill = library.get("broken-yaml").unwrap();
-    assert!(matches!(skill.status, FrontmatterStatus::InvalidYaml { .. }));
+    assert!(matches!(
+        skill.status,
+        FrontmatterStatus::InvalidYaml { .. }
+    ));
     assert_eq!(skill.frontmatter.name, None);
     assert_eq!(skill.description, "Broken YAML");
-    assert!(skill.read_body().unwrap().contains("The body is still the skill."));
+    assert!(
+        skill
+            .read_body()
+            .unwrap()
+            .contains("The body is still the skill.")
+    );
     let diagnostic = &skill.diagnostics[0];
-    assert!(diagnostic.message.starts_with("Invalid YAML in frontmatter"));
+    assert!(
+        diagnostic
+            .message
+            .starts_with("Invalid YAML in frontmatter")
+    );
     assert_eq!(diagnostic.line, Some(3));
 }
 
@@ -98,7 +123,11 @@ fn seed_name_falls_back_to_the_folder() {
     let library = discover(&explicit(temp.path()));
     let skill = library.get("from-folder").unwrap();
     assert_eq!(skill.frontmatter.name, None);
-    assert!(skill.diagnostics[0].message.contains("Missing required field in frontmatter: name"));
+    assert!(
+        skill.diagnostics[0]
+            .message
+            .contains("Missing required field in frontmatter: name")
+    );
 }
 
 #[test]
@@ -126,25 +155,46 @@ fn seed_empty_catalog_renders_nothing() {
 fn seed_catalog_line_is_name_colon_description() {
     let temp = tempfile::tempdir().unwrap();
     write_skill(temp.path(), "pdf", &skill_text("pdf", "Process PDF files"));
-    let catalog = render_catalog(discover(&explicit(temp.path())).skills(), CatalogFormat::List, 8_000);
+    let catalog = render_catalog(
+        discover(&explicit(temp.path())).skills(),
+        CatalogFormat::List,
+        8_000,
+    );
     assert_eq!(catalog.text, "  - pdf: Process PDF files");
 }
 
 #[test]
 fn seed_tags_suffix_and_none_without_tags() {
     let temp = tempfile::tempdir().unwrap();
-    write_skill(temp.path(), "a", "---\nname: a\ndescription: First\ntags: x, y\n---\n");
+    write_skill(
+        temp.path(),
+        "a",
+        "---\nname: a\ndescription: First\ntags: x, y\n---\n",
+    );
     write_skill(temp.path(), "b", "---\nname: b\ndescription: Second\n---\n");
-    let catalog = render_catalog(discover(&explicit(temp.path())).skills(), CatalogFormat::List, 8_000);
+    let catalog = render_catalog(
+        discover(&explicit(temp.path())).skills(),
+        CatalogFormat::List,
+        8_000,
+    );
     assert_eq!(catalog.text, "  - a: First [x, y]\n  - b: Second");
 }
 
 #[test]
 fn seed_load_wraps_the_body_in_a_skill_tag() {
     let temp = tempfile::tempdir().unwrap();
-    write_skill(temp.path(), "pdf", "---\nname: pdf\ndescription: d\n---\nStep one.\n");
-    let loaded = discover(&explicit(temp.path())).load("pdf", Invoker::Model).unwrap();
-    assert!(loaded.starts_with("<skill name=\"pdf\">\nStep one.\n"), "{loaded}");
+    write_skill(
+        temp.path(),
+        "pdf",
+        "---\nname: pdf\ndescription: d\n---\nStep one.\n",
+    );
+    let loaded = discover(&explicit(temp.path()))
+        .load("pdf", Invoker::Model)
+        .unwrap();
+    assert!(
+        loaded.starts_with("<skill name=\"pdf\">\nStep one.\n"),
+        "{loaded}"
+    );
     assert!(loaded.ends_with("</skill>"));
 }
 
@@ -167,7 +217,10 @@ fn seed_folded_description_becomes_one_line() {
     let library = discover(&explicit(&fixtures()));
     let skill = library.get("folded").unwrap();
     assert_eq!(skill.description, "line one line two");
-    assert_eq!(skill.frontmatter.when_to_use.as_deref(), Some("When folding matters."));
+    assert_eq!(
+        skill.frontmatter.when_to_use.as_deref(),
+        Some("When folding matters.")
+    );
 }
 
 #[test]
@@ -206,12 +259,22 @@ fn non_utf8_file_is_skipped_and_the_rest_load() {
     write_skill(temp.path(), "good", &skill_text("good", "d"));
     let bad = temp.path().join("bad");
     fs::create_dir(&bad).unwrap();
-    fs::write(bad.join("SKILL.md"), b"---\nname: bad\ndescription: \xff\xfe\n---\n").unwrap();
+    fs::write(
+        bad.join("SKILL.md"),
+        b"---\nname: bad\ndescription: \xff\xfe\n---\n",
+    )
+    .unwrap();
     let library = discover(&explicit(temp.path()));
     assert_eq!(names(&library), ["good"]);
     let diagnostic = &library.diagnostics()[0];
-    assert_eq!(diagnostic.path, bad.canonicalize().unwrap().join("SKILL.md"));
-    assert!(diagnostic.message.contains("not valid UTF-8"), "{diagnostic}");
+    assert_eq!(
+        diagnostic.path,
+        bad.canonicalize().unwrap().join("SKILL.md")
+    );
+    assert!(
+        diagnostic.message.contains("not valid UTF-8"),
+        "{diagnostic}"
+    );
 }
 
 #[test]
@@ -221,7 +284,9 @@ fn frontmatter_longer_than_the_prefix_is_read_whole() {
     write_skill(
         temp.path(),
         "long",
-        &format!("---\nname: long\nmetadata:\n  note: {long}\ndescription: Found past the prefix\n---\nbody"),
+        &format!(
+            "---\nname: long\nmetadata:\n  note: {long}\ndescription: Found past the prefix\n---\nbody"
+        ),
     );
     let library = discover(&explicit(temp.path()));
     let skill = library.get("long").unwrap();
@@ -246,8 +311,17 @@ fn body_edits_show_without_rediscovery() {
     let temp = tempfile::tempdir().unwrap();
     let dir = write_skill(temp.path(), "live", &skill_text("live", "d"));
     let library = discover(&explicit(temp.path()));
-    fs::write(dir.join("SKILL.md"), "---\nname: live\ndescription: d\n---\nEdited body\n").unwrap();
-    assert!(library.load("live", Invoker::Model).unwrap().contains("Edited body"));
+    fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: live\ndescription: d\n---\nEdited body\n",
+    )
+    .unwrap();
+    assert!(
+        library
+            .load("live", Invoker::Model)
+            .unwrap()
+            .contains("Edited body")
+    );
 }
 
 #[test]
@@ -264,7 +338,10 @@ fn every_field_is_kept() {
     assert_eq!(fields.compatibility.as_deref(), Some("Python 3"));
     assert_eq!(
         fields.metadata,
-        [("author".into(), "A".into()), ("version".into(), "2".into())]
+        [
+            ("author".into(), "A".into()),
+            ("version".into(), "2".into())
+        ]
     );
     assert_eq!(fields.allowed_tools, ["Read", "Grep"]);
     assert!(!fields.disable_model_invocation);
@@ -324,7 +401,13 @@ fn uppercase_skill_file_is_preferred() {
     assert_eq!(skill.description, "upper");
     assert!(skill.file.ends_with("SKILL.md"));
     let library = discover(&explicit(&fixtures()));
-    assert!(library.get("lowercase-file").unwrap().file.ends_with("skill.md"));
+    assert!(
+        library
+            .get("lowercase-file")
+            .unwrap()
+            .file
+            .ends_with("skill.md")
+    );
 }
 
 #[test]
@@ -334,7 +417,11 @@ fn first_found_wins_and_shadowed_copies_are_reported() {
     let user = temp.path().join("user");
     write_skill(&project, "deploy", &skill_text("deploy", "project copy"));
     write_skill(&user, "deploy", &skill_text("deploy", "user copy"));
-    write_skill(&user, "other/deploy", &skill_text("deploy", "second user copy"));
+    write_skill(
+        &user,
+        "other/deploy",
+        &skill_text("deploy", "second user copy"),
+    );
     let library = discover(&[
         Root::new(&project, RootKind::Project),
         Root::new(&user, RootKind::User),
@@ -345,7 +432,10 @@ fn first_found_wins_and_shadowed_copies_are_reported() {
     let user = user.canonicalize().unwrap();
     assert_eq!(
         skill.shadowed,
-        [user.join("deploy/SKILL.md"), user.join("other/deploy/SKILL.md")]
+        [
+            user.join("deploy/SKILL.md"),
+            user.join("other/deploy/SKILL.md")
+        ]
     );
     let shadow_warnings: Vec<_> = library
         .diagnostics()
@@ -353,7 +443,11 @@ fn first_found_wins_and_shadowed_copies_are_reported() {
         .filter(|d| d.message.contains("is shadowed by"))
         .collect();
     assert_eq!(shadow_warnings.len(), 2);
-    assert!(shadow_warnings[0].message.contains(&skill.file.display().to_string()));
+    assert!(
+        shadow_warnings[0]
+            .message
+            .contains(&skill.file.display().to_string())
+    );
 }
 
 #[test]
@@ -363,7 +457,11 @@ fn depth_bound_cuts_with_a_warning() {
     write_skill(temp.path(), "1/2/3/4/5/6/seven", &skill_text("seven", "d"));
     let library = discover(&explicit(temp.path()));
     assert_eq!(names(&library), ["six"]);
-    assert!(library.diagnostics()[0].message.contains("deeper than 6 levels"));
+    assert!(
+        library.diagnostics()[0]
+            .message
+            .contains("deeper than 6 levels")
+    );
 }
 
 #[test]
@@ -375,7 +473,11 @@ fn folder_bound_cuts_project_roots_with_a_warning() {
     write_skill(temp.path(), "zz-last", &skill_text("zz-last", "d"));
     let project = discover(&[Root::new(temp.path(), RootKind::Project)]);
     assert!(project.get("zz-last").is_none());
-    assert!(project.diagnostics()[0].message.contains("stopped after reading 2000 folders"));
+    assert!(
+        project.diagnostics()[0]
+            .message
+            .contains("stopped after reading 2000 folders")
+    );
     // A root the user names is walked whole.
     let named = discover(&explicit(temp.path()));
     assert!(named.get("zz-last").is_some());
@@ -384,7 +486,10 @@ fn folder_bound_cuts_project_roots_with_a_warning() {
 
 #[cfg(unix)]
 mod links {
-    use super::{Path, Root, RootKind, discover, explicit, fs, names, resolve_in_skill, skill_text, write_skill};
+    use super::{
+        Path, Root, RootKind, discover, explicit, fs, names, resolve_in_skill, skill_text,
+        write_skill,
+    };
     use pretty_assertions::assert_eq;
     use std::os::unix::fs::symlink;
 
@@ -400,9 +505,17 @@ mod links {
         symlink(outside.join("SKILL.md"), file_link.join("SKILL.md")).unwrap();
         let library = discover(&explicit(&root));
         assert!(library.skills().is_empty());
-        let messages: Vec<String> = library.diagnostics().iter().map(ToString::to_string).collect();
+        let messages: Vec<String> = library
+            .diagnostics()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(messages.len(), 2, "{messages:?}");
-        assert!(messages.iter().all(|m| m.contains("link points outside its skills root")));
+        assert!(
+            messages
+                .iter()
+                .all(|m| m.contains("link points outside its skills root"))
+        );
     }
 
     #[test]
@@ -415,7 +528,11 @@ mod links {
         let library = discover(&explicit(root));
         assert_eq!(names(&library), ["skill-a"]);
         assert!(library.get("skill-a").unwrap().shadowed.is_empty());
-        assert!(library.diagnostics().is_empty(), "{:?}", library.diagnostics());
+        assert!(
+            library.diagnostics().is_empty(),
+            "{:?}",
+            library.diagnostics()
+        );
     }
 
     #[test]
@@ -454,11 +571,27 @@ fn default_roots_find_project_and_user_skills_in_order() {
     let repo = temp.path().join("repo");
     fs::create_dir_all(repo.join(".git")).unwrap();
     let home = temp.path().join("home");
-    write_skill(&repo.join("sub/.claude/skills"), "near", &skill_text("near", "d"));
-    write_skill(&repo.join(".agents/skills"), "top", &skill_text("top", "project"));
+    write_skill(
+        &repo.join("sub/.claude/skills"),
+        "near",
+        &skill_text("near", "d"),
+    );
+    write_skill(
+        &repo.join(".agents/skills"),
+        "top",
+        &skill_text("top", "project"),
+    );
     write_skill(&repo.join("skills"), "plain", &skill_text("plain", "d"));
-    write_skill(&home.join(".claude/skills"), "top", &skill_text("top", "user"));
-    write_skill(&home.join(".config/skillet/skills"), "own", &skill_text("own", "d"));
+    write_skill(
+        &home.join(".claude/skills"),
+        "top",
+        &skill_text("top", "user"),
+    );
+    write_skill(
+        &home.join(".config/skillet/skills"),
+        "own",
+        &skill_text("own", "d"),
+    );
     let env = Environment {
         cwd: repo.join("sub"),
         home: Some(home),
@@ -493,16 +626,33 @@ fn catalog_snapshots() {
 #[test]
 fn xml_catalog_escapes_values() {
     let temp = tempfile::tempdir().unwrap();
-    write_skill(temp.path(), "angle", "---\nname: angle\ndescription: Use <b> tags & \"stuff\"\n---\n");
-    let catalog = render_catalog(discover(&explicit(temp.path())).skills(), CatalogFormat::Xml, 8_000);
-    assert!(catalog.text.contains(
-        "<description>Use &lt;b&gt; tags &amp; &quot;stuff&quot;</description>"
-    ));
-    assert!(catalog.text.starts_with("<available_skills>\n<skill><name>angle</name>"));
+    write_skill(
+        temp.path(),
+        "angle",
+        "---\nname: angle\ndescription: Use <b> tags & \"stuff\"\n---\n",
+    );
+    let catalog = render_catalog(
+        discover(&explicit(temp.path())).skills(),
+        CatalogFormat::Xml,
+        8_000,
+    );
+    assert!(
+        catalog
+            .text
+            .contains("<description>Use &lt;b&gt; tags &amp; &quot;stuff&quot;</description>")
+    );
+    assert!(
+        catalog
+            .text
+            .starts_with("<available_skills>\n<skill><name>angle</name>")
+    );
     assert!(catalog.text.ends_with("</skill>\n</available_skills>"));
 }
 
-fn many_skills(count: usize, description_chars: usize) -> (tempfile::TempDir, skillet_skills::Library) {
+fn many_skills(
+    count: usize,
+    description_chars: usize,
+) -> (tempfile::TempDir, skillet_skills::Library) {
     let temp = tempfile::tempdir().unwrap();
     for index in 0..count {
         let name = format!("skill-{index:03}");
@@ -542,8 +692,17 @@ fn budget_drops_skills_from_the_end_when_shortening_is_not_enough() {
         assert!(catalog.text.chars().count() <= 1_500, "{format:?}");
         assert!(catalog.listed > 0 && catalog.listed < 50);
         assert_eq!(catalog.report.dropped.len(), 50 - catalog.listed);
-        assert_eq!(catalog.report.dropped[0], format!("skill-{:03}", catalog.listed));
-        assert!(catalog.report.summary().unwrap().contains("skills left out"));
+        assert_eq!(
+            catalog.report.dropped[0],
+            format!("skill-{:03}", catalog.listed)
+        );
+        assert!(
+            catalog
+                .report
+                .summary()
+                .unwrap()
+                .contains("skills left out")
+        );
     }
     let nothing = render_catalog(library.skills(), CatalogFormat::List, 10);
     assert_eq!(nothing.text, "");
@@ -569,7 +728,9 @@ fn load_caps_the_file_list() {
     for index in 0..60 {
         fs::write(dir.join(format!("assets/f{index:02}.txt")), "x").unwrap();
     }
-    let loaded = discover(&explicit(temp.path())).load("big", Invoker::Model).unwrap();
+    let loaded = discover(&explicit(temp.path()))
+        .load("big", Invoker::Model)
+        .unwrap();
     assert_eq!(loaded.matches("\n- assets/").count(), MAX_LISTED_FILES);
     assert!(loaded.contains("- … and 10 more\n</skill>"));
     assert!(!loaded.contains("- SKILL.md"));
@@ -581,7 +742,10 @@ fn load_refuses_user_only_skills_to_the_model() {
     let error = library.load("manual-only", Invoker::Model).unwrap_err();
     assert!(matches!(error, LoadError::UserOnly { .. }));
     assert!(library.load("manual-only", Invoker::User).is_ok());
-    let unknown = library.load("nope", Invoker::Model).unwrap_err().to_string();
+    let unknown = library
+        .load("nope", Invoker::Model)
+        .unwrap_err()
+        .to_string();
     assert!(!unknown.contains("manual-only"), "{unknown}");
 }
 
@@ -589,12 +753,19 @@ fn load_refuses_user_only_skills_to_the_model() {
 fn load_refuses_huge_bodies() {
     let temp = tempfile::tempdir().unwrap();
     let body = "line of text\n".repeat(20_000);
-    write_skill(temp.path(), "huge", &format!("---\nname: huge\ndescription: d\n---\n{body}"));
+    write_skill(
+        temp.path(),
+        "huge",
+        &format!("---\nname: huge\ndescription: d\n---\n{body}"),
+    );
     let error = discover(&explicit(temp.path()))
         .load("huge", Invoker::Model)
         .unwrap_err()
         .to_string();
-    assert!(error.starts_with("Error: cannot load skill 'huge'"), "{error}");
+    assert!(
+        error.starts_with("Error: cannot load skill 'huge'"),
+        "{error}"
+    );
     assert!(error.contains("over the 200000-byte limit"), "{error}");
 }
 
@@ -607,10 +778,20 @@ fn layer3_resolves_inside_and_refuses_escapes() {
     let resolved = resolve_in_skill(dir, Path::new("references/forms.md")).unwrap();
     assert!(resolved.ends_with("pdf/references/forms.md"));
     assert!(resolve_in_skill(dir, &dir.join("scripts/extract.py")).is_ok());
-    for escape in ["../tagged/SKILL.md", "references/../../tagged/SKILL.md", "/etc/passwd"] {
+    for escape in [
+        "../tagged/SKILL.md",
+        "references/../../tagged/SKILL.md",
+        "/etc/passwd",
+    ] {
         let error = resolve_in_skill(dir, Path::new(escape)).unwrap_err();
-        assert!(error.to_string().contains("outside the skill folder"), "{escape}: {error}");
+        assert!(
+            error.to_string().contains("outside the skill folder"),
+            "{escape}: {error}"
+        );
     }
     let missing = resolve_in_skill(dir, Path::new("references/none.md")).unwrap_err();
-    assert!(missing.to_string().contains("references/none.md"), "{missing}");
+    assert!(
+        missing.to_string().contains("references/none.md"),
+        "{missing}"
+    );
 }

@@ -12,9 +12,9 @@ use skillet_skills::{
 };
 
 use super::Context;
+use crate::EXIT_FAILURE;
 use crate::args::{CatalogFormatArg, SkillsCommand};
 use crate::output::warn;
-use crate::EXIT_FAILURE;
 
 /// The widest a description is shown in the `list` table.
 const LIST_DESCRIPTION_CHARS: usize = 72;
@@ -185,7 +185,10 @@ fn validate(context: &Context, paths: &[PathBuf], json: bool) -> anyhow::Result<
         for diagnostic in validations.iter().flat_map(|v| &v.diagnostics) {
             writeln!(out, "{diagnostic}")?;
         }
-        let skills = validations.iter().filter(|v| v.name.is_some() || v.path.is_file()).count();
+        let skills = validations
+            .iter()
+            .filter(|v| v.name.is_some() || v.path.is_file())
+            .count();
         let failing = validations.iter().filter(|v| !v.is_valid()).count();
         writeln!(
             out,
