@@ -85,7 +85,7 @@ impl Frontmatter {
         match key {
             "name" => self.name = self.text(key, value).map(|name| name.trim().to_string()),
             "description" => {
-                self.description = self.text(key, value).as_deref().and_then(fold_nonempty)
+                self.description = self.text(key, value).as_deref().and_then(fold_nonempty);
             }
             "license" => self.license = self.text(key, value),
             "compatibility" => self.compatibility = self.text(key, value),
@@ -178,7 +178,10 @@ impl Frontmatter {
                         (Some(key), Some(item)) => out.push((key, item)),
                         (Some(key), None) if item.is_null() => out.push((key, String::new())),
                         _ => {
-                            self.problem(field, format!("Field '{field}' must be a map of strings"))
+                            self.problem(
+                                field,
+                                format!("Field '{field}' must be a map of strings"),
+                            );
                         }
                     }
                 }
