@@ -140,6 +140,9 @@ fn parse_yaml(yaml: &str) -> (FrontmatterStatus, Mapping) {
     if yaml.trim().is_empty() {
         return (FrontmatterStatus::Empty, Mapping::new());
     }
+    if let Some(mapping) = crate::fast_yaml::parse_simple_mapping(yaml) {
+        return (FrontmatterStatus::Parsed, mapping);
+    }
     match yaml_serde::from_str::<Value>(yaml) {
         Ok(value) => mapping_status(value, FrontmatterStatus::Parsed),
         Err(first_error) => {

@@ -34,6 +34,7 @@ mod catalog;
 mod diagnostic;
 mod discover;
 mod error;
+mod fast_yaml;
 mod fields;
 mod frontmatter;
 mod load;

@@ -108,46 +108,61 @@ pub struct SkillLocation {
     pub root_kind: RootKind,
 }
 
-/// Reads a skill's frontmatter (a bounded prefix of its file where that suffices).
-/// A file that cannot be read or is not UTF-8 gives a diagnostic instead of a skill.
+/// Reads a skill's frontmatter from a bounded prefix of its file. The prefix decides only when it
+/// shows a closed frontmatter with a description, in valid UTF-8; anything else (a frontmatter
+/// longer than the prefix, a description taken from the body, a character cut at the boundary,
+/// an encoding error) reads the whole file. A file that cannot be read or is not UTF-8 gives a
+/// diagnostic instead of a skill.
 pub(crate) fn read_skill(location: SkillLocation) -> Result<Skill, Diagnostic> {
-    let (text, truncated) = read_prefix(&location.file)?;
-    let skill = skill_from_text(location.clone(), &text);
-    let needs_whole_file = truncated
-        && (matches!(skill.status, FrontmatterStatus::Unclosed)
-            || skill.frontmatter.description.is_none());
-    if needs_whole_file {
-        let text = read_text(&location.file).map_err(|error| error.to_diagnostic())?;
-        return Ok(skill_from_text(location, &text));
+    if let Some(prefix) = read_prefix(&location.file)? {
+        let skill = skill_from_text(location, &prefix);
+        let settled = matches!(
+            skill.status,
+            FrontmatterStatus::Parsed | FrontmatterStatus::RecoveredByQuoting { .. }
+        ) && skill.frontmatter.description.is_some();
+        if settled {
+            return Ok(skill);
+        }
+        let location = SkillLocation {
+            file: skill.file,
+            dir: skill.dir,
+            root: skill.root,
+            root_kind: skill.root_kind,
+        };
+        return whole_file_skill(location);
     }
-    Ok(skill)
+    whole_file_skill(location)
 }
 
-/// Reads up to [`FRONTMATTER_PREFIX_BYTES`]; true when the file goes on past them.
-fn read_prefix(path: &Path) -> Result<(String, bool), Diagnostic> {
+fn whole_file_skill(location: SkillLocation) -> Result<Skill, Diagnostic> {
+    let text = read_text(&location.file).map_err(|error| error.to_diagnostic())?;
+    Ok(skill_from_text(location, &text))
+}
+
+/// Up to [`FRONTMATTER_PREFIX_BYTES`] of the file in one read, ending at a line end when the
+/// file may go on; `None` when they are not valid UTF-8.
+fn read_prefix(path: &Path) -> Result<Option<String>, Diagnostic> {
     let io_error = |source| Error::io(path, source).to_diagnostic();
-    let file = File::open(path).map_err(io_error)?;
-    let mut bytes = Vec::with_capacity(FRONTMATTER_PREFIX_BYTES + 1);
-    file.take(FRONTMATTER_PREFIX_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io_error)?;
-    let truncated = bytes.len() > FRONTMATTER_PREFIX_BYTES;
-    bytes.truncate(FRONTMATTER_PREFIX_BYTES);
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok((text, truncated)),
-        // A character cut by the prefix boundary is not an encoding error.
-        Err(error) if truncated && error.utf8_error().error_len().is_none() => {
-            let valid = error.utf8_error().valid_up_to();
-            let mut bytes = error.into_bytes();
-            bytes.truncate(valid);
-            Ok((String::from_utf8(bytes).unwrap_or_default(), truncated))
+    let mut file = File::open(path).map_err(io_error)?;
+    let mut bytes = vec![0; FRONTMATTER_PREFIX_BYTES];
+    let length = loop {
+        match file.read(&mut bytes) {
+            Ok(length) => break length,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(io_error(error)),
         }
-        Err(error) => Err(Error::NotUtf8 {
-            path: path.to_path_buf(),
-            offset: error.utf8_error().valid_up_to(),
-        }
-        .to_diagnostic()),
+    };
+    bytes.truncate(length);
+    if length == FRONTMATTER_PREFIX_BYTES {
+        // The last line may go on past the prefix: leave it out, so a cut line is never taken
+        // for a closing `---` and no character is cut in two.
+        let keep = bytes
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |newline| newline + 1);
+        bytes.truncate(keep);
     }
+    Ok(String::from_utf8(bytes).ok())
 }
 
 /// Builds a skill from its file's text, leniently: every problem becomes a diagnostic.

@@ -795,3 +795,19 @@ fn layer3_resolves_inside_and_refuses_escapes() {
         "{missing}"
     );
 }
+
+#[test]
+fn a_fence_cut_by_the_prefix_is_not_taken_for_a_closing_line() {
+    let temp = tempfile::tempdir().unwrap();
+    // The prefix would end right after "---" of the line "---x: not a fence".
+    let header = "---\nname: cut-fence\ndescription: d\nnote: ";
+    let pad = "x".repeat(4096 - header.len() - 4);
+    let text = format!("{header}{pad}\n---x: not a fence\n---\nbody\n");
+    write_skill(temp.path(), "cut-fence", &text);
+    let library = discover(&explicit(temp.path()));
+    let skill = library.get("cut-fence").unwrap();
+    assert_eq!(skill.status, FrontmatterStatus::Parsed);
+    // The key after the cut was read: the frontmatter did not end at the cut.
+    assert_eq!(skill.frontmatter.unknown_fields, ["note", "---x"]);
+    assert_eq!(skill.read_body().unwrap(), "body");
+}
