@@ -17,7 +17,7 @@
 //!   reached twice loads once.
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -283,16 +283,24 @@ impl Walk {
                 return Vec::new();
             }
         };
-        let mut entries: Vec<fs::DirEntry> = entries.filter_map(Result::ok).collect();
-        entries.sort_by_key(fs::DirEntry::file_name);
+        // Names fetched once: sorting by `DirEntry::file_name` would allocate per comparison.
+        let mut entries: Vec<(OsString, fs::DirEntry)> = entries
+            .filter_map(Result::ok)
+            .map(|entry| (entry.file_name(), entry))
+            .collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut subdirs = Vec::new();
         // (preference index, path as found, real path)
         let mut skill_file: Option<(usize, PathBuf, PathBuf)> = None;
-        for entry in entries {
-            let name = entry.file_name();
+        for (name, entry) in entries {
             let Ok(file_type) = entry.file_type() else {
                 continue;
             };
+            let rank = SKILL_FILE_NAMES.iter().position(|n| OsStr::new(n) == name);
+            let maybe_dir = file_type.is_dir() || file_type.is_symlink();
+            if (rank.is_none() && !maybe_dir) || (maybe_dir && !is_walked(&name, root.kind)) {
+                continue; // an ordinary file, or a folder never walked
+            }
             let path = entry.path();
             let (real, is_dir) = if file_type.is_symlink() {
                 match self.follow_link(&path, real_root) {
@@ -303,9 +311,6 @@ impl Walk {
                 (path.clone(), file_type.is_dir())
             };
             if is_dir {
-                if !is_walked(&name, root.kind) {
-                    continue;
-                }
                 // Plain folders form a tree and are reached once. A link is followed once, and
                 // never back to a folder that holds it (a cycle). A folder reached both through
                 // a link and directly is walked twice, but its skill files load once.
@@ -315,7 +320,7 @@ impl Walk {
                     continue;
                 }
                 subdirs.push(real);
-            } else if let Some(rank) = SKILL_FILE_NAMES.iter().position(|n| OsStr::new(n) == name)
+            } else if let Some(rank) = rank
                 && skill_file.as_ref().is_none_or(|(best, ..)| rank < *best)
             {
                 skill_file = Some((rank, path, real));
