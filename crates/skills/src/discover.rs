@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, mpsc};
 
 use crate::diagnostic::Diagnostic;
+use crate::dir::{DirHandle, Kind};
 use crate::roots::{Root, RootKind};
 use crate::skill::{SKILL_FILE_NAMES, Skill, SkillLocation, read_skill};
 
@@ -38,6 +39,9 @@ pub const MAX_DIRS_PER_EXPLICIT_ROOT: usize = 100_000;
 pub const ALWAYS_SKIPPED: [&str; 2] = [".git", "node_modules"];
 /// The most threads used to read frontmatters.
 const MAX_READ_THREADS: usize = 8;
+/// How many found skills may wait for a reader; each holds an open folder, so this bounds the
+/// descriptors discovery keeps open.
+const READ_QUEUE: usize = 128;
 
 /// The skills found under a set of roots, with every problem met on the way.
 #[derive(Debug, Clone, Default)]
@@ -111,7 +115,7 @@ pub fn discover(roots: &[Root]) -> Library {
     let readers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .clamp(1, MAX_READ_THREADS);
-    let (sender, receiver) = mpsc::channel::<(usize, SkillLocation)>();
+    let (sender, receiver) = mpsc::sync_channel::<Found>(READ_QUEUE);
     let receiver = Mutex::new(receiver);
     let (walk, mut results) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..readers)
@@ -152,8 +156,12 @@ pub fn discover(roots: &[Root]) -> Library {
 
 type ReadResult = (usize, Result<Skill, Diagnostic>);
 
+/// A skill file found by the walk: its place in the walk's order, where it is, and its open
+/// folder (to open the file relative to).
+type Found = (usize, SkillLocation, DirHandle);
+
 /// A reader thread: parses locations until the walk closes the channel.
-fn read_from(receiver: &Mutex<mpsc::Receiver<(usize, SkillLocation)>>) -> Vec<ReadResult> {
+fn read_from(receiver: &Mutex<mpsc::Receiver<Found>>) -> Vec<ReadResult> {
     let mut results = Vec::new();
     loop {
         let next = match receiver.lock() {
@@ -161,7 +169,7 @@ fn read_from(receiver: &Mutex<mpsc::Receiver<(usize, SkillLocation)>>) -> Vec<Re
             Err(_) => return results,
         };
         match next {
-            Ok((index, location)) => results.push((index, read_skill(location))),
+            Ok((index, location, dir)) => results.push((index, read_skill(location, Some(&dir)))),
             Err(_) => return results,
         }
     }
@@ -181,7 +189,7 @@ pub fn locate(roots: &[Root]) -> (Vec<SkillLocation>, Vec<Diagnostic>) {
 #[derive(Default)]
 struct Walk {
     /// Where found skills go: to reader threads when set, else into `locations`.
-    sink: Option<mpsc::Sender<(usize, SkillLocation)>>,
+    sink: Option<mpsc::SyncSender<Found>>,
     found: usize,
     locations: Vec<SkillLocation>,
     diagnostics: Vec<Diagnostic>,
@@ -191,10 +199,21 @@ struct Walk {
     seen_files: HashSet<PathBuf>,
 }
 
-/// A folder waiting to be read.
+/// A folder waiting to be read: a child of an open folder, or a path (a root, a link target).
 struct Pending {
-    dir: PathBuf,
+    parent: Option<DirHandle>,
+    name: OsString,
+    path: PathBuf,
     depth: usize,
+}
+
+impl Pending {
+    fn open(&self) -> io::Result<DirHandle> {
+        match &self.parent {
+            Some(parent) => parent.open_child(&self.name, self.path.clone()),
+            None => DirHandle::open(&self.path),
+        }
+    }
 }
 
 impl Walk {
@@ -225,7 +244,9 @@ impl Walk {
             RootKind::Project | RootKind::User => MAX_DIRS_PER_ROOT,
         };
         let mut stack = vec![Pending {
-            dir: real_root.clone(),
+            parent: None,
+            name: OsString::new(),
+            path: real_root.clone(),
             depth: 0,
         }];
         let mut dirs_read = 0;
@@ -245,17 +266,22 @@ impl Walk {
                 break;
             }
             dirs_read += 1;
-            let subdirs = self.read_dir(root, &real_root, &pending.dir);
+            let dir = match pending.open() {
+                Ok(dir) => dir,
+                Err(error) => {
+                    self.diagnostics.push(Diagnostic::warning(
+                        &pending.path,
+                        format!("cannot read folder: {error}"),
+                    ));
+                    continue;
+                }
+            };
+            let subdirs = self.read_dir(root, &real_root, &dir, pending.depth + 1);
             if pending.depth == MAX_DEPTH {
                 too_deep += subdirs.len();
                 continue;
             }
-            for dir in subdirs.into_iter().rev() {
-                stack.push(Pending {
-                    dir,
-                    depth: pending.depth + 1,
-                });
-            }
+            stack.extend(subdirs.into_iter().rev());
         }
         if too_deep > 0 {
             self.diagnostics.push(
@@ -271,9 +297,16 @@ impl Walk {
     }
 
     /// Reads one folder: records its skill file, if any, and returns the subfolders to walk
-    /// (real paths, not yet visited), sorted.
-    fn read_dir(&mut self, root: &Root, real_root: &Path, dir: &Path) -> Vec<PathBuf> {
-        let entries = match fs::read_dir(dir) {
+    /// (not yet visited), sorted.
+    fn read_dir(
+        &mut self,
+        root: &Root,
+        real_root: &Path,
+        handle: &DirHandle,
+        child_depth: usize,
+    ) -> Vec<Pending> {
+        let dir = handle.path();
+        let mut entries = match handle.entries() {
             Ok(entries) => entries,
             Err(error) => {
                 self.diagnostics.push(Diagnostic::warning(
@@ -283,43 +316,48 @@ impl Walk {
                 return Vec::new();
             }
         };
-        // Names fetched once: sorting by `DirEntry::file_name` would allocate per comparison.
-        let mut entries: Vec<(OsString, fs::DirEntry)> = entries
-            .filter_map(Result::ok)
-            .map(|entry| (entry.file_name(), entry))
-            .collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut subdirs = Vec::new();
         // (preference index, path as found, real path)
         let mut skill_file: Option<(usize, PathBuf, PathBuf)> = None;
-        for (name, entry) in entries {
-            let Ok(file_type) = entry.file_type() else {
-                continue;
-            };
+        for (name, kind) in entries {
             let rank = SKILL_FILE_NAMES.iter().position(|n| OsStr::new(n) == name);
-            let maybe_dir = file_type.is_dir() || file_type.is_symlink();
+            let maybe_dir = matches!(kind, Kind::Dir | Kind::Symlink);
             if (rank.is_none() && !maybe_dir) || (maybe_dir && !is_walked(&name, root.kind)) {
                 continue; // an ordinary file, or a folder never walked
             }
-            let path = entry.path();
-            let (real, is_dir) = if file_type.is_symlink() {
+            let path = dir.join(&name);
+            if kind == Kind::Dir {
+                // Plain folders form a tree and are reached once.
+                subdirs.push(Pending {
+                    parent: Some(handle.clone()),
+                    name,
+                    path,
+                    depth: child_depth,
+                });
+                continue;
+            }
+            let (real, is_dir) = if kind == Kind::Symlink {
                 match self.follow_link(&path, real_root) {
                     Some(target) => target,
                     None => continue,
                 }
             } else {
-                (path.clone(), file_type.is_dir())
+                (path.clone(), false)
             };
             if is_dir {
-                // Plain folders form a tree and are reached once. A link is followed once, and
-                // never back to a folder that holds it (a cycle). A folder reached both through
-                // a link and directly is walked twice, but its skill files load once.
-                if file_type.is_symlink()
-                    && (dir.starts_with(&real) || !self.visited_dirs.insert(real.clone()))
-                {
+                // A link is followed once, and never back to a folder that holds it (a
+                // cycle). A folder reached both through a link and directly is walked twice,
+                // but its skill files load once.
+                if dir.starts_with(&real) || !self.visited_dirs.insert(real.clone()) {
                     continue;
                 }
-                subdirs.push(real);
+                subdirs.push(Pending {
+                    parent: None,
+                    name,
+                    path: real,
+                    depth: child_depth,
+                });
             } else if let Some(rank) = rank
                 && skill_file.as_ref().is_none_or(|(best, ..)| rank < *best)
             {
@@ -338,7 +376,7 @@ impl Walk {
             match &self.sink {
                 Some(sink) => {
                     // Readers only stop once the channel closes, so sending cannot fail.
-                    let _ = sink.send((self.found, location));
+                    let _ = sink.send((self.found, location, handle.clone()));
                 }
                 None => self.locations.push(location),
             }

@@ -32,6 +32,7 @@
 
 mod catalog;
 mod diagnostic;
+mod dir;
 mod discover;
 mod error;
 mod fast_yaml;

@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::diagnostic::Diagnostic;
+use crate::dir::DirHandle;
 use crate::error::Error;
 use crate::fields::{Frontmatter, fold_whitespace};
 use crate::frontmatter::{FrontmatterStatus, parse_document};
@@ -113,8 +114,11 @@ pub struct SkillLocation {
 /// longer than the prefix, a description taken from the body, a character cut at the boundary,
 /// an encoding error) reads the whole file. A file that cannot be read or is not UTF-8 gives a
 /// diagnostic instead of a skill.
-pub(crate) fn read_skill(location: SkillLocation) -> Result<Skill, Diagnostic> {
-    if let Some(prefix) = read_prefix(&location.file)? {
+pub(crate) fn read_skill(
+    location: SkillLocation,
+    dir: Option<&DirHandle>,
+) -> Result<Skill, Diagnostic> {
+    if let Some(prefix) = read_prefix(&location.file, dir)? {
         let skill = skill_from_text(location, &prefix);
         let settled = matches!(
             skill.status,
@@ -141,9 +145,13 @@ fn whole_file_skill(location: SkillLocation) -> Result<Skill, Diagnostic> {
 
 /// Up to [`FRONTMATTER_PREFIX_BYTES`] of the file in one read, ending at a line end when the
 /// file may go on; `None` when they are not valid UTF-8.
-fn read_prefix(path: &Path) -> Result<Option<String>, Diagnostic> {
+fn read_prefix(path: &Path, dir: Option<&DirHandle>) -> Result<Option<String>, Diagnostic> {
     let io_error = |source| Error::io(path, source).to_diagnostic();
-    let mut file = File::open(path).map_err(io_error)?;
+    let opened = match (dir, path.file_name()) {
+        (Some(dir), Some(name)) => dir.open_file(name),
+        _ => File::open(path),
+    };
+    let mut file = opened.map_err(io_error)?;
     let mut bytes = vec![0; FRONTMATTER_PREFIX_BYTES];
     let length = loop {
         match file.read(&mut bytes) {
