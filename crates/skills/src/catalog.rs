@@ -1,5 +1,6 @@
 //! Layer 1: the catalog of skills the model may invoke, fitted to a character budget.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::skill::Skill;
@@ -105,7 +106,7 @@ fn abbreviate_list(names: &[String], shown: usize) -> String {
 /// One catalog entry before rendering.
 struct Entry<'a> {
     skill: &'a Skill,
-    description: String,
+    description: Cow<'a, str>,
 }
 
 /// Renders the catalog of the skills the model may invoke (those with
@@ -121,7 +122,7 @@ pub fn render_catalog<'a>(
         .filter(|skill| skill.model_invocable())
         .map(|skill| Entry {
             skill,
-            description: skill.description.clone(),
+            description: Cow::Borrowed(skill.description.as_str()),
         })
         .collect();
     let full = render(&entries, format);
@@ -163,7 +164,7 @@ pub fn render_catalog<'a>(
     for (entry, &length) in kept.iter().zip(&lengths) {
         let description = if length > limit {
             report.shortened.push(entry.skill.name.clone());
-            shorten(&entry.description, limit)
+            Cow::Owned(shorten(&entry.description, limit))
         } else {
             entry.description.clone()
         };
