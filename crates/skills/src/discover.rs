@@ -12,14 +12,14 @@
 //!   a collection named on purpose may keep skills there (openai/skills' `.curated/`).
 //! - Skill folders are walked too, so skills nested inside skills are found.
 //! - Every path is resolved to its real location. A link whose target lies outside the root it
-//!   was found in is not followed and is reported; a link back to a folder already walked (a
-//!   cycle, or a second way to the same folder) is not walked twice; the same real `SKILL.md`
-//!   reached twice loads once.
+//!   was found in is not followed and is reported; a link is followed once, and never back into
+//!   a folder that holds it (a cycle); the same real `SKILL.md` reached twice loads once.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, mpsc};
 
@@ -160,18 +160,29 @@ type ReadResult = (usize, Result<Skill, Diagnostic>);
 /// folder (to open the file relative to).
 type Found = (usize, SkillLocation, DirHandle);
 
-/// A reader thread: parses locations until the walk closes the channel.
+/// A reader thread: parses locations until the walk closes the channel. It never stops early,
+/// even if parsing one file panicked (a bug, reported as that file's diagnostic), since the walk
+/// waits on readers when the queue is full.
 fn read_from(receiver: &Mutex<mpsc::Receiver<Found>>) -> Vec<ReadResult> {
     let mut results = Vec::new();
     loop {
-        let next = match receiver.lock() {
-            Ok(guard) => guard.recv(),
-            Err(_) => return results,
+        let next = receiver
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .recv();
+        let Ok((index, location, dir)) = next else {
+            return results;
         };
-        match next {
-            Ok((index, location, dir)) => results.push((index, read_skill(location, Some(&dir)))),
-            Err(_) => return results,
-        }
+        let file = location.file.clone();
+        let result =
+            std::panic::catch_unwind(AssertUnwindSafe(|| read_skill(location, Some(&dir))))
+                .unwrap_or_else(|_| {
+                    Err(
+                        Diagnostic::error(file, "internal error while reading this skill; skipped")
+                            .with_hint("please report this file to the skillet developers"),
+                    )
+                });
+        results.push((index, result));
     }
 }
 
