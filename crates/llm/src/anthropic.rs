@@ -1,0 +1,499 @@
+//! The Anthropic Messages API (`POST {base}/v1/messages`), streaming and not, with prompt-cache
+//! breakpoints on the system prompt and on the latest message.
+
+use serde_json::{Value, json};
+
+use crate::error::LlmError;
+use crate::transport::{ErrorContext, Transport, excerpt};
+use crate::types::{
+    ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, Usage,
+};
+
+/// The API version header value.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// The default base URL.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+const NAME: &str = "Anthropic";
+const KEY_ENV: &str = "ANTHROPIC_API_KEY";
+
+/// A client for one model of the Anthropic Messages API.
+#[derive(Debug, Clone)]
+pub struct Anthropic {
+    transport: Transport,
+    base_url: String,
+    api_key: String,
+    model: String,
+}
+
+impl Anthropic {
+    /// A client; `base_url` without the `/v1/messages` path.
+    pub fn new(transport: Transport, base_url: &str, api_key: &str, model: &str) -> Self {
+        Self {
+            transport,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key: api_key.to_string(),
+            model: model.to_string(),
+        }
+    }
+
+    /// The model asked for.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Sends one request and returns the whole answer, reporting text as it streams.
+    pub async fn send(
+        &self,
+        request: Request<'_>,
+        events: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Response, LlmError> {
+        let url = format!("{}/v1/messages", self.base_url);
+        let body = request_body(&self.model, request);
+        let headers = [
+            ("x-api-key", self.api_key.clone()),
+            ("anthropic-version", ANTHROPIC_VERSION.to_string()),
+        ];
+        let context = ErrorContext {
+            provider: NAME,
+            key_env: KEY_ENV,
+            model: &self.model,
+        };
+        let response = self
+            .transport
+            .post(&url, &headers, &body, context, events)
+            .await?;
+        if !request.stream {
+            let json = self.transport.json(response, NAME).await?;
+            return parse_response(&json);
+        }
+        let mut stream = self.transport.events(response, NAME);
+        let mut assembler = StreamAssembler::default();
+        while let Some(event) = stream.next().await {
+            let event = event?;
+            if assembler.handle(&event.event, &event.data, events)? {
+                return assembler.finish();
+            }
+        }
+        Err(LlmError::StreamCut {
+            provider: NAME,
+            message: "the stream ended without message_stop".into(),
+        })
+    }
+}
+
+/// The JSON body of a request: the system prompt and the latest message carry
+/// `cache_control` breakpoints, so each request reuses the cached prefix of the one before.
+pub fn request_body(model: &str, request: Request<'_>) -> Value {
+    let last = request.messages.len().saturating_sub(1);
+    let messages: Vec<Value> = request
+        .messages
+        .iter()
+        .enumerate()
+        .map(|(index, message)| message_json(message, index == last))
+        .collect();
+    let mut body = json!({
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "messages": messages,
+        "stream": request.stream,
+    });
+    if !request.system.is_empty() {
+        body["system"] = json!([{
+            "type": "text",
+            "text": request.system,
+            "cache_control": {"type": "ephemeral"},
+        }]);
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                })
+            })
+            .collect();
+    }
+    body
+}
+
+fn message_json(message: &Message, cache_breakpoint: bool) -> Value {
+    let role = match message.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    let mut content: Vec<Value> = message
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+            ContentBlock::ToolUse { id, name, input } => {
+                json!({"type": "tool_use", "id": id, "name": name, "input": input})
+            }
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                let mut result =
+                    json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
+                if *is_error {
+                    result["is_error"] = json!(true);
+                }
+                result
+            }
+        })
+        .collect();
+    if cache_breakpoint && let Some(last) = content.last_mut() {
+        last["cache_control"] = json!({"type": "ephemeral"});
+    }
+    json!({"role": role, "content": content})
+}
+
+/// Reads a non-streaming answer.
+pub fn parse_response(json: &Value) -> Result<Response, LlmError> {
+    let blocks = json
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| protocol(format!("no content in {}", excerpt(&json.to_string()))))?;
+    let content = blocks
+        .iter()
+        .filter_map(|block| match block.get("type").and_then(Value::as_str) {
+            Some("text") => Some(ContentBlock::text(str_field(block, "text"))),
+            Some("tool_use") => Some(ContentBlock::ToolUse {
+                id: str_field(block, "id"),
+                name: str_field(block, "name"),
+                input: block.get("input").cloned().unwrap_or_else(|| json!({})),
+            }),
+            _ => None,
+        })
+        .collect();
+    Ok(Response {
+        message: Message {
+            role: Role::Assistant,
+            content,
+        },
+        stop_reason: stop_reason(json.get("stop_reason").and_then(Value::as_str)),
+        usage: usage(json.get("usage")),
+    })
+}
+
+fn str_field(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn protocol(message: String) -> LlmError {
+    LlmError::Protocol {
+        provider: NAME,
+        message,
+    }
+}
+
+fn stop_reason(reason: Option<&str>) -> StopReason {
+    match reason {
+        Some("end_turn") | None => StopReason::EndTurn,
+        Some("tool_use") => StopReason::ToolUse,
+        Some("max_tokens") => StopReason::MaxTokens,
+        Some("stop_sequence") => StopReason::StopSequence,
+        Some(other) => StopReason::Other(other.to_string()),
+    }
+}
+
+/// Anthropic's usage object; absent fields count as zero.
+fn usage(value: Option<&Value>) -> Usage {
+    let count = |key: &str| {
+        value
+            .and_then(|usage| usage.get(key))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    Usage {
+        input_tokens: count("input_tokens"),
+        output_tokens: count("output_tokens"),
+        cache_write_tokens: count("cache_creation_input_tokens"),
+        cache_read_tokens: count("cache_read_input_tokens"),
+    }
+}
+
+/// A content block being streamed.
+#[derive(Debug)]
+enum Partial {
+    Text(String),
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+    Other,
+}
+
+/// Builds the answer from `message_start`, `content_block_*`, `message_delta`, `message_stop`.
+#[derive(Debug, Default)]
+struct StreamAssembler {
+    blocks: Vec<Partial>,
+    usage: Usage,
+    stop_reason: Option<String>,
+}
+
+impl StreamAssembler {
+    /// Handles one event; true once the message is complete.
+    fn handle(
+        &mut self,
+        event: &str,
+        data: &str,
+        events: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<bool, LlmError> {
+        if event == "ping" {
+            return Ok(false);
+        }
+        let json: Value = serde_json::from_str(data)
+            .map_err(|error| protocol(format!("bad {event} event ({error}): {}", excerpt(data))))?;
+        match event {
+            "message_start" => {
+                self.usage = usage(json.pointer("/message/usage"));
+            }
+            "content_block_start" => {
+                let block = json.get("content_block").cloned().unwrap_or_default();
+                let partial = match block.get("type").and_then(Value::as_str) {
+                    Some("text") => Partial::Text(str_field(&block, "text")),
+                    Some("tool_use") => {
+                        let id = str_field(&block, "id");
+                        let name = str_field(&block, "name");
+                        events(StreamEvent::ToolUseStart {
+                            id: id.clone(),
+                            name: name.clone(),
+                        });
+                        Partial::ToolUse {
+                            id,
+                            name,
+                            json: String::new(),
+                        }
+                    }
+                    _ => Partial::Other,
+                };
+                self.blocks.push(partial);
+            }
+            "content_block_delta" => {
+                let delta = json.get("delta").cloned().unwrap_or_default();
+                match (
+                    delta.get("type").and_then(Value::as_str),
+                    self.blocks.last_mut(),
+                ) {
+                    (Some("text_delta"), Some(Partial::Text(text))) => {
+                        let piece = str_field(&delta, "text");
+                        text.push_str(&piece);
+                        events(StreamEvent::TextDelta(piece));
+                    }
+                    (Some("input_json_delta"), Some(Partial::ToolUse { json, .. })) => {
+                        json.push_str(&str_field(&delta, "partial_json"));
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = json.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_string());
+                }
+                let more = usage(json.get("usage"));
+                // message_delta carries the final output count (and sometimes input counts).
+                self.usage.output_tokens = more.output_tokens.max(self.usage.output_tokens);
+                if more.input_tokens > 0 {
+                    self.usage.input_tokens = more.input_tokens;
+                }
+            }
+            "message_stop" => return Ok(true),
+            "error" => {
+                return Err(LlmError::Provider {
+                    provider: NAME,
+                    kind: json
+                        .pointer("/error/type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("error")
+                        .to_string(),
+                    message: json
+                        .pointer("/error/message")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                });
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn finish(self) -> Result<Response, LlmError> {
+        let mut content = Vec::with_capacity(self.blocks.len());
+        for block in self.blocks {
+            match block {
+                Partial::Text(text) => content.push(ContentBlock::Text { text }),
+                Partial::ToolUse { id, name, json } => {
+                    let input = if json.trim().is_empty() {
+                        json!({})
+                    } else {
+                        serde_json::from_str(&json).map_err(|error| {
+                            protocol(format!("tool '{name}' arguments are not JSON ({error})"))
+                        })?
+                    };
+                    content.push(ContentBlock::ToolUse { id, name, input });
+                }
+                Partial::Other => {}
+            }
+        }
+        Ok(Response {
+            message: Message {
+                role: Role::Assistant,
+                content,
+            },
+            stop_reason: stop_reason(self.stop_reason.as_deref()),
+            usage: self.usage,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::ToolSpec;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn body_marks_cache_breakpoints_on_system_and_latest_message() {
+        let messages = vec![
+            Message::user("first"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse {
+                    id: "t1".into(),
+                    name: "load_skill".into(),
+                    input: json!({"name": "pdf"}),
+                }],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "t1".into(),
+                    content: "body".into(),
+                    is_error: false,
+                }],
+            },
+        ];
+        let tools = [ToolSpec {
+            name: "load_skill".into(),
+            description: "d".into(),
+            input_schema: json!({"type": "object"}),
+        }];
+        let body = request_body(
+            "m",
+            Request {
+                system: "sys",
+                messages: &messages,
+                tools: &tools,
+                max_tokens: 100,
+                stream: true,
+            },
+        );
+        assert_eq!(
+            body["system"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert_eq!(body["messages"][0]["content"][0].get("cache_control"), None);
+        assert_eq!(
+            body["messages"][2]["content"][0],
+            json!({"type": "tool_result", "tool_use_id": "t1", "content": "body", "cache_control": {"type": "ephemeral"}})
+        );
+        assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn stream_assembles_text_and_tool_use() {
+        let mut assembler = StreamAssembler::default();
+        let mut seen = Vec::new();
+        let mut sink = |event: StreamEvent| seen.push(event);
+        let events = [
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":90,"cache_creation_input_tokens":5,"output_tokens":1}}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
+            ("ping", "{}"),
+            (
+                "content_block_delta",
+                r#"{"index":0,"delta":{"type":"text_delta","text":"Hel"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"index":0,"delta":{"type":"text_delta","text":"lo"}}"#,
+            ),
+            ("content_block_stop", r#"{"index":0}"#),
+            (
+                "content_block_start",
+                r#"{"index":1,"content_block":{"type":"tool_use","id":"tu1","name":"read_file","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": "}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"index":1,"delta":{"type":"input_json_delta","partial_json":"\"a.md\"}"}}"#,
+            ),
+            ("content_block_stop", r#"{"index":1}"#),
+            (
+                "message_delta",
+                r#"{"delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}"#,
+            ),
+        ];
+        for (event, data) in events {
+            assert!(!assembler.handle(event, data, &mut sink).unwrap());
+        }
+        assert!(assembler.handle("message_stop", "{}", &mut sink).unwrap());
+        let response = assembler.finish().unwrap();
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(
+            response.usage,
+            Usage {
+                input_tokens: 10,
+                output_tokens: 20,
+                cache_write_tokens: 5,
+                cache_read_tokens: 90
+            }
+        );
+        assert_eq!(response.message.text(), "Hello");
+        assert_eq!(
+            response.message.content[1],
+            ContentBlock::ToolUse {
+                id: "tu1".into(),
+                name: "read_file".into(),
+                input: json!({"path": "a.md"})
+            }
+        );
+        assert_eq!(seen[0], StreamEvent::TextDelta("Hel".into()));
+    }
+
+    #[test]
+    fn error_event_is_an_error() {
+        let mut assembler = StreamAssembler::default();
+        let error = assembler
+            .handle(
+                "error",
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                &mut |_| {},
+            )
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "Anthropic reported an error (overloaded_error): Overloaded"
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! Provider-neutral conversation types: what the agent keeps in its history and sends.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user (and tool results, which answer the model on the user's side).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One block of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The model calls a tool.
+    ToolUse {
+        /// The call's id, which its result must name.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The arguments (a JSON object; `{}` when the model sent none or they did not parse).
+        input: Value,
+    },
+    /// The result of a tool call.
+    ToolResult {
+        /// The id of the call this answers.
+        tool_use_id: String,
+        /// What the tool returned.
+        content: String,
+        /// True when the tool failed (the model should recover).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+}
+
+/// A message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// What was said.
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    /// A user message of one text block.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: vec![ContentBlock::text(text)],
+        }
+    }
+
+    /// The concatenated text blocks.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("")
+    }
+
+    /// The tool calls in this message, in order.
+    pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.content.iter().filter_map(|block| match block {
+            ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            _ => None,
+        })
+    }
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Its name.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of its input object.
+    pub input_schema: Value,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It finished its answer.
+    EndTurn,
+    /// It wants tool results.
+    ToolUse,
+    /// It ran out of output tokens.
+    MaxTokens,
+    /// A stop sequence.
+    StopSequence,
+    /// Anything else the provider said.
+    Other(String),
+}
+
+/// Token counts of one request, or summed over a session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input tokens not read from or written to the cache.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another count to this one.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+    }
+
+    /// `in 1200 (cache read 1000, write 0) · out 35`.
+    pub fn summary(&self) -> String {
+        format!(
+            "input {} tokens (cache read {}, cache write {}), output {} tokens",
+            self.input_tokens, self.cache_read_tokens, self.cache_write_tokens, self.output_tokens
+        )
+    }
+}
+
+/// What to send: everything but the model's identity and transport.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The system prompt.
+    pub system: &'a str,
+    /// The conversation so far.
+    pub messages: &'a [Message],
+    /// The tools offered.
+    pub tools: &'a [ToolSpec],
+    /// The most output tokens.
+    pub max_tokens: u32,
+    /// Stream the answer (server-sent events) or wait for it whole.
+    pub stream: bool,
+}
+
+/// The model's whole answer to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The assistant message.
+    pub message: Message,
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+    /// What it cost.
+    pub usage: Usage,
+}
+
+/// What a provider reports while an answer streams in, for showing it as it comes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// More text.
+    TextDelta(String),
+    /// A tool call begins.
+    ToolUseStart {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// A request is retried after an error.
+    Retrying {
+        /// Which attempt comes next (2 for the first retry).
+        attempt: u32,
+        /// How long it waits first.
+        delay_ms: u64,
+        /// Why.
+        reason: String,
+    },
+}
