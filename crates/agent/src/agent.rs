@@ -1,0 +1,545 @@
+//! The agent loop: send, stream the answer, run every tool call of the turn in order, answer
+//! them one to one in a single message, repeat until the model stops calling tools.
+//!
+//! The system prompt and the tool definitions are built once and never change within a
+//! session; the history is append-only. That keeps the provider's prompt cache hitting.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use skillet_llm::{
+    ContentBlock, Message, Provider, Request, Role, StopReason, StreamEvent, ToolSpec, Usage,
+    context_window,
+};
+use skillet_skills::{BudgetReport, CatalogFormat, Library, render_catalog};
+
+use crate::error::AgentError;
+use crate::permission::{ApprovalRequest, Gate, Permissions};
+use crate::prompt::system_prompt;
+use crate::tool::{
+    BoxFuture, CatalogPlacement, Subagent, ToolContext, ToolError, ToolKind, ToolTable,
+};
+use crate::transcript::{SessionHeader, Transcript, TranscriptEvent, new_session_id};
+
+/// The default step limit per turn.
+pub const DEFAULT_MAX_STEPS: usize = 50;
+/// The default output limit per request.
+pub const DEFAULT_MAX_TOKENS: u32 = 8_192;
+/// The catalog budget as a share of the context window: 1% (Claude Code's), 4 characters a
+/// token, within these bounds.
+pub const CATALOG_BUDGET_BOUNDS: (usize, usize) = (2_000, 32_000);
+/// How many characters of a tool result the previews show.
+pub const PREVIEW_CHARS: usize = 200;
+
+/// How a session is set up.
+#[derive(Clone)]
+pub struct AgentConfig {
+    /// The working directory (real path).
+    pub cwd: PathBuf,
+    /// Most output tokens per request.
+    pub max_tokens: u32,
+    /// Most model requests per user turn.
+    pub max_steps: usize,
+    /// Stream answers.
+    pub stream: bool,
+    /// Where the catalog goes.
+    pub placement: CatalogPlacement,
+    /// The catalog budget in characters; `None` sizes it from the model's context window.
+    pub catalog_budget: Option<usize>,
+    /// Who may write and run commands.
+    pub permissions: Permissions,
+}
+
+impl AgentConfig {
+    /// Defaults for a working directory, with writes and commands denied.
+    pub fn new(cwd: PathBuf) -> Self {
+        Self {
+            cwd,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            max_steps: DEFAULT_MAX_STEPS,
+            stream: true,
+            placement: CatalogPlacement::System,
+            catalog_budget: None,
+            permissions: Permissions::Deny {
+                reason: "writes and commands are not allowed in this session".into(),
+            },
+        }
+    }
+}
+
+/// What happens during a turn, for the user interface.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    /// Streamed answer text.
+    Text(String),
+    /// The model calls a tool.
+    ToolCall {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        input: Value,
+    },
+    /// A tool returned.
+    ToolResult {
+        /// The call's id.
+        id: String,
+        /// The tool.
+        name: String,
+        /// What it returned.
+        content: String,
+        /// Whether it failed.
+        is_error: bool,
+    },
+    /// A request is retried.
+    Retrying {
+        /// The next attempt.
+        attempt: u32,
+        /// The wait before it.
+        delay_ms: u64,
+        /// Why.
+        reason: String,
+    },
+    /// Something the user should know.
+    Notice(String),
+    /// One request's token counts.
+    Usage(Usage),
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnOutcome {
+    /// The final answer's text.
+    pub text: String,
+    /// Model requests made.
+    pub steps: usize,
+}
+
+/// What the main loop and subagents share: the provider, the fixed prompt and tools.
+struct Core {
+    provider: Provider,
+    system: String,
+    specs: Vec<ToolSpec>,
+    tools: ToolTable,
+    context: ToolContext,
+    config: AgentConfig,
+    gate: Arc<Gate>,
+    usage: Arc<Mutex<Usage>>,
+}
+
+/// A session: the fixed prompt and tools, the append-only history, the usage so far.
+pub struct Agent {
+    core: Arc<Core>,
+    history: Vec<Message>,
+    transcript: Option<Transcript>,
+    header: SessionHeader,
+    catalog_report: BudgetReport,
+}
+
+impl Agent {
+    /// Starts a session: builds the catalog (within its budget), the system prompt and the
+    /// tool definitions, once.
+    pub fn new(provider: Provider, library: &Arc<Library>, config: &AgentConfig) -> Self {
+        let budget = config
+            .catalog_budget
+            .unwrap_or_else(|| catalog_budget(provider.model()));
+        let catalog = render_catalog(library.skills(), CatalogFormat::List, budget);
+        let total = library.model_invocable().count();
+        let system = system_prompt(&config.cwd, &catalog.text, config.placement, total);
+        let gate = Arc::new(Gate::new(config.permissions.clone()));
+        let usage = Arc::new(Mutex::new(Usage::default()));
+        let subagent_core = Arc::new(build_core(
+            provider.clone(),
+            system.clone(),
+            library,
+            &catalog.text,
+            config,
+            None,
+            Arc::clone(&gate),
+            Arc::clone(&usage),
+        ));
+        let runner: Arc<dyn Subagent> = Arc::new(SubagentRunner {
+            core: subagent_core,
+        });
+        let core = build_core(
+            provider,
+            system,
+            library,
+            &catalog.text,
+            config,
+            Some(runner),
+            gate,
+            usage,
+        );
+        let header = SessionHeader {
+            id: new_session_id(),
+            created: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_secs()),
+            cwd: config.cwd.clone(),
+            provider: core.provider.kind().as_str().to_string(),
+            model: core.provider.model().to_string(),
+            system: core.system.clone(),
+            tools: core.specs.clone(),
+        };
+        Self {
+            core: Arc::new(core),
+            history: Vec::new(),
+            transcript: None,
+            header,
+            catalog_report: catalog.report,
+        }
+    }
+
+    /// Continues a session from its transcript: its system prompt and tools are used as they
+    /// were sent, its history as it was.
+    pub fn resume(
+        provider: Provider,
+        library: &Arc<Library>,
+        config: &AgentConfig,
+        header: SessionHeader,
+        history: Vec<Message>,
+    ) -> Self {
+        let mut agent = Self::new(provider, library, config);
+        if let Some(core) = Arc::get_mut(&mut agent.core) {
+            core.system.clone_from(&header.system);
+            core.specs.clone_from(&header.tools);
+        }
+        agent.header = header;
+        agent.history = history;
+        agent
+    }
+
+    /// Writes every later event to this transcript (a new session writes its header first).
+    pub fn attach_transcript(&mut self, transcript: Transcript) {
+        self.transcript = Some(transcript);
+    }
+
+    /// What the catalog budget cut, to tell the user.
+    pub fn catalog_report(&self) -> &BudgetReport {
+        &self.catalog_report
+    }
+
+    /// The session's header (id, prompt, tools).
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// The system prompt, fixed for the session.
+    pub fn system_prompt(&self) -> &str {
+        &self.core.system
+    }
+
+    /// The history so far.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// Tokens used so far in the session (subagents included).
+    pub fn usage(&self) -> Usage {
+        self.core
+            .usage
+            .lock()
+            .map_or_else(|_| Usage::default(), |usage| *usage)
+    }
+
+    /// The model's current plan.
+    pub fn todos(&self) -> Vec<crate::tool::TodoItem> {
+        self.core
+            .context
+            .todos
+            .lock()
+            .map(|todos| todos.clone())
+            .unwrap_or_default()
+    }
+
+    /// Appends a user message (the text of a turn, or a skill invoked by hand) and runs the
+    /// loop until the model answers without calling tools.
+    pub async fn run_turn(
+        &mut self,
+        user_text: &str,
+        events: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<TurnOutcome, AgentError> {
+        let Self {
+            core,
+            history,
+            transcript,
+            ..
+        } = self;
+        let mut failure: Option<String> = None;
+        let mut record = |event: TranscriptEvent| {
+            if let Some(transcript) = transcript.as_mut()
+                && let Err(error) = transcript.record(&event)
+            {
+                failure.get_or_insert_with(|| error.to_string());
+            }
+        };
+        let message = Message::user(user_text);
+        record(TranscriptEvent::Message {
+            message: message.clone(),
+        });
+        history.push(message);
+        let result = run_loop(core, history, events, &mut record).await;
+        if let Err(error) = &result {
+            record(TranscriptEvent::Error {
+                message: error.to_string(),
+            });
+        }
+        if let Some(failure) = failure {
+            events(AgentEvent::Notice(format!(
+                "{failure}; the transcript may be incomplete"
+            )));
+        }
+        result
+    }
+}
+
+/// The catalog budget for a model: 1% of its context window at 4 characters a token.
+pub fn catalog_budget(model: &str) -> usize {
+    let window = usize::try_from(context_window(model)).unwrap_or(usize::MAX);
+    (window.saturating_mul(4) / 100).clamp(CATALOG_BUDGET_BOUNDS.0, CATALOG_BUDGET_BOUNDS.1)
+}
+
+#[expect(clippy::too_many_arguments, reason = "one private constructor")]
+fn build_core(
+    provider: Provider,
+    system: String,
+    library: &Arc<Library>,
+    catalog: &str,
+    config: &AgentConfig,
+    subagent: Option<Arc<dyn Subagent>>,
+    gate: Arc<Gate>,
+    usage: Arc<Mutex<Usage>>,
+) -> Core {
+    let tools = ToolTable::standard(subagent.is_some());
+    let context = ToolContext {
+        cwd: config.cwd.clone(),
+        library: Arc::clone(library),
+        catalog: catalog.to_string(),
+        placement: config.placement,
+        todos: Mutex::new(Vec::new()),
+        subagent,
+    };
+    let specs = tools.specs(&context);
+    Core {
+        provider,
+        system,
+        specs,
+        tools,
+        context,
+        config: config.clone(),
+        gate,
+        usage,
+    }
+}
+
+/// Runs a subagent: a fresh history, the same tools except `task`, only the final text back.
+struct SubagentRunner {
+    core: Arc<Core>,
+}
+
+impl Subagent for SubagentRunner {
+    fn run<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Result<String, ToolError>> {
+        Box::pin(async move {
+            let mut history = vec![Message::user(prompt)];
+            let mut ignore = |_: AgentEvent| {};
+            let mut record = |_: TranscriptEvent| {};
+            run_loop(&self.core, &mut history, &mut ignore, &mut record)
+                .await
+                .map(|outcome| outcome.text)
+                .map_err(|error| ToolError::new(format!("the subagent failed: {error}")))
+        })
+    }
+}
+
+/// The loop of one turn.
+async fn run_loop(
+    core: &Core,
+    history: &mut Vec<Message>,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+) -> Result<TurnOutcome, AgentError> {
+    let mut steps = 0;
+    let mut continued = false;
+    loop {
+        if steps == core.config.max_steps {
+            return Err(AgentError::StepLimit { steps });
+        }
+        steps += 1;
+        let request = Request {
+            system: &core.system,
+            messages: history,
+            tools: &core.specs,
+            max_tokens: core.config.max_tokens,
+            stream: core.config.stream,
+        };
+        let mut forward = |event: StreamEvent| match event {
+            StreamEvent::TextDelta(text) => events(AgentEvent::Text(text)),
+            StreamEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => events(AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            }),
+            StreamEvent::ToolUseStart { .. } => {}
+        };
+        let response = core.provider.send(request, &mut forward).await?;
+        if let Ok(mut usage) = core.usage.lock() {
+            usage.add(response.usage);
+        }
+        events(AgentEvent::Usage(response.usage));
+        record(TranscriptEvent::Usage {
+            usage: response.usage,
+        });
+        let message = response.message;
+        let calls: Vec<(String, String, Value)> = message
+            .tool_uses()
+            .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
+            .collect();
+        let text = message.text();
+        if !message.content.is_empty() {
+            record(TranscriptEvent::Message {
+                message: message.clone(),
+            });
+            history.push(message);
+        }
+        if response.stop_reason == StopReason::MaxTokens {
+            if continued {
+                let notice = max_tokens_notice(core, "stopping the turn");
+                events(AgentEvent::Notice(notice.clone()));
+                record(TranscriptEvent::Notice { text: notice });
+                return Ok(TurnOutcome { text, steps });
+            }
+            continued = true;
+            let notice = max_tokens_notice(core, "asking it to continue once");
+            events(AgentEvent::Notice(notice.clone()));
+            record(TranscriptEvent::Notice { text: notice });
+            append(history, record, cut_off_answer(&calls));
+            continue;
+        }
+        if calls.is_empty() {
+            return Ok(TurnOutcome { text, steps });
+        }
+        let results = run_calls(core, calls, events).await;
+        append(history, record, results);
+    }
+}
+
+fn max_tokens_notice(core: &Core, then: &str) -> String {
+    format!(
+        "the model reached its output limit (max_tokens {}); {then}",
+        core.config.max_tokens
+    )
+}
+
+/// What answers a cut-off answer: error results for its calls, or a request to go on.
+fn cut_off_answer(calls: &[(String, String, Value)]) -> Vec<ContentBlock> {
+    if calls.is_empty() {
+        return vec![ContentBlock::text(
+            "Your answer was cut off by the output limit. Continue exactly where you stopped.",
+        )];
+    }
+    calls
+        .iter()
+        .map(|(id, ..)| ContentBlock::ToolResult {
+            tool_use_id: id.clone(),
+            content: "error: this call was cut off by the output limit and did not run; call it again with less content".into(),
+            is_error: true,
+        })
+        .collect()
+}
+
+/// Runs the calls of one answer in order; their results, one to one.
+async fn run_calls(
+    core: &Core,
+    calls: Vec<(String, String, Value)>,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Vec<ContentBlock> {
+    let mut results = Vec::with_capacity(calls.len());
+    for (id, name, input) in calls {
+        events(AgentEvent::ToolCall {
+            id: id.clone(),
+            name: name.clone(),
+            input: input.clone(),
+        });
+        let (content, is_error) = match execute(core, &name, &input).await {
+            Ok(content) => (content, false),
+            Err(error) => (format!("error: {error}"), true),
+        };
+        events(AgentEvent::ToolResult {
+            id: id.clone(),
+            name,
+            content: content.clone(),
+            is_error,
+        });
+        results.push(ContentBlock::ToolResult {
+            tool_use_id: id,
+            content,
+            is_error,
+        });
+    }
+    results
+}
+
+/// Appends a user message of these blocks and records it.
+fn append(
+    history: &mut Vec<Message>,
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+    content: Vec<ContentBlock>,
+) {
+    let message = Message {
+        role: Role::User,
+        content,
+    };
+    record(TranscriptEvent::Message {
+        message: message.clone(),
+    });
+    history.push(message);
+}
+
+/// Runs one tool call, after the permission check.
+async fn execute(core: &Core, name: &str, input: &Value) -> Result<String, ToolError> {
+    let Some(tool) = core.tools.get(name) else {
+        let names: Vec<&str> = core.specs.iter().map(|spec| spec.name.as_str()).collect();
+        return Err(ToolError::new(format!(
+            "unknown tool '{name}'; the tools are: {}",
+            names.join(", ")
+        )));
+    };
+    if !input.is_object() {
+        return Err(ToolError::new("the arguments must be a JSON object"));
+    }
+    let kind = tool.kind();
+    if kind != ToolKind::Read {
+        let summary = match kind {
+            ToolKind::Execute => input.get("command").and_then(Value::as_str),
+            _ => input.get("path").and_then(Value::as_str),
+        }
+        .unwrap_or_default()
+        .to_string();
+        core.gate
+            .check(&ApprovalRequest {
+                tool: name.to_string(),
+                kind,
+                summary,
+            })
+            .map_err(ToolError::new)?;
+    }
+    tool.call(input, &core.context).await
+}
+
+/// The first [`PREVIEW_CHARS`] characters of a result, on one line.
+pub fn preview(content: &str) -> String {
+    let one_line: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > PREVIEW_CHARS {
+        let cut: String = one_line.chars().take(PREVIEW_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        one_line
+    }
+}

@@ -1,0 +1,32 @@
+//! The agent's error type: what ends a turn (tool failures do not: they go to the model).
+
+use std::path::PathBuf;
+
+use skillet_llm::LlmError;
+
+/// A failure that ends a turn or a session.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The provider failed for good.
+    #[error(transparent)]
+    Provider(#[from] LlmError),
+    /// The model kept calling tools past the step limit.
+    #[error(
+        "stopped after {steps} steps without a final answer (the limit per turn)\nhint: raise it with --max-steps or max_steps in skillet.toml"
+    )]
+    StepLimit {
+        /// The limit.
+        steps: usize,
+    },
+    /// The transcript could not be written or read.
+    #[error("transcript {}: {message}", path.display())]
+    Transcript {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
+    /// The user cancelled the turn.
+    #[error("cancelled")]
+    Cancelled,
+}

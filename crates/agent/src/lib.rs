@@ -1,0 +1,25 @@
+//! The skillet agent: a loop over a model provider with tools, permissions and a transcript.
+//!
+//! [`Agent`] holds a session: the system prompt (preamble + the skill catalog, Layer 1) and the
+//! tool definitions are built once and never change; the history is append-only, so the
+//! provider's prompt cache keeps hitting. [`Agent::run_turn`] sends, streams, runs every tool
+//! call of the answer in order, answers them in one message, and repeats until the model stops
+//! calling tools. Tools ([`tool::Tool`], one file each under `tools/`) are confined to the
+//! working directory, plus read-only access to skill folders (Layer 3); their failures go back to
+//! the model. Writes and commands pass a [`permission::Gate`].
+
+mod agent;
+mod error;
+pub mod paths;
+pub mod permission;
+mod prompt;
+pub mod tool;
+pub mod tools;
+pub mod transcript;
+
+pub use agent::{
+    Agent, AgentConfig, AgentEvent, CATALOG_BUDGET_BOUNDS, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOKENS,
+    PREVIEW_CHARS, TurnOutcome, catalog_budget, preview,
+};
+pub use error::AgentError;
+pub use prompt::system_prompt;

@@ -1,0 +1,168 @@
+//! The tool trait, what every tool call gets to work with, and the table tools are dispatched
+//! from.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use skillet_llm::ToolSpec;
+use skillet_skills::Library;
+
+use crate::tools;
+
+/// A boxed future, for trait objects.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a tool may do, which decides whether it needs permission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolKind {
+    /// Reads only; always allowed.
+    Read,
+    /// Writes files.
+    Write,
+    /// Runs commands.
+    Execute,
+}
+
+/// A failure the model should see and can recover from (a bad path, no match, a timeout).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+impl ToolError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
+/// One tool: a name, a description and an input schema for the model, and the call.
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &'static str;
+    /// What it does, for the model.
+    fn description(&self, context: &ToolContext) -> String;
+    /// JSON Schema of its input.
+    fn input_schema(&self, context: &ToolContext) -> Value;
+    /// What it may do.
+    fn kind(&self) -> ToolKind;
+    /// Runs it. An `Err` goes back to the model as an error result.
+    fn call<'a>(
+        &'a self,
+        input: &'a Value,
+        context: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<String, ToolError>>;
+}
+
+/// A step of the model's visible plan.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TodoItem {
+    /// What to do.
+    pub content: String,
+    /// `pending`, `in_progress` or `done`.
+    pub status: String,
+}
+
+/// Where skills go in the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CatalogPlacement {
+    /// In the system prompt.
+    #[default]
+    System,
+    /// In the `load_skill` tool's description (its `name` an enum of the skills when few).
+    Tool,
+    /// Both.
+    Both,
+}
+
+/// What every tool call gets: the working directory, the skills, the plan, and a way to run a
+/// subagent.
+pub struct ToolContext {
+    /// The working directory (real path); file tools are confined to it.
+    pub cwd: PathBuf,
+    /// The discovered skills; their folders are readable too.
+    pub library: Arc<Library>,
+    /// The catalog text (Layer 1) and where it goes.
+    pub catalog: String,
+    /// Where the catalog goes.
+    pub placement: CatalogPlacement,
+    /// The model's plan, as `todo_write` last set it.
+    pub todos: Mutex<Vec<TodoItem>>,
+    /// Runs a subagent for the `task` tool: (prompt) → its final text.
+    pub subagent: Option<Arc<dyn Subagent>>,
+}
+
+/// Runs a subagent with a fresh history.
+pub trait Subagent: Send + Sync {
+    /// Runs `prompt` to completion and returns the final text.
+    fn run<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Result<String, ToolError>>;
+}
+
+/// The tools of a session, in a fixed order.
+pub struct ToolTable {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl ToolTable {
+    /// Every tool; `with_task` adds the subagent tool (subagents get the table without it).
+    pub fn standard(with_task: bool) -> Self {
+        let mut tools: Vec<Box<dyn Tool>> = vec![
+            Box::new(tools::load_skill::LoadSkill),
+            Box::new(tools::bash::Bash),
+            Box::new(tools::read_file::ReadFile),
+            Box::new(tools::write_file::WriteFile),
+            Box::new(tools::edit_file::EditFile),
+            Box::new(tools::glob::Glob),
+            Box::new(tools::grep::Grep),
+            Box::new(tools::todo_write::TodoWrite),
+        ];
+        if with_task {
+            tools.push(Box::new(tools::task::Task));
+        }
+        Self { tools }
+    }
+
+    /// The tool with this name.
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools
+            .iter()
+            .find(|tool| tool.name() == name)
+            .map(AsRef::as_ref)
+    }
+
+    /// The definitions sent to the model, built once per session.
+    pub fn specs(&self, context: &ToolContext) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|tool| ToolSpec {
+                name: tool.name().to_string(),
+                description: tool.description(context),
+                input_schema: tool.input_schema(context),
+            })
+            .collect()
+    }
+}
+
+/// A required string argument.
+pub fn string_arg<'a>(input: &'a Value, name: &str) -> Result<&'a str, ToolError> {
+    input
+        .get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::new(format!("missing required string argument '{name}'")))
+}
+
+/// An optional non-negative integer argument.
+pub fn usize_arg(input: &Value, name: &str) -> Result<Option<usize>, ToolError> {
+    match input.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .map(Some)
+            .ok_or_else(|| {
+                ToolError::new(format!("argument '{name}' must be a non-negative integer"))
+            }),
+    }
+}

@@ -1,0 +1,275 @@
+//! `bash {command, timeout?}`: runs a command in the working directory, with a timeout, an
+//! output cap and a blocklist of plainly destructive commands.
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use regex::Regex;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt as _;
+
+use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg, usize_arg};
+
+/// The timeout when the model gives none.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// The longest timeout the model may ask for.
+pub const MAX_TIMEOUT_SECS: u64 = 600;
+/// The most output characters returned; the middle of longer output is cut.
+pub const MAX_OUTPUT_CHARS: usize = 50_000;
+
+/// Commands refused outright: they destroy the machine or its data, whatever the intent.
+static BLOCKLIST: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    [
+        (
+            r"\brm\s+(-[-\w]*\s+)*(/|/\*|~/?|\$HOME/?|/home/?|/usr/?|/etc/?)(\s|;|&|$)",
+            "deletes the root, home or system folders",
+        ),
+        (r"\bmkfs(\.\w+)?\b", "formats a disk"),
+        (
+            r"\bdd\b[^|;&]*\bof=/dev/(sd|hd|nvme|vd|xvd|disk|mmcblk)",
+            "overwrites a disk",
+        ),
+        (
+            r">\s*/dev/(sd|hd|nvme|vd|xvd|disk|mmcblk)",
+            "overwrites a disk",
+        ),
+        (
+            r"(^|[;&|]\s*)(sudo\s+)?(shutdown|reboot|halt|poweroff)\b",
+            "stops the machine",
+        ),
+        (
+            r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
+            "is a fork bomb",
+        ),
+        (
+            r"\bchmod\s+(-\w+\s+)*-R\s+\S+\s+/(\s|$)",
+            "changes permissions of the whole system",
+        ),
+        (
+            r"\bchown\s+(-\w+\s+)*-R\s+\S+\s+/(\s|$)",
+            "changes owners of the whole system",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(pattern, why)| Regex::new(pattern).ok().map(|regex| (regex, why)))
+    .collect()
+});
+
+/// Why a command is refused, if it is.
+pub fn blocked(command: &str) -> Option<&'static str> {
+    BLOCKLIST
+        .iter()
+        .find(|(regex, _)| regex.is_match(command))
+        .map(|(_, why)| *why)
+}
+
+/// Runs shell commands.
+pub struct Bash;
+
+impl Tool for Bash {
+    fn name(&self) -> &'static str {
+        "bash"
+    }
+
+    fn description(&self, _context: &ToolContext) -> String {
+        format!(
+            "Run a bash command in the working directory and return its output (stdout and \
+             stderr together) and exit code. Timeout {DEFAULT_TIMEOUT_SECS} s unless `timeout` \
+             (seconds, at most {MAX_TIMEOUT_SECS}) says otherwise; output over \
+             {MAX_OUTPUT_CHARS} characters is cut in the middle. Plainly destructive commands \
+             are refused."
+        )
+    }
+
+    fn input_schema(&self, _context: &ToolContext) -> Value {
+        json!({"type": "object", "properties": {
+            "command": {"type": "string"},
+            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds"}
+        }, "required": ["command"]})
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn call<'a>(
+        &'a self,
+        input: &'a Value,
+        context: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<String, ToolError>> {
+        Box::pin(async move {
+            let command = string_arg(input, "command")?;
+            if let Some(why) = blocked(command) {
+                return Err(ToolError::new(format!(
+                    "refused: this command {why}; it is on skillet's blocklist"
+                )));
+            }
+            let timeout = usize_arg(input, "timeout")?
+                .map_or(DEFAULT_TIMEOUT_SECS, |s| {
+                    u64::try_from(s).unwrap_or(MAX_TIMEOUT_SECS)
+                })
+                .clamp(1, MAX_TIMEOUT_SECS);
+            run(command, context, Duration::from_secs(timeout)).await
+        })
+    }
+}
+
+async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<String, ToolError> {
+    let mut child = tokio::process::Command::new("bash")
+        .arg("-c")
+        // One pipe for both streams keeps their order.
+        .arg(format!("exec 2>&1\n{command}"))
+        .current_dir(&context.cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|error| ToolError::new(format!("cannot start bash: {error}")))?;
+    let mut stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| ToolError::new("cannot read the command's output"))?;
+    let child_id = child.id();
+    let mut output = CappedOutput::default();
+    let reading = async {
+        let mut buffer = [0_u8; 8192];
+        loop {
+            match stdout.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => output.push(&buffer[..n]),
+            }
+        }
+        child.wait().await
+    };
+    let Ok(status) = tokio::time::timeout(timeout, reading).await else {
+        kill_group(child_id);
+        let partial = output.finish();
+        return Err(ToolError::new(format!(
+            "the command timed out after {} s and was stopped; output so far:\n{}",
+            timeout.as_secs(),
+            if partial.is_empty() {
+                "(none)".to_string()
+            } else {
+                partial
+            }
+        )));
+    };
+    let mut text = output.finish();
+    match status {
+        Ok(status) if status.success() => {}
+        Ok(status) => {
+            let code = status.code().map_or_else(
+                || "killed by a signal".to_string(),
+                |c| format!("exit code {c}"),
+            );
+            let _ = write!(text, "\n[{code}]");
+        }
+        Err(error) => {
+            let _ = write!(text, "\n[cannot wait for the command: {error}]");
+        }
+    }
+    if text.trim().is_empty() {
+        text = "(no output)".to_string();
+    }
+    Ok(text)
+}
+
+/// Kills the command's whole process group (it may have started children).
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &format!("-{pid}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+/// Keeps the head and the tail of a long output, counting what falls between.
+#[derive(Default)]
+struct CappedOutput {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    dropped: usize,
+}
+
+impl CappedOutput {
+    const HALF: usize = MAX_OUTPUT_CHARS / 2;
+
+    fn push(&mut self, bytes: &[u8]) {
+        let room = Self::HALF.saturating_sub(self.head.len());
+        let (to_head, rest) = bytes.split_at(room.min(bytes.len()));
+        self.head.extend_from_slice(to_head);
+        self.tail.extend(rest);
+        while self.tail.len() > Self::HALF {
+            self.tail.pop_front();
+            self.dropped += 1;
+        }
+    }
+
+    fn finish(&mut self) -> String {
+        let head = String::from_utf8_lossy(&self.head).into_owned();
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        let tail = String::from_utf8_lossy(&tail);
+        if self.dropped == 0 {
+            return head + &tail;
+        }
+        format!(
+            "{head}\n[… {} bytes of output cut here; the output was {} bytes …]\n{tail}",
+            self.dropped,
+            self.head.len() + self.dropped + self.tail.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocklist_catches_the_plainly_destructive_and_spares_the_rest() {
+        for command in [
+            "rm -rf /",
+            "rm -rf / --no-preserve-root",
+            "sudo rm -fr ~",
+            "rm -rf $HOME",
+            "mkfs.ext4 /dev/sda1",
+            "dd if=/dev/zero of=/dev/sda bs=1M",
+            "echo x > /dev/nvme0n1",
+            "sudo shutdown -h now",
+            "ls; reboot",
+            ":(){ :|:& };:",
+            "chmod -R 777 /",
+        ] {
+            assert!(blocked(command).is_some(), "{command}");
+        }
+        for command in [
+            "rm -rf ./build",
+            "rm -rf target/",
+            "rm file.txt",
+            "ls /",
+            "echo reboot later",
+            "dd if=a of=b",
+            "grep -r shutdown src/",
+            "chmod -R 755 ./dist",
+        ] {
+            assert!(blocked(command).is_none(), "{command}");
+        }
+    }
+
+    #[test]
+    fn output_keeps_head_and_tail() {
+        let mut output = CappedOutput::default();
+        output.push(&vec![b'a'; CappedOutput::HALF]);
+        output.push(&[b'b'; 100]);
+        output.push(&vec![b'c'; CappedOutput::HALF]);
+        let text = output.finish();
+        assert!(text.starts_with(&"a".repeat(CappedOutput::HALF)));
+        assert!(text.ends_with(&"c".repeat(CappedOutput::HALF)));
+        assert!(text.contains("[… 100 bytes of output cut here; the output was 50100 bytes …]"));
+    }
+}

@@ -1,0 +1,11 @@
+//! The tools, one file each.
+
+pub mod bash;
+pub mod edit_file;
+pub mod glob;
+pub mod grep;
+pub mod load_skill;
+pub mod read_file;
+pub mod task;
+pub mod todo_write;
+pub mod write_file;

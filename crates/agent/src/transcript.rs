@@ -1,0 +1,266 @@
+//! The session transcript: one JSON line per event, flushed as it happens, so a crash loses
+//! nothing; and reading one back to resume.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use skillet_llm::{ContentBlock, Message, Role, ToolSpec, Usage};
+
+use crate::error::AgentError;
+
+/// What a session was started with; the system prompt and tools are kept so a resumed session
+/// sends them byte for byte as before.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    /// The session's id (also the file's name).
+    pub id: String,
+    /// When it started, in seconds since 1970.
+    pub created: u64,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// `anthropic` or `openai`.
+    pub provider: String,
+    /// The model.
+    pub model: String,
+    /// The system prompt.
+    pub system: String,
+    /// The tool definitions.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// One line of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TranscriptEvent {
+    /// The first line.
+    Session(SessionHeader),
+    /// A message appended to the history.
+    Message {
+        /// The message.
+        message: Message,
+    },
+    /// The usage of one request.
+    Usage {
+        /// The counts.
+        usage: Usage,
+    },
+    /// Something the user was told.
+    Notice {
+        /// The text.
+        text: String,
+    },
+    /// An error that ended a turn.
+    Error {
+        /// The message.
+        message: String,
+    },
+}
+
+/// An open transcript file, appended to event by event.
+#[derive(Debug)]
+pub struct Transcript {
+    file: File,
+    path: PathBuf,
+}
+
+impl Transcript {
+    /// Creates `dir/ID.jsonl` and writes the header.
+    pub fn create(dir: &Path, header: &SessionHeader) -> Result<Self, AgentError> {
+        std::fs::create_dir_all(dir).map_err(|source| AgentError::Transcript {
+            path: dir.to_path_buf(),
+            message: source.to_string(),
+        })?;
+        let path = dir.join(format!("{}.jsonl", header.id));
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| AgentError::Transcript {
+                path: path.clone(),
+                message: source.to_string(),
+            })?;
+        let mut transcript = Self { file, path };
+        transcript.record(&TranscriptEvent::Session(header.clone()))?;
+        Ok(transcript)
+    }
+
+    /// Opens an existing transcript to append to it.
+    pub fn append_to(path: &Path) -> Result<Self, AgentError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|source| AgentError::Transcript {
+                path: path.to_path_buf(),
+                message: source.to_string(),
+            })?;
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event and flushes it.
+    pub fn record(&mut self, event: &TranscriptEvent) -> Result<(), AgentError> {
+        let mut line = serde_json::to_string(event).map_err(|error| AgentError::Transcript {
+            path: self.path.clone(),
+            message: error.to_string(),
+        })?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|source| AgentError::Transcript {
+                path: self.path.clone(),
+                message: source.to_string(),
+            })
+    }
+}
+
+/// A transcript read back: its header and messages. A call left without results (the session
+/// stopped while tools ran) gets error results appended, so the history stays valid.
+pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
+    let error = |message: String| AgentError::Transcript {
+        path: path.to_path_buf(),
+        message,
+    };
+    let file = File::open(path).map_err(|source| error(source.to_string()))?;
+    let mut header = None;
+    let mut messages = Vec::new();
+    for (index, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|source| error(source.to_string()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<TranscriptEvent>(&line) {
+            Ok(TranscriptEvent::Session(found)) => header = Some(found),
+            Ok(TranscriptEvent::Message { message }) => messages.push(message),
+            Ok(_) => {}
+            // A crash can cut the last line short: keep what came before it.
+            Err(_) if header.is_some() => break,
+            Err(parse) => {
+                return Err(error(format!(
+                    "line {} is not a transcript event ({parse})",
+                    index + 1
+                )));
+            }
+        }
+    }
+    let header = header.ok_or_else(|| error("no session header".to_string()))?;
+    close_open_calls(&mut messages);
+    Ok((header, messages))
+}
+
+/// Answers every tool call of the last assistant message that has no result yet.
+fn close_open_calls(messages: &mut Vec<Message>) {
+    let Some(last) = messages.last() else { return };
+    if last.role != Role::Assistant {
+        return;
+    }
+    let results: Vec<ContentBlock> = last
+        .tool_uses()
+        .map(|(id, _, _)| ContentBlock::ToolResult {
+            tool_use_id: id.to_string(),
+            content: "error: the session stopped before this call ran; run it again if it is still needed".into(),
+            is_error: true,
+        })
+        .collect();
+    if !results.is_empty() {
+        messages.push(Message {
+            role: Role::User,
+            content: results,
+        });
+    }
+}
+
+/// A new session id: `YYYYMMDD-HHMMSS-xxxx` (UTC), sortable by time.
+pub fn new_session_id() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let (year, month, day, hour, minute, second) = civil(now.as_secs());
+    format!(
+        "{year:04}{month:02}{day:02}-{hour:02}{minute:02}{second:02}-{:04x}",
+        (now.subsec_nanos() ^ std::process::id()) & 0xffff
+    )
+}
+
+/// The UTC date and time of a Unix time (Howard Hinnant's days-from-civil, inverted).
+pub fn civil(seconds: u64) -> (u64, u64, u64, u64, u64, u64) {
+    let days = seconds / 86_400;
+    let rest = seconds % 86_400;
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day, rest / 3_600, rest % 3_600 / 60, rest % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil(0), (1970, 1, 1, 0, 0, 0));
+        assert_eq!(civil(1_796_008_331), (2026, 11, 30, 3, 12, 11));
+        assert_eq!(civil(951_782_400), (2000, 2, 29, 0, 0, 0));
+    }
+
+    #[test]
+    fn a_cut_last_line_and_open_calls_are_handled() {
+        let temp = tempfile::tempdir().unwrap();
+        let header = SessionHeader {
+            id: "s1".into(),
+            created: 0,
+            cwd: PathBuf::from("/w"),
+            provider: "anthropic".into(),
+            model: "m".into(),
+            system: "sys".into(),
+            tools: vec![],
+        };
+        let mut transcript = Transcript::create(temp.path(), &header).unwrap();
+        transcript
+            .record(&TranscriptEvent::Message {
+                message: Message::user("hi"),
+            })
+            .unwrap();
+        transcript
+            .record(&TranscriptEvent::Message {
+                message: Message {
+                    role: Role::Assistant,
+                    content: vec![ContentBlock::ToolUse {
+                        id: "t1".into(),
+                        name: "bash".into(),
+                        input: serde_json::json!({"command": "ls"}),
+                    }],
+                },
+            })
+            .unwrap();
+        let path = transcript.path().to_path_buf();
+        drop(transcript);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"type\":\"message\",\"mess");
+        std::fs::write(&path, text).unwrap();
+        let (loaded, messages) = load(&path).unwrap();
+        assert_eq!(loaded, header);
+        assert_eq!(messages.len(), 3);
+        assert!(matches!(
+            &messages[2].content[0],
+            ContentBlock::ToolResult { tool_use_id, is_error: true, .. } if tool_use_id == "t1"
+        ));
+    }
+}
