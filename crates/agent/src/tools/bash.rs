@@ -117,7 +117,8 @@ impl Tool for Bash {
 }
 
 async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<String, ToolError> {
-    let mut child = tokio::process::Command::new("bash")
+    let mut shell = tokio::process::Command::new("bash");
+    shell
         .arg("-c")
         // One pipe for both streams keeps their order.
         .arg(format!("exec 2>&1\n{command}"))
@@ -125,8 +126,11 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true)
+        .kill_on_drop(true);
+    // Its own process group, so a timeout stops everything it started.
+    #[cfg(unix)]
+    shell.process_group(0);
+    let mut child = shell
         .spawn()
         .map_err(|error| ToolError::new(format!("cannot start bash: {error}")))?;
     let mut stdout = child
@@ -178,16 +182,23 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
     Ok(text)
 }
 
-/// Kills the command's whole process group (it may have started children).
+/// Kills the command's whole process group (it may have started children). The group is the
+/// child's own (`process_group(0)`): the kernel never gives a new process the id of an existing
+/// group, so no other group can be hit.
+#[cfg(unix)]
 fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid {
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &format!("-{pid}")])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
-    }
+    let Some(pid) = pid
+        .and_then(|pid| i32::try_from(pid).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return;
+    };
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
 }
+
+/// Elsewhere only the shell itself is stopped (when the child is dropped).
+#[cfg(not(unix))]
+fn kill_group(_pid: Option<u32>) {}
 
 /// Keeps the head and the tail of a long output, counting what falls between.
 #[derive(Default)]

@@ -1,0 +1,608 @@
+//! The agent loop end to end against the scripted mock model server, over real HTTP.
+
+#![allow(clippy::unwrap_used, clippy::panic, clippy::too_many_lines, reason = "tests")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use skillet_agent::permission::Permissions;
+use skillet_agent::transcript::{self, Transcript, TranscriptEvent};
+use skillet_agent::{Agent, AgentConfig, AgentError, AgentEvent};
+use skillet_llm::{Anthropic, OpenAi, Provider, Transport, Usage};
+use skillet_skills::{Library, Root, RootKind, discover};
+use skillet_test_support::{MockServer, MockUsage, RecordedRequest, Reply, Turn};
+
+struct Fixture {
+    _temp: tempfile::TempDir,
+    cwd: PathBuf,
+    skills: PathBuf,
+    library: Arc<Library>,
+}
+
+fn fixture() -> Fixture {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().canonicalize().unwrap();
+    let cwd = root.join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::write(cwd.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let skills = root.join("skills");
+    let pdf = skills.join("pdf");
+    std::fs::create_dir_all(pdf.join("references")).unwrap();
+    std::fs::write(
+        pdf.join("SKILL.md"),
+        "---\nname: pdf\ndescription: Fill PDF forms. Use when the user mentions PDF forms.\n---\n# PDF\nRead references/forms.md first.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pdf.join("references/forms.md"),
+        "FORMS GUIDE: use fill.py\n",
+    )
+    .unwrap();
+    let library = Arc::new(discover(&[Root::new(&skills, RootKind::User)]));
+    Fixture {
+        _temp: temp,
+        cwd,
+        skills,
+        library,
+    }
+}
+
+fn transport() -> Transport {
+    let mut transport = Transport::new().unwrap();
+    transport.retry.base_delay = Duration::from_millis(1);
+    transport.retry.max_delay = Duration::from_millis(5);
+    transport
+}
+
+fn anthropic(server: &MockServer) -> Provider {
+    Provider::Anthropic(Anthropic::new(
+        transport(),
+        &server.url(),
+        "sk-ant",
+        "claude-test",
+    ))
+}
+
+fn openai(server: &MockServer) -> Provider {
+    Provider::OpenAi(OpenAi::new(
+        transport(),
+        &format!("{}/v1", server.url()),
+        Some("sk-oa"),
+        "gpt-test",
+    ))
+}
+
+fn config(fixture: &Fixture, stream: bool) -> AgentConfig {
+    let mut config = AgentConfig::new(fixture.cwd.clone());
+    config.stream = stream;
+    config
+}
+
+async fn turn(
+    agent: &mut Agent,
+    text: &str,
+) -> (
+    Result<skillet_agent::TurnOutcome, AgentError>,
+    Vec<AgentEvent>,
+) {
+    let mut events = Vec::new();
+    let result = agent.run_turn(text, &mut |event| events.push(event)).await;
+    (result, events)
+}
+
+/// The messages of a request without cache markers, to compare requests as prefixes.
+fn messages(request: &RecordedRequest) -> Vec<Value> {
+    let mut messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for message in &mut messages {
+        if let Some(content) = message.get_mut("content").and_then(Value::as_array_mut) {
+            for block in content {
+                if let Some(block) = block.as_object_mut() {
+                    block.remove("cache_control");
+                }
+            }
+        }
+    }
+    messages
+}
+
+fn script_skill_session(server: &MockServer, skills: &Path) {
+    server.push_turn(
+        Turn::tool("call_1", "load_skill", json!({"name": "pdf"}))
+            .with_text("I'll load the PDF skill."),
+    );
+    server.push_turn(Turn::tool(
+        "call_2",
+        "read_file",
+        json!({"path": skills.join("pdf/references/forms.md").display().to_string()}),
+    ));
+    server.push_turn(Turn::text("Done: use fill.py.").with_usage(MockUsage {
+        input: 50,
+        output: 5,
+        cache_read: 900,
+        cache_write: 0,
+    }));
+}
+
+#[tokio::test]
+async fn the_skill_flow_in_both_dialects_streaming_and_not() {
+    for (dialect, stream) in [
+        ("anthropic", true),
+        ("anthropic", false),
+        ("openai", true),
+        ("openai", false),
+    ] {
+        let fixture = fixture();
+        let server = MockServer::start();
+        let provider = if dialect == "anthropic" {
+            anthropic(&server)
+        } else {
+            openai(&server)
+        };
+        script_skill_session(&server, &fixture.skills);
+        let mut agent = Agent::new(provider, &fixture.library, &config(&fixture, stream));
+        let (result, events) = turn(&mut agent, "Fill in the PDF form for me").await;
+        let outcome = result.unwrap();
+        assert_eq!(outcome.text, "Done: use fill.py.", "{dialect} {stream}");
+        assert_eq!(outcome.steps, 3);
+        let requests = server.requests();
+        assert_eq!(requests.len(), 3);
+
+        // The catalog is in the system prompt; no body is.
+        let system = if dialect == "anthropic" {
+            requests[0].body["system"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        } else {
+            requests[0].body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            system.contains("  - pdf: Fill PDF forms. Use when the user mentions PDF forms."),
+            "{system}"
+        );
+        assert!(!system.contains("Read references/forms.md first."));
+        assert_eq!(system, agent.system_prompt());
+
+        // The second request answers call_1 with the skill's body.
+        let second = messages(&requests[1]);
+        let result = second
+            .iter()
+            .rev()
+            .find_map(|message| {
+                if dialect == "anthropic" {
+                    message["content"]
+                        .as_array()?
+                        .iter()
+                        .find(|b| b["type"] == "tool_result")
+                        .cloned()
+                } else {
+                    (message["role"] == "tool").then(|| message.clone())
+                }
+            })
+            .unwrap();
+        let (answered, content) = if dialect == "anthropic" {
+            (
+                result["tool_use_id"].clone(),
+                result["content"].as_str().unwrap().to_string(),
+            )
+        } else {
+            (
+                result["tool_call_id"].clone(),
+                result["content"].as_str().unwrap().to_string(),
+            )
+        };
+        assert_eq!(answered, "call_1");
+        assert!(
+            content.starts_with("<skill name=\"pdf\">\n# PDF\nRead references/forms.md first."),
+            "{content}"
+        );
+        assert!(content.contains("- references/forms.md"));
+
+        // The third answers call_2 with the reference file, read from the skill's folder.
+        let third = serde_json::to_string(&messages(&requests[2])).unwrap();
+        assert!(third.contains("FORMS GUIDE: use fill.py"), "{third}");
+
+        // System prompt and tools never change; each request extends the one before.
+        for pair in requests.windows(2) {
+            assert_eq!(pair[0].body["tools"], pair[1].body["tools"]);
+            assert_eq!(pair[0].body["system"], pair[1].body["system"]);
+            let (before, after) = (messages(&pair[0]), messages(&pair[1]));
+            assert!(after.len() > before.len());
+            assert_eq!(
+                before[..],
+                after[..before.len()],
+                "{dialect} {stream}: history was edited"
+            );
+        }
+
+        if dialect == "anthropic" {
+            for request in &requests {
+                assert_eq!(
+                    request.body["system"][0]["cache_control"],
+                    json!({"type": "ephemeral"})
+                );
+                let last = request.body["messages"].as_array().unwrap().last().unwrap();
+                let block = last["content"].as_array().unwrap().last().unwrap();
+                assert_eq!(block["cache_control"], json!({"type": "ephemeral"}));
+            }
+        }
+
+        // Usage is summed over the requests.
+        assert_eq!(
+            agent.usage(),
+            Usage {
+                input_tokens: 250,
+                output_tokens: 25,
+                cache_write_tokens: 0,
+                cache_read_tokens: 900
+            }
+        );
+        let calls: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::ToolCall { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls, ["load_skill", "read_file"]);
+        if stream {
+            let text: String = events
+                .iter()
+                .filter_map(|e| match e {
+                    AgentEvent::Text(t) => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(text, "I'll load the PDF skill.Done: use fill.py.");
+        }
+    }
+}
+
+#[tokio::test]
+async fn several_calls_in_one_answer_get_one_message_of_results_in_order() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push_turn(
+        Turn::tool("a", "read_file", json!({"path": "notes.txt"}))
+            .and_tool("b", "glob", json!({"pattern": "*.txt"}))
+            .and_tool("c", "no_such_tool", json!({})),
+    );
+    server.push_turn(Turn::text("ok"));
+    let mut agent = Agent::new(
+        anthropic(&server),
+        &fixture.library,
+        &config(&fixture, true),
+    );
+    turn(&mut agent, "look").await.0.unwrap();
+    let last = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let blocks = last["content"].as_array().unwrap();
+    let ids: Vec<&str> = blocks
+        .iter()
+        .map(|b| b["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    assert!(
+        blocks[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("     1\talpha")
+    );
+    assert_eq!(blocks[1]["content"], "notes.txt");
+    assert_eq!(blocks[2]["is_error"], true);
+    assert!(
+        blocks[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool 'no_such_tool'")
+    );
+}
+
+#[tokio::test]
+async fn retries_on_529_then_succeeds() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push(Reply::error(529, "Overloaded"));
+    server.push_turn(Turn::text("fine"));
+    let mut agent = Agent::new(
+        anthropic(&server),
+        &fixture.library,
+        &config(&fixture, true),
+    );
+    let (result, events) = turn(&mut agent, "hi").await;
+    assert_eq!(result.unwrap().text, "fine");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Retrying { attempt: 2, .. }))
+    );
+}
+
+#[tokio::test]
+async fn a_bad_key_gives_the_hint() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push(Reply::error(401, "invalid x-api-key"));
+    let mut agent = Agent::new(
+        anthropic(&server),
+        &fixture.library,
+        &config(&fixture, true),
+    );
+    let error = turn(&mut agent, "hi").await.0.unwrap_err();
+    assert!(
+        error.to_string().contains("hint: check ANTHROPIC_API_KEY"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_cut_midway_is_a_clear_error_and_the_transcript_keeps_everything_before() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push_turn(Turn::tool(
+        "call_1",
+        "read_file",
+        json!({"path": "notes.txt"}),
+    ));
+    server.push(Reply::CutStream(
+        Turn::text("This answer never finishes"),
+        4,
+    ));
+    let mut agent = Agent::new(
+        anthropic(&server),
+        &fixture.library,
+        &config(&fixture, true),
+    );
+    let sessions = fixture.cwd.join("sessions");
+    agent.attach_transcript(Transcript::create(&sessions, agent.header()).unwrap());
+    let (result, events) = turn(&mut agent, "read my notes").await;
+    let error = result.unwrap_err();
+    assert!(
+        error.to_string().contains("cut off before it finished"),
+        "{error}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Text(t) if t.starts_with("This answer"))),
+        "the part before the cut was streamed"
+    );
+    let path = sessions.join(format!("{}.jsonl", agent.header().id));
+    let lines: Vec<TranscriptEvent> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines
+        .iter()
+        .map(|e| match e {
+            TranscriptEvent::Session(_) => "session",
+            TranscriptEvent::Message { .. } => "message",
+            TranscriptEvent::Usage { .. } => "usage",
+            TranscriptEvent::Notice { .. } => "notice",
+            TranscriptEvent::Error { .. } => "error",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["session", "message", "usage", "message", "message", "error"]
+    );
+    // Resuming gives the same history and the same system prompt.
+    let (header, history) = transcript::load(&path).unwrap();
+    assert_eq!(header.system, agent.system_prompt());
+    assert_eq!(history, agent.history());
+}
+
+#[tokio::test]
+async fn a_resumed_session_sends_the_old_prompt_and_history() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("first answer"));
+    let mut agent = Agent::new(
+        anthropic(&server),
+        &fixture.library,
+        &config(&fixture, true),
+    );
+    let sessions = fixture.cwd.join("sessions");
+    agent.attach_transcript(Transcript::create(&sessions, agent.header()).unwrap());
+    turn(&mut agent, "first").await.0.unwrap();
+    let path = sessions.join(format!("{}.jsonl", agent.header().id));
+    let (header, history) = transcript::load(&path).unwrap();
+    let mut resumed = Agent::resume(
+        anthropic(&server),
+        &fixture.library,
+        &config(&fixture, true),
+        header,
+        history,
+    );
+    resumed.attach_transcript(Transcript::append_to(&path).unwrap());
+    server.push_turn(Turn::text("second answer"));
+    turn(&mut resumed, "second").await.0.unwrap();
+    let requests = server.requests();
+    assert_eq!(requests[0].body["system"], requests[1].body["system"]);
+    assert_eq!(requests[0].body["tools"], requests[1].body["tools"]);
+    let texts: Vec<String> = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            m["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(texts, ["first", "first answer", "second"]);
+}
+
+#[tokio::test]
+async fn writes_are_denied_without_permission_and_allowed_with_it() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push_turn(Turn::tool(
+        "w1",
+        "write_file",
+        json!({"path": "out.txt", "content": "x"}),
+    ));
+    server.push_turn(Turn::text("could not"));
+    let mut denied = config(&fixture, false);
+    denied.permissions = Permissions::Deny {
+        reason: "writes need --yes".into(),
+    };
+    let mut agent = Agent::new(anthropic(&server), &fixture.library, &denied);
+    let (_, events) = turn(&mut agent, "write").await;
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolResult { is_error: true, content, .. } if content == "error: denied: writes need --yes")));
+    assert!(!fixture.cwd.join("out.txt").exists());
+
+    server.push_turn(Turn::tool(
+        "w2",
+        "write_file",
+        json!({"path": "out.txt", "content": "x"}),
+    ));
+    server.push_turn(Turn::text("wrote it"));
+    let mut allowed = config(&fixture, false);
+    allowed.permissions = Permissions::Allow;
+    let mut agent = Agent::new(anthropic(&server), &fixture.library, &allowed);
+    turn(&mut agent, "write").await.0.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(fixture.cwd.join("out.txt")).unwrap(),
+        "x"
+    );
+}
+
+#[tokio::test]
+async fn the_step_limit_ends_a_runaway_turn() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    for index in 0..3 {
+        server.push_turn(Turn::tool(
+            &format!("c{index}"),
+            "glob",
+            json!({"pattern": "*"}),
+        ));
+    }
+    let mut limited = config(&fixture, false);
+    limited.max_steps = 2;
+    let mut agent = Agent::new(anthropic(&server), &fixture.library, &limited);
+    let error = turn(&mut agent, "loop").await.0.unwrap_err();
+    assert!(matches!(error, AgentError::StepLimit { steps: 2 }));
+}
+
+#[tokio::test]
+async fn max_tokens_is_reported_and_continued_once() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    let mut cut = Turn::text("The first half");
+    cut.stop = Some("max_tokens".into());
+    server.push_turn(cut.clone());
+    server.push_turn(cut);
+    let mut agent = Agent::new(openai(&server), &fixture.library, &config(&fixture, true));
+    let (result, events) = turn(&mut agent, "write a lot").await;
+    assert_eq!(result.unwrap().steps, 2);
+    let notices: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 2);
+    assert!(notices[0].contains("asking it to continue once"));
+    assert!(notices[1].contains("stopping the turn"));
+    let second = &server.requests()[1].body["messages"];
+    assert!(
+        second
+            .to_string()
+            .contains("Continue exactly where you stopped.")
+    );
+}
+
+#[tokio::test]
+async fn a_subagent_runs_with_a_fresh_history_and_returns_its_final_text() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push_turn(Turn::tool(
+        "t1",
+        "task",
+        json!({"description": "count", "prompt": "Count the notes"}),
+    ));
+    server.push_turn(Turn::tool("s1", "read_file", json!({"path": "notes.txt"})));
+    server.push_turn(Turn::text("There are 2 notes."));
+    server.push_turn(Turn::text("The subagent says 2."));
+    let mut agent = Agent::new(
+        anthropic(&server),
+        &fixture.library,
+        &config(&fixture, false),
+    );
+    let outcome = turn(&mut agent, "How many notes?").await.0.unwrap();
+    assert_eq!(outcome.text, "The subagent says 2.");
+    let requests = server.requests();
+    let sub_first = &requests[1].body;
+    assert_eq!(sub_first["messages"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        sub_first["messages"][0]["content"][0]["text"],
+        "Count the notes"
+    );
+    let tool_names = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(tool_names(&requests[0].body).contains(&"task".to_string()));
+    assert!(!tool_names(sub_first).contains(&"task".to_string()));
+    let last = requests[3].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["content"][0]["content"], "There are 2 notes.");
+}
+
+#[tokio::test]
+async fn catalog_in_the_tool_description_with_an_enum() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("ok"));
+    let mut tool_config = config(&fixture, false);
+    tool_config.placement = skillet_agent::tool::CatalogPlacement::Tool;
+    let mut agent = Agent::new(anthropic(&server), &fixture.library, &tool_config);
+    turn(&mut agent, "hi").await.0.unwrap();
+    let body = &server.requests()[0].body;
+    let load = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "load_skill")
+        .unwrap()
+        .clone();
+    assert!(
+        load["description"]
+            .as_str()
+            .unwrap()
+            .contains("  - pdf: Fill PDF forms.")
+    );
+    assert_eq!(
+        load["input_schema"]["properties"]["name"]["enum"],
+        json!(["pdf"])
+    );
+    let system = body["system"][0]["text"].as_str().unwrap();
+    assert!(!system.contains("  - pdf:"));
+    assert!(system.contains("The load_skill tool lists the available skills."));
+}
