@@ -20,7 +20,9 @@ use crate::prompt::system_prompt;
 use crate::tool::{
     BoxFuture, CatalogPlacement, Subagent, ToolContext, ToolError, ToolKind, ToolTable,
 };
-use crate::transcript::{SessionHeader, Transcript, TranscriptEvent, new_session_id};
+use crate::transcript::{
+    SessionHeader, Transcript, TranscriptEvent, answer_open_calls, new_session_id,
+};
 
 /// The default step limit per turn.
 pub const DEFAULT_MAX_STEPS: usize = 50;
@@ -293,6 +295,23 @@ impl Agent {
             )));
         }
         result
+    }
+}
+
+impl Agent {
+    /// After a cancelled turn: answers calls left open with "cancelled" results (appended,
+    /// like everything else), so the history stays valid for the next request.
+    pub fn close_cancelled_turn(&mut self) {
+        let Some(answer) = answer_open_calls(&self.history, "error: the user cancelled this call")
+        else {
+            return;
+        };
+        if let Some(transcript) = self.transcript.as_mut() {
+            let _ = transcript.record(&TranscriptEvent::Message {
+                message: answer.clone(),
+            });
+        }
+        self.history.push(answer);
     }
 }
 

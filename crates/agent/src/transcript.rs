@@ -154,30 +154,34 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
         }
     }
     let header = header.ok_or_else(|| error("no session header".to_string()))?;
-    close_open_calls(&mut messages);
+    if let Some(answer) = answer_open_calls(
+        &messages,
+        "error: the session stopped before this call ran; run it again if it is still needed",
+    ) {
+        messages.push(answer);
+    }
     Ok((header, messages))
 }
 
-/// Answers every tool call of the last assistant message that has no result yet.
-fn close_open_calls(messages: &mut Vec<Message>) {
-    let Some(last) = messages.last() else { return };
+/// Error results for the tool calls of the last message, when it is the model's and they have
+/// not been answered (the session stopped or the turn was cancelled while tools ran).
+pub(crate) fn answer_open_calls(messages: &[Message], why: &str) -> Option<Message> {
+    let last = messages.last()?;
     if last.role != Role::Assistant {
-        return;
+        return None;
     }
     let results: Vec<ContentBlock> = last
         .tool_uses()
         .map(|(id, _, _)| ContentBlock::ToolResult {
             tool_use_id: id.to_string(),
-            content: "error: the session stopped before this call ran; run it again if it is still needed".into(),
+            content: why.to_string(),
             is_error: true,
         })
         .collect();
-    if !results.is_empty() {
-        messages.push(Message {
-            role: Role::User,
-            content: results,
-        });
-    }
+    (!results.is_empty()).then_some(Message {
+        role: Role::User,
+        content: results,
+    })
 }
 
 /// A new session id: `YYYYMMDD-HHMMSS-xxxx` (UTC), sortable by time.

@@ -1,6 +1,11 @@
 //! The agent loop end to end against the scripted mock model server, over real HTTP.
 
-#![allow(clippy::unwrap_used, clippy::panic, clippy::too_many_lines, reason = "tests")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests"
+)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -6,14 +6,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// skillet: an agent that uses Agent Skills, and tools for skill authors.
 #[derive(Debug, Parser)]
-#[command(name = "skillet", version, about, arg_required_else_help = true)]
+#[command(name = "skillet", version, about)]
 pub struct Cli {
     /// Options every command takes.
     #[command(flatten)]
     pub global: GlobalArgs,
-    /// What to do.
+    /// What to do (default: chat).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 /// Options every command takes.
@@ -30,9 +30,73 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run one task without interaction: the answer on stdout, tool previews on stderr
+    Run(RunArgs),
+    /// Talk with the agent (the default)
+    Chat(AgentArgs),
     /// Discover, inspect, validate and create skills
     #[command(subcommand)]
     Skills(SkillsCommand),
+}
+
+/// `skillet run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The task
+    pub prompt: String,
+    /// Print the event stream as JSON lines instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Allow writes and commands inside the working directory
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Agent options
+    #[command(flatten)]
+    pub agent: AgentArgs,
+}
+
+/// Options of `run` and `chat`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct AgentArgs {
+    /// anthropic or openai (any OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp)
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderArg>,
+    /// The model (also MODEL_ID)
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The API base URL (also ANTHROPIC_BASE_URL, OPENAI_BASE_URL)
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Most model requests per turn
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<usize>,
+    /// Where the skill catalog goes: the system prompt, the load_skill tool, or both
+    #[arg(long, value_enum)]
+    pub catalog: Option<CatalogArg>,
+    /// Wait for whole answers instead of streaming them
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Continue a session: its id, or the latest when none is given
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "latest")]
+    pub resume: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderArg {
+    /// The Anthropic Messages API
+    Anthropic,
+    /// OpenAI-compatible Chat Completions
+    Openai,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CatalogArg {
+    /// In the system prompt
+    System,
+    /// In the load_skill tool's description
+    Tool,
+    /// Both
+    Both,
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,6 +6,23 @@ use std::path::PathBuf;
 pub const HOME: &str = "HOME";
 /// The base of user configuration folders.
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+/// The base of user data folders (sessions, chat history).
+pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+/// The Anthropic API key; when set (and no --provider is given) it picks Anthropic.
+pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
+/// The Anthropic base URL.
+pub const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
+/// An OpenAI(-compatible) API key; when set it picks the OpenAI-compatible provider.
+pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
+/// An OpenAI-compatible base URL (Ollama: http://localhost:11434/v1); it picks that provider.
+pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
+/// The model.
+pub const MODEL_ID: &str = "MODEL_ID";
+
+/// A variable's value, when set and not empty.
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.is_empty())
+}
 
 /// A path from an environment variable, when set and not empty.
 pub fn path(name: &str) -> Option<PathBuf> {

@@ -5,6 +5,7 @@ mod args;
 mod commands;
 mod env;
 mod output;
+mod settings;
 
 use std::process::ExitCode;
 

@@ -1,5 +1,8 @@
 //! The commands, one module per group.
 
+mod chat;
+mod run;
+mod session;
 mod skills;
 
 use std::path::PathBuf;
@@ -15,7 +18,10 @@ use crate::env;
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let context = Context::resolve(&cli.global)?;
     match cli.command {
-        Command::Skills(command) => skills::run(&context, command),
+        Some(Command::Skills(command)) => skills::run(&context, command),
+        Some(Command::Run(args)) => run::run(&context, &args),
+        Some(Command::Chat(args)) => chat::run(&context, &args),
+        None => chat::run(&context, &crate::args::AgentArgs::default()),
     }
 }
 
@@ -31,7 +37,7 @@ impl Context {
         let cwd = match &global.cwd {
             Some(dir) => std::fs::canonicalize(current.join(dir))
                 .with_context(|| format!("--cwd {}: no such folder", dir.display()))?,
-            None => current,
+            None => std::fs::canonicalize(&current).unwrap_or(current),
         };
         let env = Environment {
             cwd,

@@ -1,0 +1,76 @@
+//! `skillet run "PROMPT"`: one task, no interaction.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use skillet_agent::permission::Permissions;
+
+use super::Context;
+use super::session::{TextView, event_json, runtime, settings, start};
+use crate::args::RunArgs;
+use crate::output::warn;
+use crate::{EXIT_FAILURE, EXIT_USAGE};
+
+/// What the model is told when it may not write or run commands.
+const DENIED: &str = "writes and commands are not allowed in `skillet run` without --yes \
+                      (or `yes = true` in skillet.toml); say what you would change instead";
+
+pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let settings = match settings(context, &args.agent, args.yes) {
+        Ok(settings) => settings,
+        Err(message) => {
+            warn(&format!("error: {message}"));
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    let permissions = if settings.yes {
+        Permissions::Allow
+    } else {
+        Permissions::Deny {
+            reason: DENIED.to_string(),
+        }
+    };
+    let runtime = runtime()?;
+    let mut agent = start(
+        context,
+        &settings,
+        args.agent.resume.as_deref(),
+        permissions,
+    )?;
+    let mut view = TextView::new();
+    let json = args.json;
+    let result = runtime.block_on(agent.run_turn(&args.prompt, &mut |event| {
+        if json {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", event_json(&event));
+            let _ = out.flush();
+        } else {
+            view.show(&event);
+        }
+    }));
+    view.end_line();
+    let usage = agent.usage();
+    let session = &agent.header().id;
+    match result {
+        Ok(outcome) => {
+            if json {
+                let done = serde_json::json!({"type": "done", "text": outcome.text, "steps": outcome.steps, "usage": usage, "session": session});
+                let mut out = std::io::stdout().lock();
+                writeln!(out, "{done}")?;
+            } else {
+                warn(&format!("usage: {} · session {session}", usage.summary()));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            if json {
+                let failed = serde_json::json!({"type": "error", "message": error.to_string(), "usage": usage, "session": session});
+                let mut out = std::io::stdout().lock();
+                writeln!(out, "{failed}")?;
+            }
+            warn(&format!("error: {error}"));
+            warn(&format!("usage: {} · session {session}", usage.summary()));
+            Ok(ExitCode::from(EXIT_FAILURE))
+        }
+    }
+}

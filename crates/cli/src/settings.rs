@@ -1,0 +1,382 @@
+//! Typed settings for `run` and `chat`, resolved once from flags, then the environment, then
+//! `skillet.toml` (the project's, then the user's).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use skillet_agent::tool::CatalogPlacement;
+use skillet_llm::{ProviderKind, defaults};
+
+use crate::args::{AgentArgs, CatalogArg, ProviderArg};
+use crate::env;
+
+/// The config file's name, in the project root and in the user config folder.
+pub const CONFIG_FILE: &str = "skillet.toml";
+/// The model used with Anthropic when none is configured.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// The model used with OpenAI's own API when none is configured.
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+
+/// What `skillet.toml` may say. Unknown keys are errors, so typos do not pass silently.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// `anthropic` or `openai`.
+    pub provider: Option<String>,
+    /// The model.
+    pub model: Option<String>,
+    /// The API base URL.
+    pub base_url: Option<String>,
+    /// Most output tokens per request.
+    pub max_tokens: Option<u32>,
+    /// Most model requests per turn.
+    pub max_steps: Option<usize>,
+    /// `system`, `tool` or `both`.
+    pub catalog: Option<String>,
+    /// The catalog budget in characters.
+    pub catalog_budget: Option<usize>,
+    /// Allow writes and commands in `run` without `--yes`.
+    pub yes: Option<bool>,
+    /// Stream answers.
+    pub stream: Option<bool>,
+}
+
+impl FileConfig {
+    /// Reads one file; a missing file is an empty config.
+    pub fn read(path: &Path) -> Result<Self, String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self::default());
+            }
+            Err(error) => return Err(format!("{}: {error}", path.display())),
+        };
+        toml::from_str(&text).map_err(|error| format!("{}: {error}", path.display()))
+    }
+
+    /// Fields of `self` win over `other`'s.
+    fn or(self, other: Self) -> Self {
+        Self {
+            provider: self.provider.or(other.provider),
+            model: self.model.or(other.model),
+            base_url: self.base_url.or(other.base_url),
+            max_tokens: self.max_tokens.or(other.max_tokens),
+            max_steps: self.max_steps.or(other.max_steps),
+            catalog: self.catalog.or(other.catalog),
+            catalog_budget: self.catalog_budget.or(other.catalog_budget),
+            yes: self.yes.or(other.yes),
+            stream: self.stream.or(other.stream),
+        }
+    }
+}
+
+/// Everything `run` and `chat` need to start a session.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The provider's dialect.
+    pub provider: ProviderKind,
+    /// The model.
+    pub model: String,
+    /// The API base URL.
+    pub base_url: String,
+    /// The API key, where there is one.
+    pub api_key: Option<String>,
+    /// Most output tokens per request.
+    pub max_tokens: u32,
+    /// Most model requests per turn.
+    pub max_steps: usize,
+    /// Where the catalog goes.
+    pub placement: CatalogPlacement,
+    /// The catalog budget, when configured.
+    pub catalog_budget: Option<usize>,
+    /// Writes and commands allowed without asking (`run`).
+    pub yes: bool,
+    /// Stream answers.
+    pub stream: bool,
+    /// Where transcripts go.
+    pub sessions_dir: PathBuf,
+}
+
+/// Where the inputs come from, so tests can pass their own.
+pub struct Sources<'a> {
+    /// Reads an environment variable.
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+    /// The project root (where `skillet.toml` is looked for).
+    pub project_root: &'a Path,
+    /// The user's config folder for skillet (`~/.config/skillet`).
+    pub user_config_dir: Option<PathBuf>,
+    /// The user's data folder for skillet (`~/.local/share/skillet`).
+    pub user_data_dir: Option<PathBuf>,
+}
+
+/// The message shown when no provider is configured.
+pub const NO_PROVIDER: &str = "no model provider is configured
+  set ANTHROPIC_API_KEY to use Anthropic, OPENAI_API_KEY to use OpenAI,
+  or OPENAI_BASE_URL (and MODEL_ID) for any OpenAI-compatible server; a local Ollama works:
+    OPENAI_BASE_URL=http://localhost:11434/v1 MODEL_ID=llama3.2 skillet
+  or pass --provider, --model and --base-url, or set them in skillet.toml";
+
+impl Settings {
+    /// Resolves the settings: flags, then the environment, then the project's `skillet.toml`,
+    /// then the user's. An `Err` is a usage error (exit 2) with its message.
+    pub fn resolve(
+        args: &AgentArgs,
+        yes_flag: bool,
+        sources: &Sources<'_>,
+    ) -> Result<Self, String> {
+        let var = sources.var;
+        let project = FileConfig::read(&sources.project_root.join(CONFIG_FILE))?;
+        let user = match &sources.user_config_dir {
+            Some(dir) => FileConfig::read(&dir.join(CONFIG_FILE))?,
+            None => FileConfig::default(),
+        };
+        let file = project.or(user);
+        let provider = match args.provider {
+            Some(ProviderArg::Anthropic) => ProviderKind::Anthropic,
+            Some(ProviderArg::Openai) => ProviderKind::OpenAi,
+            None if var(env::ANTHROPIC_API_KEY).is_some() => ProviderKind::Anthropic,
+            None if var(env::OPENAI_API_KEY).is_some() || var(env::OPENAI_BASE_URL).is_some() => {
+                ProviderKind::OpenAi
+            }
+            None => match file.provider.as_deref() {
+                Some("anthropic") => ProviderKind::Anthropic,
+                Some("openai") => ProviderKind::OpenAi,
+                Some(other) => {
+                    return Err(format!(
+                        "skillet.toml: provider '{other}' is not one of anthropic, openai"
+                    ));
+                }
+                None => return Err(NO_PROVIDER.to_string()),
+            },
+        };
+        let (key_env, url_env, default_url) = match provider {
+            ProviderKind::Anthropic => (
+                env::ANTHROPIC_API_KEY,
+                env::ANTHROPIC_BASE_URL,
+                defaults::ANTHROPIC_BASE_URL,
+            ),
+            ProviderKind::OpenAi => (
+                env::OPENAI_API_KEY,
+                env::OPENAI_BASE_URL,
+                defaults::OPENAI_BASE_URL,
+            ),
+        };
+        let base_url = args
+            .base_url
+            .clone()
+            .or_else(|| var(url_env))
+            .or(file.base_url)
+            .unwrap_or_else(|| default_url.to_string());
+        let api_key = var(key_env);
+        let official = base_url.trim_end_matches('/') == default_url;
+        if api_key.is_none() && (provider == ProviderKind::Anthropic || official) {
+            return Err(format!(
+                "{key_env} is not set; {} needs an API key\n  hint: export {key_env}=… (or point OPENAI_BASE_URL at a local server)",
+                match provider {
+                    ProviderKind::Anthropic => "Anthropic",
+                    ProviderKind::OpenAi => "OpenAI",
+                }
+            ));
+        }
+        let model = match args
+            .model
+            .clone()
+            .or_else(|| var(env::MODEL_ID))
+            .or(file.model)
+        {
+            Some(model) => model,
+            None if provider == ProviderKind::Anthropic => DEFAULT_ANTHROPIC_MODEL.to_string(),
+            None if official => DEFAULT_OPENAI_MODEL.to_string(),
+            None => {
+                return Err(format!(
+                    "no model is set for {base_url}\n  hint: set MODEL_ID (or --model) to a model the server serves"
+                ));
+            }
+        };
+        let placement = match args.catalog {
+            Some(CatalogArg::System) => CatalogPlacement::System,
+            Some(CatalogArg::Tool) => CatalogPlacement::Tool,
+            Some(CatalogArg::Both) => CatalogPlacement::Both,
+            None => match file.catalog.as_deref() {
+                None | Some("system") => CatalogPlacement::System,
+                Some("tool") => CatalogPlacement::Tool,
+                Some("both") => CatalogPlacement::Both,
+                Some(other) => {
+                    return Err(format!(
+                        "skillet.toml: catalog '{other}' is not one of system, tool, both"
+                    ));
+                }
+            },
+        };
+        let data_dir = sources
+            .user_data_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("skillet"));
+        Ok(Self {
+            provider,
+            model,
+            base_url,
+            api_key,
+            max_tokens: file.max_tokens.unwrap_or(skillet_agent::DEFAULT_MAX_TOKENS),
+            max_steps: args
+                .max_steps
+                .or(file.max_steps)
+                .unwrap_or(skillet_agent::DEFAULT_MAX_STEPS),
+            placement,
+            catalog_budget: file.catalog_budget,
+            yes: yes_flag || file.yes.unwrap_or(false),
+            stream: !args.no_stream && file.stream.unwrap_or(true),
+            sessions_dir: data_dir.join("sessions"),
+        })
+    }
+}
+
+/// `$XDG_CONFIG_HOME/skillet`, else `~/.config/skillet`.
+pub fn user_config_dir() -> Option<PathBuf> {
+    env::path(env::XDG_CONFIG_HOME)
+        .filter(|path| path.is_absolute())
+        .or_else(|| env::path(env::HOME).map(|home| home.join(".config")))
+        .map(|dir| dir.join("skillet"))
+}
+
+/// `$XDG_DATA_HOME/skillet`, else `~/.local/share/skillet`.
+pub fn user_data_dir() -> Option<PathBuf> {
+    env::path(env::XDG_DATA_HOME)
+        .filter(|path| path.is_absolute())
+        .or_else(|| env::path(env::HOME).map(|home| home.join(".local/share")))
+        .map(|dir| dir.join("skillet"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(
+        vars: &[(&str, &str)],
+        args: &AgentArgs,
+        project: &Path,
+    ) -> Result<Settings, String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect();
+        let var = move |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        Settings::resolve(
+            args,
+            false,
+            &Sources {
+                var: &var,
+                project_root: project,
+                user_config_dir: None,
+                user_data_dir: Some(PathBuf::from("/data")),
+            },
+        )
+    }
+
+    #[test]
+    fn nothing_configured_says_what_to_set() {
+        let temp = tempfile::tempdir().unwrap();
+        let error = resolve(&[], &AgentArgs::default(), temp.path()).unwrap_err();
+        assert!(
+            error.contains("ANTHROPIC_API_KEY")
+                && error.contains("OPENAI_BASE_URL=http://localhost:11434/v1")
+        );
+    }
+
+    #[test]
+    fn the_environment_picks_the_provider() {
+        let temp = tempfile::tempdir().unwrap();
+        let s = resolve(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap();
+        assert_eq!(
+            (s.provider, s.model.as_str()),
+            (ProviderKind::Anthropic, DEFAULT_ANTHROPIC_MODEL)
+        );
+        let s = resolve(
+            &[
+                (env::OPENAI_BASE_URL, "http://localhost:11434/v1"),
+                (env::MODEL_ID, "llama3.2"),
+            ],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap();
+        assert_eq!(s.provider, ProviderKind::OpenAi);
+        assert_eq!(s.base_url, "http://localhost:11434/v1");
+        assert_eq!(s.api_key, None);
+        assert_eq!(s.sessions_dir, PathBuf::from("/data/sessions"));
+        let error = resolve(
+            &[(env::OPENAI_BASE_URL, "http://localhost:8080/v1")],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap_err();
+        assert!(error.contains("set MODEL_ID"), "{error}");
+    }
+
+    #[test]
+    fn flags_beat_the_environment_which_beats_the_file() {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            temp.path().join(CONFIG_FILE),
+            "provider = \"openai\"\nmodel = \"from-file\"\nbase_url = \"http://file/v1\"\nmax_steps = 7\ncatalog = \"both\"\n",
+        )
+        .unwrap();
+        let s = resolve(&[], &AgentArgs::default(), temp.path()).unwrap();
+        assert_eq!(
+            (s.model.as_str(), s.base_url.as_str(), s.max_steps),
+            ("from-file", "http://file/v1", 7)
+        );
+        assert_eq!(s.placement, CatalogPlacement::Both);
+        let s = resolve(
+            &[(env::MODEL_ID, "from-env")],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap();
+        assert_eq!(s.model, "from-env");
+        let args = AgentArgs {
+            model: Some("from-flag".into()),
+            ..AgentArgs::default()
+        };
+        assert_eq!(
+            resolve(&[(env::MODEL_ID, "from-env")], &args, temp.path())
+                .unwrap()
+                .model,
+            "from-flag"
+        );
+    }
+
+    #[test]
+    fn a_bad_config_file_names_the_file_and_line() {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            temp.path().join(CONFIG_FILE),
+            "model = \"m\"\nmodle = \"typo\"\n",
+        )
+        .unwrap();
+        let error = resolve(&[], &AgentArgs::default(), temp.path()).unwrap_err();
+        assert!(
+            error.contains("skillet.toml") && error.contains("line 2") && error.contains("modle"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn anthropic_needs_a_key() {
+        let temp = tempfile::tempdir().unwrap();
+        let args = AgentArgs {
+            provider: Some(ProviderArg::Anthropic),
+            ..AgentArgs::default()
+        };
+        assert!(
+            resolve(&[], &args, temp.path())
+                .unwrap_err()
+                .starts_with("ANTHROPIC_API_KEY is not set")
+        );
+    }
+}
