@@ -1,0 +1,304 @@
+//! `skillet run` and `skillet chat` as a user runs them: the real binary against the scripted
+//! mock model server on loopback.
+
+#![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use skillet_test_support::{MockServer, Reply, Turn};
+
+struct Sandbox {
+    _temp: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+fn sandbox() -> Sandbox {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().canonicalize().unwrap();
+    let home = root.join("home");
+    let project = root.join("project");
+    let skill = project.join(".agents/skills/pdf");
+    std::fs::create_dir_all(skill.join("references")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: pdf\ndescription: Fill PDF forms\n---\nUse references/forms.md.\n",
+    )
+    .unwrap();
+    std::fs::write(skill.join("references/forms.md"), "FORMS\n").unwrap();
+    std::fs::write(project.join("notes.txt"), "one\n").unwrap();
+    Sandbox {
+        _temp: temp,
+        home,
+        project,
+    }
+}
+
+/// `skillet` in the project, with a clean environment pointing at the mock server.
+fn skillet(sandbox: &Sandbox, server: Option<&MockServer>) -> Command {
+    let mut command = Command::cargo_bin("skillet").unwrap();
+    command
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .env("HOME", &sandbox.home)
+        .env("PATH", std::env::var_os("PATH").unwrap());
+    if let Some(server) = server {
+        command
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("ANTHROPIC_BASE_URL", server.url());
+    }
+    command
+}
+
+struct Output {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(command: &mut Command) -> Output {
+    let output = command.output().unwrap();
+    Output {
+        code: output.status.code().unwrap(),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+fn sessions(sandbox: &Sandbox) -> Vec<PathBuf> {
+    let dir = sandbox.home.join(".local/share/skillet/sessions");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[test]
+fn with_nothing_configured_it_says_what_to_set_and_exits_2() {
+    let sandbox = sandbox();
+    let started = std::time::Instant::now();
+    let out = run(skillet(&sandbox, None).args(["run", "hello"]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("no model provider is configured"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("OPENAI_BASE_URL=http://localhost:11434/v1"),
+        "{}",
+        out.stderr
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let out = run(skillet(&sandbox, None)
+        .args(["chat"])
+        .write_stdin("hello\n"));
+    assert_eq!(out.code, 2);
+}
+
+#[test]
+fn run_streams_the_answer_and_previews_tools() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(
+        Turn::tool("c1", "load_skill", json!({"name": "pdf"})).with_text("Loading the skill."),
+    );
+    server.push_turn(Turn::text("All done."));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "fill my pdf"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "Loading the skill.\nAll done.\n");
+    assert!(
+        out.stderr
+            .contains("> load_skill: <skill name=\"pdf\"> Use references/forms.md."),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("usage: input 200 tokens"),
+        "{}",
+        out.stderr
+    );
+    let system = server.requests()[0].body["system"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.contains("  - pdf: Fill PDF forms"));
+    assert!(system.contains(&format!("Working directory: {}", sandbox.project.display())));
+    // The session was written, event by event.
+    let files = sessions(&sandbox);
+    assert_eq!(files.len(), 1);
+    let lines = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(lines.lines().count(), 7, "{lines}");
+}
+
+#[test]
+fn run_json_prints_the_event_stream() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::tool("c1", "read_file", json!({"path": "notes.txt"})));
+    server.push_turn(Turn::text("It says one."));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "--json", "read notes"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "usage",
+            "tool_call",
+            "tool_result",
+            "text",
+            "text",
+            "usage",
+            "done"
+        ]
+    );
+    assert_eq!(events[2]["content"], "     1\tone\n");
+    assert_eq!(events[6]["text"], "It says one.");
+}
+
+#[test]
+fn writes_need_yes_in_run() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::tool(
+        "w",
+        "write_file",
+        json!({"path": "out.txt", "content": "hi"}),
+    ));
+    server.push_turn(Turn::text("I could not write."));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "write it"]));
+    assert_eq!(out.code, 0);
+    assert!(out.stderr.contains("> write_file: error: denied: writes and commands are not allowed in `skillet run` without --yes"), "{}", out.stderr);
+    assert!(!sandbox.project.join("out.txt").exists());
+    server.push_turn(Turn::tool(
+        "w",
+        "write_file",
+        json!({"path": "out.txt", "content": "hi"}),
+    ));
+    server.push_turn(Turn::text("Written."));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "--yes", "write it"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("out.txt")).unwrap(),
+        "hi"
+    );
+}
+
+#[test]
+fn provider_failures_exit_1_with_the_hint() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push(Reply::error(401, "invalid x-api-key"));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "hi"]));
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("error: Anthropic refused the API key (HTTP 401): invalid x-api-key\nhint: check ANTHROPIC_API_KEY"), "{}", out.stderr);
+}
+
+#[test]
+fn resume_continues_the_latest_session() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("first"));
+    assert_eq!(
+        run(skillet(&sandbox, Some(&server)).args(["run", "one"])).code,
+        0
+    );
+    server.push_turn(Turn::text("second"));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "--resume", "--", "two"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("resumed session"), "{}", out.stderr);
+    let requests = server.requests();
+    assert_eq!(requests[0].body["system"], requests[1].body["system"]);
+    assert_eq!(requests[1].body["messages"].as_array().unwrap().len(), 3);
+    assert_eq!(sessions(&sandbox).len(), 1);
+}
+
+#[test]
+fn openai_compatible_servers_work_through_the_environment() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("Hello from a local model."));
+    let out = run(skillet(&sandbox, None)
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .env("MODEL_ID", "local-model")
+        .args(["run", "--no-stream", "hi"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(request.body["model"], "local-model");
+    assert_eq!(request.body["stream"], false);
+    assert!(request.header("authorization").is_none());
+}
+
+#[test]
+fn chat_reads_lines_runs_turns_and_slash_commands() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("Hi!"));
+    server.push_turn(Turn::text("Filled."));
+    let out = run(skillet(&sandbox, Some(&server))
+        .arg("chat")
+        .write_stdin("hello\n/skills\n/pdf form.pdf\n/cost\n/nope\n/exit\n"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("Hi!"), "{}", out.stdout);
+    assert!(out.stdout.contains("Filled."), "{}", out.stdout);
+    assert!(out.stderr.contains("pdf: Fill PDF forms"), "{}", out.stderr);
+    assert!(out.stderr.contains("input 200 tokens"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Error: Unknown skill 'nope'"),
+        "{}",
+        out.stderr
+    );
+    // `/pdf form.pdf` sent the skill's body with the arguments as a user message.
+    let second = &server.requests()[1].body["messages"];
+    let sent = second.as_array().unwrap().last().unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        sent.starts_with("<skill name=\"pdf\">\nUse references/forms.md."),
+        "{sent}"
+    );
+    assert!(sent.ends_with("ARGUMENTS: form.pdf"), "{sent}");
+}
+
+#[test]
+fn a_config_file_sets_the_provider() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    std::fs::write(
+        sandbox.project.join("skillet.toml"),
+        format!(
+            "provider = \"openai\"\nmodel = \"from-config\"\nbase_url = \"{}/v1\"\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    server.push_turn(Turn::text("configured"));
+    let out = run(skillet(&sandbox, None).args(["run", "hi"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(server.requests()[0].body["model"], "from-config");
+    std::fs::write(
+        sandbox.project.join("skillet.toml"),
+        "provder = \"openai\"\n",
+    )
+    .unwrap();
+    let out = run(skillet(&sandbox, None).args(["run", "hi"]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("skillet.toml") && out.stderr.contains("provder"),
+        "{}",
+        out.stderr
+    );
+}
