@@ -193,21 +193,7 @@ impl Settings {
                 ));
             }
         };
-        let placement = match args.catalog {
-            Some(CatalogArg::System) => CatalogPlacement::System,
-            Some(CatalogArg::Tool) => CatalogPlacement::Tool,
-            Some(CatalogArg::Both) => CatalogPlacement::Both,
-            None => match file.catalog.as_deref() {
-                None | Some("system") => CatalogPlacement::System,
-                Some("tool") => CatalogPlacement::Tool,
-                Some("both") => CatalogPlacement::Both,
-                Some(other) => {
-                    return Err(format!(
-                        "skillet.toml: catalog '{other}' is not one of system, tool, both"
-                    ));
-                }
-            },
-        };
+        let placement = placement(args.catalog, file.catalog.as_deref())?;
         let data_dir = sources
             .user_data_dir
             .clone()
@@ -229,6 +215,25 @@ impl Settings {
             sessions_dir: data_dir.join("sessions"),
         })
     }
+}
+
+/// Where the catalog goes: the flag, else the file, else the system prompt.
+fn placement(flag: Option<CatalogArg>, file: Option<&str>) -> Result<CatalogPlacement, String> {
+    Ok(match flag {
+        Some(CatalogArg::System) => CatalogPlacement::System,
+        Some(CatalogArg::Tool) => CatalogPlacement::Tool,
+        Some(CatalogArg::Both) => CatalogPlacement::Both,
+        None => match file {
+            None | Some("system") => CatalogPlacement::System,
+            Some("tool") => CatalogPlacement::Tool,
+            Some("both") => CatalogPlacement::Both,
+            Some(other) => {
+                return Err(format!(
+                    "skillet.toml: catalog '{other}' is not one of system, tool, both"
+                ));
+            }
+        },
+    })
 }
 
 /// `$XDG_CONFIG_HOME/skillet`, else `~/.config/skillet`.
