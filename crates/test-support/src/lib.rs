@@ -163,6 +163,10 @@ impl RecordedRequest {
 #[derive(Default)]
 struct State {
     script: VecDeque<Reply>,
+    /// Answered when the script is empty (benchmarks).
+    fallback: Option<Reply>,
+    /// Whether requests are recorded (benchmarks turn it off).
+    recording: bool,
     requests: Vec<RecordedRequest>,
 }
 
@@ -179,7 +183,10 @@ impl MockServer {
     pub fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let port = listener.local_addr().expect("local addr").port();
-        let state = Arc::new(Mutex::new(State::default()));
+        let state = Arc::new(Mutex::new(State {
+            recording: true,
+            ..State::default()
+        }));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let state = Arc::clone(&state);
@@ -218,6 +225,14 @@ impl MockServer {
         self.push(Reply::Turn(turn));
     }
 
+    /// Answers with this whenever the script is empty, and stops recording requests (for
+    /// benchmarks that send thousands).
+    pub fn answer_always(&self, reply: Reply) {
+        let mut state = self.state.lock().expect("state");
+        state.fallback = Some(reply);
+        state.recording = false;
+    }
+
     /// Every request received so far.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.state.lock().expect("state").requests.clone()
@@ -246,8 +261,10 @@ fn serve(mut connection: TcpStream, state: &Mutex<State>) {
     };
     let reply = {
         let mut state = state.lock().expect("state");
-        state.requests.push(request.clone());
-        state.script.pop_front()
+        if state.recording {
+            state.requests.push(request.clone());
+        }
+        state.script.pop_front().or_else(|| state.fallback.clone())
     };
     let anthropic = request.path.ends_with("/messages");
     let stream = request.body.get("stream").and_then(Value::as_bool) == Some(true);
