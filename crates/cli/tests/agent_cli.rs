@@ -302,3 +302,60 @@ fn a_config_file_sets_the_provider() {
         out.stderr
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_cancels_the_turn_and_the_session_goes_on() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push(Reply::Delayed(
+        std::time::Duration::from_secs(5),
+        Box::new(Reply::Turn(Turn::text("too late"))),
+    ));
+    server.push_turn(Turn::text("Still here."));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillet"))
+        .arg("chat")
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .env("HOME", &sandbox.home)
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"slow question\n").unwrap();
+    stdin.flush().unwrap();
+    // Wait until the request is in flight, then press Ctrl-C.
+    let started = std::time::Instant::now();
+    while server.requests().is_empty() && started.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    stdin.write_all(b"are you there?\n/exit\n").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("(cancelled)"), "{stderr}");
+    assert!(stdout.contains("Still here."), "{stdout}");
+    assert!(!stdout.contains("too late"), "{stdout}");
+    let second = &server.requests()[1].body["messages"];
+    let texts: Vec<&str> = second
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["slow question", "are you there?"]);
+}

@@ -125,6 +125,8 @@ pub enum Reply {
     },
     /// A streamed answer cut off after this many events (the connection closes).
     CutStream(Turn, usize),
+    /// Another reply, sent after a pause (to test cancelling and timeouts).
+    Delayed(Duration, Box<Reply>),
 }
 
 impl Reply {
@@ -268,6 +270,11 @@ fn serve(mut connection: TcpStream, state: &Mutex<State>) {
     };
     let anthropic = request.path.ends_with("/messages");
     let stream = request.body.get("stream").and_then(Value::as_bool) == Some(true);
+    let mut reply = reply;
+    while let Some(Reply::Delayed(pause, inner)) = reply {
+        std::thread::sleep(pause);
+        reply = Some(*inner);
+    }
     let result = match reply {
         None => write_json(
             &mut connection,
@@ -294,6 +301,7 @@ fn serve(mut connection: TcpStream, state: &Mutex<State>) {
         Some(Reply::CutStream(turn, after)) => {
             write_sse(&mut connection, &sse_events(&turn, anthropic), Some(after))
         }
+        Some(Reply::Delayed(..)) => Ok(()),
     };
     let _ = result;
 }
