@@ -72,13 +72,14 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     };
     let permissions = Permissions::Ask(Arc::new(TerminalApprover));
     let runtime = runtime()?;
+    let skills = library(context);
     let mut agent = start(
         context,
         &settings,
+        &skills,
         args.resume.as_deref(),
         permissions.clone(),
     )?;
-    let skills = library(context);
     let config = rustyline::Config::builder()
         .max_history_size(HISTORY_LINES)?
         .auto_add_history(false)
@@ -167,7 +168,7 @@ enum Slash {
 fn slash(
     command: &str,
     agent: &mut Agent,
-    skills: &Library,
+    skills: &Arc<Library>,
     context: &Context,
     settings: &Settings,
     permissions: &Permissions,
@@ -180,7 +181,7 @@ fn slash(
         "cost" => warn(&agent.usage().summary()),
         "skills" => warn(&skills_table(skills)),
         "clear" => {
-            *agent = start(context, settings, None, permissions.clone())?;
+            *agent = start(context, settings, skills, None, permissions.clone())?;
             warn(&format!("new session {}", agent.header().id));
         }
         _ => match invoke_skill(skills, name, arguments) {

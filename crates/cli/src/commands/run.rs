@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use skillet_agent::permission::Permissions;
 
 use super::Context;
-use super::session::{TextView, event_json, runtime, settings, start};
+use super::session::{TextView, event_json, library, runtime, settings, start};
 use crate::args::RunArgs;
 use crate::output::warn;
 use crate::{EXIT_FAILURE, EXIT_USAGE};
@@ -31,9 +31,11 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let runtime = runtime()?;
+    let skills = library(context);
     let mut agent = start(
         context,
         &settings,
+        &skills,
         args.agent.resume.as_deref(),
         permissions,
     )?;

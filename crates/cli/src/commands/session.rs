@@ -74,11 +74,11 @@ pub fn library(context: &Context) -> Arc<Library> {
 pub fn start(
     context: &Context,
     settings: &Settings,
+    library: &Arc<Library>,
     resume: Option<&str>,
     permissions: Permissions,
 ) -> anyhow::Result<Agent> {
     let provider = provider(settings)?;
-    let library = library(context);
     let config = AgentConfig {
         cwd: context.env.cwd.clone(),
         max_tokens: settings.max_tokens,
@@ -88,18 +88,17 @@ pub fn start(
         catalog_budget: settings.catalog_budget,
         permissions,
     };
-    let mut agent = match resume {
+    let agent = match resume {
         None => {
-            let agent = Agent::new(provider, &library, &config);
+            let mut agent = Agent::new(provider, library, &config);
             let transcript = Transcript::create(&settings.sessions_dir, agent.header())?;
-            let mut agent = agent;
             agent.attach_transcript(transcript);
             agent
         }
         Some(id) => {
             let path = session_path(&settings.sessions_dir, id)?;
             let (header, history) = transcript::load(&path)?;
-            let mut agent = Agent::resume(provider, &library, &config, header, history);
+            let mut agent = Agent::resume(provider, library, &config, header, history);
             agent.attach_transcript(Transcript::append_to(&path)?);
             warn(&format!(
                 "resumed session {} ({} messages)",
@@ -112,7 +111,6 @@ pub fn start(
     if let Some(summary) = agent.catalog_report().summary() {
         warn(&format!("warning: {summary}"));
     }
-    let _ = &mut agent;
     Ok(agent)
 }
 
