@@ -421,6 +421,10 @@ async fn run_loop(
             .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
             .collect();
         let text = message.text();
+        if !core.config.stream && !text.is_empty() {
+            // Nothing was streamed: show the answer whole.
+            events(AgentEvent::Text(text.clone()));
+        }
         if !message.content.is_empty() {
             record(TranscriptEvent::Message {
                 message: message.clone(),

@@ -259,16 +259,18 @@ async fn the_skill_flow_in_both_dialects_streaming_and_not() {
             })
             .collect();
         assert_eq!(calls, ["load_skill", "read_file"]);
-        if stream {
-            let text: String = events
-                .iter()
-                .filter_map(|e| match e {
-                    AgentEvent::Text(t) => Some(t.as_str()),
-                    _ => None,
-                })
-                .collect();
-            assert_eq!(text, "I'll load the PDF skill.Done: use fill.py.");
-        }
+        // Streamed or not, the user is shown the whole answer.
+        let text: String = events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            text, "I'll load the PDF skill.Done: use fill.py.",
+            "{dialect} {stream}"
+        );
     }
 }
 

@@ -233,7 +233,7 @@ fn openai_compatible_servers_work_through_the_environment() {
         .env("MODEL_ID", "local-model")
         .args(["run", "--no-stream", "hi"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout, "");
+    assert_eq!(out.stdout, "Hello from a local model.\n");
     let request = &server.requests()[0];
     assert_eq!(request.path, "/v1/chat/completions");
     assert_eq!(request.body["model"], "local-model");
