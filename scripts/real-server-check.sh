@@ -108,5 +108,19 @@ for mode in stream no-stream; do
     echo "FAILED: skillet did not complete a $mode exchange with llama-server (exit $code)"
     status=1
   fi
+  # The plain text form shows the answer on stdout.
+  text=$(cd "$project" && "$bin" run "${flag[@]}" --max-steps 3 "What is two plus two?" 2>"$project/stderr")
+  code=$?
+  echo "\$ skillet run ${flag[*]} \"What is two plus two?\""
+  echo "$text"
+  tail -2 "$project/stderr"
+  if [ $code -eq 0 ] && [ -n "$text" ]; then
+    echo "ok: $mode text answer shown"
+  elif [ $code -eq 1 ] && grep -q "stopped after 3 steps" "$project/stderr"; then
+    echo "ok: $mode text session ran to the step limit"
+  else
+    echo "FAILED: no answer on stdout in $mode text mode (exit $code)"
+    status=1
+  fi
 done
 exit $status
