@@ -1,0 +1,87 @@
+//! Okapi BM25 over skill documents.
+
+use std::collections::HashMap;
+
+use crate::tokenize::{Stemming, tokens};
+
+/// BM25's term-frequency saturation.
+pub const K1: f32 = 1.2;
+/// BM25's length normalisation.
+pub const B: f32 = 0.75;
+
+/// An inverted index of documents' tokens.
+#[derive(Debug, Clone, Default)]
+pub struct Bm25 {
+    stemming: Stemming,
+    postings: HashMap<String, Vec<(u32, u16)>>,
+    lengths: Vec<u32>,
+    average_length: f32,
+}
+
+impl Bm25 {
+    /// Indexes documents (each a bag of text).
+    pub fn build<'a>(documents: impl IntoIterator<Item = &'a str>, stemming: Stemming) -> Self {
+        let mut postings: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
+        let mut lengths = Vec::new();
+        for (index, text) in documents.into_iter().enumerate() {
+            let id = u32::try_from(index).unwrap_or(u32::MAX);
+            let words = tokens(text, stemming);
+            lengths.push(u32::try_from(words.len()).unwrap_or(u32::MAX));
+            let mut counts: HashMap<String, u16> = HashMap::new();
+            for word in words {
+                let count = counts.entry(word).or_default();
+                *count = count.saturating_add(1);
+            }
+            for (word, count) in counts {
+                postings.entry(word).or_default().push((id, count));
+            }
+        }
+        #[expect(clippy::cast_precision_loss, reason = "document lengths are small")]
+        let average_length = if lengths.is_empty() {
+            0.0
+        } else {
+            lengths.iter().map(|&n| n as f32).sum::<f32>() / lengths.len() as f32
+        };
+        Self {
+            stemming,
+            postings,
+            lengths,
+            average_length,
+        }
+    }
+
+    /// How many documents are indexed.
+    pub fn len(&self) -> usize {
+        self.lengths.len()
+    }
+
+    /// True when nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.lengths.is_empty()
+    }
+
+    /// Scores every document that shares a term with the query (others score 0).
+    #[expect(clippy::cast_precision_loss, reason = "counts are small")]
+    pub fn scores(&self, query: &str) -> Vec<f32> {
+        let mut scores = vec![0.0_f32; self.lengths.len()];
+        let total = self.lengths.len() as f32;
+        let mut seen = std::collections::HashSet::new();
+        for term in tokens(query, self.stemming) {
+            if !seen.insert(term.clone()) {
+                continue;
+            }
+            let Some(posting) = self.postings.get(&term) else {
+                continue;
+            };
+            let frequency = posting.len() as f32;
+            let idf = ((total - frequency + 0.5) / (frequency + 0.5) + 1.0).ln();
+            for &(id, count) in posting {
+                let tf = f32::from(count);
+                let length = self.lengths[id as usize] as f32;
+                let norm = K1 * (1.0 - B + B * length / self.average_length.max(1.0));
+                scores[id as usize] += idf * tf * (K1 + 1.0) / (tf + norm);
+            }
+        }
+        scores
+    }
+}
