@@ -16,7 +16,9 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use skillet_retrieval::{Bm25, Stemming, skill_text, top_k};
+use skillet_retrieval::{
+    Bm25, Stemming, embedding_text, reciprocal_rank_fusion, skill_text, top_k,
+};
 use skillet_skills::{Root, RootKind, discover};
 
 /// The collections of the ~500-skill pool (all but the two largest).
@@ -159,12 +161,129 @@ fn main() {
             let index = Bm25::build(texts.iter().map(String::as_str), stemming);
             let scores = |query: &str| index.scores(query);
             let metrics = evaluate(&names, &scores, &requests, &no_fit, lexical_threshold());
-            println!(
-                "{mode:<24} {:>9.3} {:>9.3} {:>7.3} {:>16.3}",
-                metrics.recall_at_1, metrics.recall_at_5, metrics.mrr, metrics.no_fit_cleared
+            report(mode, &metrics);
+        }
+        let Some(model) = model_dir() else {
+            println!("(semantic and hybrid skipped: no model; run scripts/fetch-model.sh)");
+            continue;
+        };
+        let embedder = skillet_retrieval::embed::Embedder::load(&model).unwrap();
+        let doc_texts: Vec<String> = library
+            .skills()
+            .iter()
+            .map(|s| {
+                embedding_text(
+                    &s.name,
+                    &s.description,
+                    s.frontmatter.when_to_use.as_deref(),
+                    &s.frontmatter.tags,
+                )
+            })
+            .collect();
+        let started = std::time::Instant::now();
+        let doc_vectors = embedder
+            .embed(&doc_texts.iter().map(String::as_str).collect::<Vec<_>>())
+            .unwrap();
+        eprintln!(
+            "embedded {} skills in {:.1} s",
+            doc_vectors.len(),
+            started.elapsed().as_secs_f64()
+        );
+        let all_queries: Vec<&str> = requests
+            .iter()
+            .chain(&no_fit)
+            .map(|r| r.query.as_str())
+            .collect();
+        let query_vectors = embedder.embed(&all_queries).unwrap();
+        let vector_of = |query: &str| {
+            let position = all_queries.iter().position(|q| *q == query).unwrap();
+            &query_vectors[position]
+        };
+        let semantic = |query: &str| -> Vec<f32> {
+            let q = vector_of(query);
+            doc_vectors
+                .iter()
+                .map(|d| skillet_retrieval::embed::dot(q, d))
+                .collect()
+        };
+        report(
+            "semantic",
+            &evaluate(&names, &semantic, &requests, &no_fit, semantic_threshold()),
+        );
+        let index = Bm25::build(texts.iter().map(String::as_str), Stemming::Light);
+        let rrf = |query: &str| -> Vec<f32> {
+            let lexical: Vec<usize> = top_k(&index.scores(query), 100)
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect();
+            let meaning: Vec<usize> = top_k(&semantic(query), 100)
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect();
+            reciprocal_rank_fusion(names.len(), &[&lexical, &meaning])
+        };
+        report(
+            "hybrid (RRF)",
+            &evaluate(&names, &rrf, &requests, &no_fit, f32::MAX),
+        );
+        for alpha in [0.5_f32, 0.6, 0.7, 0.8] {
+            let blend = |query: &str| -> Vec<f32> {
+                let lexical = index.scores(query);
+                let best = lexical.iter().copied().fold(0.0_f32, f32::max).max(1e-6);
+                let meaning = semantic(query);
+                lexical
+                    .iter()
+                    .zip(&meaning)
+                    .map(|(l, m)| alpha * m + (1.0 - alpha) * (l / best) * m.max(0.0).sqrt())
+                    .collect()
+            };
+            report(
+                &format!("hybrid (blend {alpha})"),
+                &evaluate(&names, &blend, &requests, &no_fit, semantic_threshold()),
             );
         }
+        // Where the top scores of fitting and non-fitting requests lie, to set thresholds.
+        let top = |query: &str| top_k(&semantic(query), 1)[0].1;
+        let mut fits: Vec<f32> = requests.iter().map(|r| top(&r.query)).collect();
+        let mut none: Vec<f32> = no_fit.iter().map(|r| top(&r.query)).collect();
+        fits.sort_by(f32::total_cmp);
+        none.sort_by(f32::total_cmp);
+        println!(
+            "top cosine, fitting requests: min {:.3} p10 {:.3} median {:.3}",
+            fits[0],
+            fits[fits.len() / 10],
+            fits[fits.len() / 2]
+        );
+        println!(
+            "top cosine, no-fit requests: median {:.3} max {:.3}",
+            none[none.len() / 2],
+            none[none.len() - 1]
+        );
     }
+}
+
+fn report(mode: &str, metrics: &Metrics) {
+    println!(
+        "{mode:<24} {:>9.3} {:>9.3} {:>7.3} {:>16.3}",
+        metrics.recall_at_1, metrics.recall_at_5, metrics.mrr, metrics.no_fit_cleared
+    );
+}
+
+fn model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("SKILLET_EMBED_MODEL")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|home| PathBuf::from(home).join(".cache/skillet-ci/all-MiniLM-L6-v2"))
+        })?;
+    dir.join("model.safetensors").is_file().then_some(dir)
+}
+
+fn semantic_threshold() -> f32 {
+    std::env::var("SKILLET_SEMANTIC_THRESHOLD")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.35)
 }
 
 /// The BM25 score a top result must reach to count as relevant.

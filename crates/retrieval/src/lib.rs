@@ -3,6 +3,8 @@
 //! documents and knows nothing of the skills engine.
 
 mod bm25;
+#[cfg(feature = "embeddings")]
+pub mod embed;
 mod tokenize;
 
 pub use bm25::{B, Bm25, K1};
@@ -28,6 +30,43 @@ pub fn skill_text(
     }
     text
 }
+
+/// The text a skill is embedded by: `name words: description when_to_use tags`.
+pub fn embedding_text(
+    name: &str,
+    description: &str,
+    when_to_use: Option<&str>,
+    tags: &[String],
+) -> String {
+    let mut text = format!("{}: {description}", name.replace(['-', '_'], " "));
+    if let Some(when) = when_to_use {
+        text.push(' ');
+        text.push_str(when);
+    }
+    if !tags.is_empty() {
+        text.push_str(" (");
+        text.push_str(&tags.join(", "));
+        text.push(')');
+    }
+    text
+}
+
+/// Reciprocal rank fusion of rankings (each a list of document indexes, best first):
+/// `sum 1 / (k + rank)`, with `k` = [`RRF_K`].
+pub fn reciprocal_rank_fusion(documents: usize, rankings: &[&[usize]]) -> Vec<f32> {
+    let mut scores = vec![0.0_f32; documents];
+    for ranking in rankings {
+        for (rank, &document) in ranking.iter().enumerate() {
+            #[expect(clippy::cast_precision_loss, reason = "ranks are small")]
+            let contribution = 1.0 / (RRF_K + rank as f32 + 1.0);
+            scores[document] += contribution;
+        }
+    }
+    scores
+}
+
+/// The usual reciprocal-rank-fusion constant.
+pub const RRF_K: f32 = 60.0;
 
 /// The indexes of the `k` highest scores, best first (ties by index).
 pub fn top_k(scores: &[f32], k: usize) -> Vec<(usize, f32)> {
