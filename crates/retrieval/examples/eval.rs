@@ -10,6 +10,7 @@
     clippy::unwrap_used,
     clippy::print_stdout,
     clippy::print_stderr,
+    clippy::too_many_lines,
     reason = "a report"
 )]
 
