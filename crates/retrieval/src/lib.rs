@@ -1,13 +1,19 @@
 //! Ranking skills for a request. Documents are skills (name with hyphens split into words,
-//! description, `when_to_use`, tags); [`Bm25`] ranks them by words. The crate ranks any
-//! documents and knows nothing of the skills engine.
+//! description, `when_to_use`, tags); [`Bm25`] ranks them by words, `embed::Embedder`
+//! (all-MiniLM-L6-v2 with candle, feature `embeddings`) by meaning, and [`Matcher`] blends
+//! both with a threshold so "no skill applies" is a possible answer. Vectors are cached on disk
+//! by [`EmbeddingCache`]. The crate ranks any documents and knows nothing of the skills engine.
 
 mod bm25;
+mod cache;
 #[cfg(feature = "embeddings")]
 pub mod embed;
+mod matcher;
 mod tokenize;
 
 pub use bm25::{B, Bm25, K1};
+pub use cache::{EmbeddingCache, text_hash};
+pub use matcher::{HYBRID_ALPHA, LEXICAL_THRESHOLD, Matcher, Mode, Ranked, SEMANTIC_THRESHOLD};
 pub use tokenize::{Stemming, stem, tokens};
 
 /// The text a skill is ranked by: its name twice (hyphens as spaces, so "differential-review"

@@ -1,0 +1,198 @@
+//! Ranking documents for a request by words (BM25), by meaning (embeddings), or both.
+
+use crate::bm25::Bm25;
+use crate::tokenize::Stemming;
+use crate::top_k;
+
+/// Cosine similarity a document must reach to count as relevant (calibrated on the evaluation
+/// set: the top match of requests no skill fits stayed at or under 0.32; one in ten fitting
+/// requests' top match lies under 0.35).
+pub const SEMANTIC_THRESHOLD: f32 = 0.35;
+/// BM25 score a document must reach to count as relevant when no embeddings are available.
+pub const LEXICAL_THRESHOLD: f32 = 8.0;
+/// Weight of meaning against words in the hybrid score (measured best on the evaluation set).
+pub const HYBRID_ALPHA: f32 = 0.5;
+
+/// How to rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// BM25 only.
+    Lexical,
+    /// Embeddings only.
+    Semantic,
+    /// Both, blended.
+    Hybrid,
+}
+
+impl Mode {
+    /// `lexical`, `semantic` or `hybrid`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Lexical => "lexical",
+            Self::Semantic => "semantic",
+            Self::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// One ranked document.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    /// The document's index.
+    pub index: usize,
+    /// Its score in the mode used.
+    pub score: f32,
+    /// Whether it clears the relevance threshold.
+    pub relevant: bool,
+}
+
+/// Documents indexed by words, and by meaning when vectors are given.
+#[derive(Debug, Clone)]
+pub struct Matcher {
+    bm25: Bm25,
+    /// Normalised vectors, `dimensions` floats per document, in document order.
+    vectors: Option<(usize, Vec<f32>)>,
+    len: usize,
+}
+
+impl Matcher {
+    /// Indexes documents' texts by words.
+    pub fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
+        let bm25 = Bm25::build(texts, Stemming::Light);
+        let len = bm25.len();
+        Self {
+            bm25,
+            vectors: None,
+            len,
+        }
+    }
+
+    /// Adds the documents' vectors (normalised, one per document, in order).
+    #[must_use]
+    pub fn with_vectors(mut self, dimensions: usize, vectors: Vec<f32>) -> Self {
+        if vectors.len() == dimensions * self.len {
+            self.vectors = Some((dimensions, vectors));
+        }
+        self
+    }
+
+    /// Whether ranking by meaning is possible.
+    pub fn has_vectors(&self) -> bool {
+        self.vectors.is_some()
+    }
+
+    /// How many documents.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Cosine similarity of the query vector with every document (exact search over the flat
+    /// matrix).
+    pub fn similarities(&self, query: &[f32]) -> Option<Vec<f32>> {
+        let (dimensions, vectors) = self.vectors.as_ref()?;
+        if query.len() != *dimensions {
+            return None;
+        }
+        Some(
+            vectors
+                .chunks_exact(*dimensions)
+                .map(|row| row.iter().zip(query).map(|(a, b)| a * b).sum())
+                .collect(),
+        )
+    }
+
+    /// The `k` best documents for a query. Semantic and hybrid modes need `query_vector`
+    /// and the documents' vectors; without them the ranking falls back to words.
+    pub fn rank(
+        &self,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        mode: Mode,
+        k: usize,
+    ) -> (Mode, Vec<Ranked>) {
+        let similarities = query_vector.and_then(|vector| self.similarities(vector));
+        let mode = if similarities.is_none() {
+            Mode::Lexical
+        } else {
+            mode
+        };
+        let ranked = match (mode, similarities) {
+            (Mode::Semantic, Some(cosines)) => top_k(&cosines, k)
+                .into_iter()
+                .map(|(index, score)| Ranked {
+                    index,
+                    score,
+                    relevant: score >= SEMANTIC_THRESHOLD,
+                })
+                .collect(),
+            (Mode::Hybrid, Some(cosines)) => {
+                let words = self.bm25.scores(query);
+                let best = words.iter().copied().fold(0.0_f32, f32::max).max(1e-6);
+                let blended: Vec<f32> = words
+                    .iter()
+                    .zip(&cosines)
+                    .map(|(w, c)| {
+                        HYBRID_ALPHA * c + (1.0 - HYBRID_ALPHA) * (w / best) * c.max(0.0).sqrt()
+                    })
+                    .collect();
+                top_k(&blended, k)
+                    .into_iter()
+                    .map(|(index, score)| Ranked {
+                        index,
+                        score,
+                        relevant: cosines[index] >= SEMANTIC_THRESHOLD,
+                    })
+                    .collect()
+            }
+            _ => top_k(&self.bm25.scores(query), k)
+                .into_iter()
+                .filter(|(_, score)| *score > 0.0)
+                .map(|(index, score)| Ranked {
+                    index,
+                    score,
+                    relevant: score >= LEXICAL_THRESHOLD,
+                })
+                .collect(),
+        };
+        (mode, ranked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_ranking_and_fallback() {
+        let matcher = Matcher::new([
+            "pdf forms fill extract text",
+            "kubernetes deploy helm",
+            "git branches cleanup",
+        ]);
+        let (mode, ranked) =
+            matcher.rank("fill in this PDF form", Some(&[1.0, 0.0]), Mode::Hybrid, 2);
+        assert_eq!(mode, Mode::Lexical, "no vectors: words only");
+        assert_eq!(ranked[0].index, 0);
+        assert_eq!(ranked.len(), 1, "documents sharing no word are not listed");
+    }
+
+    #[test]
+    fn semantic_and_hybrid_use_vectors() {
+        let matcher =
+            Matcher::new(["alpha words", "beta words"]).with_vectors(2, vec![1.0, 0.0, 0.0, 1.0]);
+        let (mode, ranked) = matcher.rank("beta", Some(&[0.0, 1.0]), Mode::Semantic, 2);
+        assert_eq!(mode, Mode::Semantic);
+        assert_eq!((ranked[0].index, ranked[0].relevant), (1, true));
+        assert!(!ranked[1].relevant);
+        let (_, ranked) = matcher.rank("alpha", Some(&[0.6, 0.8]), Mode::Hybrid, 2);
+        assert_eq!(
+            ranked[0].index, 0,
+            "the word match lifts alpha over beta's closer vector"
+        );
+    }
+}
