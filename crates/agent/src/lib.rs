@@ -13,6 +13,7 @@ mod error;
 pub mod paths;
 pub mod permission;
 mod prompt;
+pub mod skill_index;
 pub mod tool;
 pub mod tools;
 pub mod transcript;

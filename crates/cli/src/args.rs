@@ -129,6 +129,29 @@ pub enum SkillsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Rank skills for a request, by words and meaning
+    Match {
+        /// The request
+        query: String,
+        /// How many skills to show
+        #[arg(long, default_value_t = 5)]
+        top_k: usize,
+        /// lexical, semantic or hybrid (default: hybrid when the model is present)
+        #[arg(long, value_enum)]
+        mode: Option<MatchModeArg>,
+        /// Print a JSON array
+        #[arg(long)]
+        json: bool,
+        /// The embedding model's folder (also SKILLET_EMBED_MODEL)
+        #[arg(long, value_name = "DIR")]
+        embed_model: Option<PathBuf>,
+    },
+    /// Build or refresh the embedding cache of every discovered skill
+    Index {
+        /// The embedding model's folder (also SKILLET_EMBED_MODEL)
+        #[arg(long, value_name = "DIR")]
+        embed_model: Option<PathBuf>,
+    },
     /// Create a new skill from a template that passes `validate`
     New {
         /// The skill's name: lowercase letters, digits and hyphens
@@ -137,6 +160,16 @@ pub enum SkillsCommand {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MatchModeArg {
+    /// Words (BM25)
+    Lexical,
+    /// Meaning (embeddings)
+    Semantic,
+    /// Both
+    Hybrid,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

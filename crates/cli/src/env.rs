@@ -18,6 +18,12 @@ pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
 pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
 /// The model.
 pub const MODEL_ID: &str = "MODEL_ID";
+/// A folder holding the embedding model (config.json, tokenizer.json, model.safetensors).
+pub const SKILLET_EMBED_MODEL: &str = "SKILLET_EMBED_MODEL";
+/// The Hugging Face home (its `hub` cache is searched for the embedding model).
+pub const HF_HOME: &str = "HF_HOME";
+/// The base of user cache folders (the embedding cache).
+pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 
 /// A variable's value, when set and not empty.
 pub fn var(name: &str) -> Option<String> {

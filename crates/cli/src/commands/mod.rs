@@ -1,6 +1,7 @@
 //! The commands, one module per group.
 
 mod chat;
+mod matching;
 mod run;
 mod session;
 mod skills;

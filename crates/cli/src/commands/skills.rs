@@ -26,6 +26,16 @@ pub fn run(context: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode
         SkillsCommand::Catalog { format, budget } => catalog(context, format, budget),
         SkillsCommand::Validate { paths, json } => validate(context, &paths, json),
         SkillsCommand::New { name, dir } => new(context, &name, dir),
+        SkillsCommand::Match {
+            query,
+            top_k,
+            mode,
+            json,
+            embed_model,
+        } => super::matching::run_match(context, &query, top_k, mode, json, embed_model.as_deref()),
+        SkillsCommand::Index { embed_model } => {
+            super::matching::run_index(context, embed_model.as_deref())
+        }
     }
 }
 

@@ -1,0 +1,162 @@
+//! Matching requests to skills: the discovered skills as retrieval documents, their vectors
+//! embedded once and cached on disk, ranked by words, meaning or both.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use skillet_retrieval::embed::{DIMENSIONS, EmbedError, Embedder};
+use skillet_retrieval::{
+    EmbeddingCache, Matcher, Mode, Ranked, embedding_text, skill_text, text_hash,
+};
+use skillet_skills::Library;
+
+/// What building the index did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexStats {
+    /// Skills embedded now.
+    pub embedded: usize,
+    /// Skills whose vectors came from the cache.
+    pub reused: usize,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+/// The skills of a library, ready to rank.
+pub struct SkillIndex {
+    matcher: Matcher,
+    embedder: Option<Embedder>,
+    names: Vec<String>,
+}
+
+impl SkillIndex {
+    /// Words only (no model).
+    pub fn lexical(library: &Library) -> Self {
+        Self {
+            matcher: Matcher::new(lexical_texts(library).iter().map(String::as_str)),
+            embedder: None,
+            names: names(library),
+        }
+    }
+
+    /// Words and meaning: loads the model from `model_dir` and embeds every skill not already
+    /// in the cache under `cache_dir`. `progress` is told (done, total) as batches finish.
+    pub fn semantic(
+        library: &Library,
+        model_dir: &Path,
+        cache_dir: &Path,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(Self, IndexStats), EmbedError> {
+        let started = Instant::now();
+        let embedder = Embedder::load(model_dir)?;
+        let texts: Vec<String> = library
+            .skills()
+            .iter()
+            .map(|s| {
+                embedding_text(
+                    &s.name,
+                    &s.description,
+                    s.frontmatter.when_to_use.as_deref(),
+                    &s.frontmatter.tags,
+                )
+            })
+            .collect();
+        let hashes: Vec<u64> = texts.iter().map(|text| text_hash(text)).collect();
+        let cache_path = EmbeddingCache::path_for(cache_dir, &embedder.model_id);
+        let mut cache = EmbeddingCache::open(&cache_path, DIMENSIONS);
+        let missing: Vec<usize> = (0..texts.len())
+            .filter(|&i| cache.get(hashes[i]).is_none())
+            .collect();
+        let total = missing.len();
+        for (done, chunk) in missing
+            .chunks(skillet_retrieval::embed::BATCH_SIZE * 4)
+            .enumerate()
+        {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
+            for (&i, vector) in chunk.iter().zip(embedder.embed(&batch)?) {
+                cache.insert(hashes[i], vector);
+            }
+            progress(
+                ((done + 1) * skillet_retrieval::embed::BATCH_SIZE * 4).min(total),
+                total,
+            );
+        }
+        // A cache that cannot be written only costs time next run.
+        let _ = cache.save();
+        let mut vectors = Vec::with_capacity(texts.len() * DIMENSIONS);
+        for hash in &hashes {
+            match cache.get(*hash) {
+                Some(vector) => vectors.extend_from_slice(vector),
+                None => vectors.extend(std::iter::repeat_n(0.0, DIMENSIONS)),
+            }
+        }
+        let matcher = Matcher::new(lexical_texts(library).iter().map(String::as_str))
+            .with_vectors(DIMENSIONS, vectors);
+        let stats = IndexStats {
+            embedded: total,
+            reused: texts.len() - total,
+            elapsed: started.elapsed(),
+        };
+        Ok((
+            Self {
+                matcher,
+                embedder: Some(embedder),
+                names: names(library),
+            },
+            stats,
+        ))
+    }
+
+    /// Whether meaning is available.
+    pub fn has_model(&self) -> bool {
+        self.embedder.is_some() && self.matcher.has_vectors()
+    }
+
+    /// The `k` best skills for a request, and the mode actually used (lexical when there is no
+    /// model). Names index into the library's skills.
+    pub fn rank(
+        &self,
+        query: &str,
+        mode: Mode,
+        k: usize,
+    ) -> Result<(Mode, Vec<Ranked>), EmbedError> {
+        let vector = match (&self.embedder, mode) {
+            (Some(embedder), Mode::Semantic | Mode::Hybrid) => embedder.embed(&[query])?.pop(),
+            _ => None,
+        };
+        Ok(self.matcher.rank(query, vector.as_deref(), mode, k))
+    }
+
+    /// The name of a ranked skill.
+    pub fn name(&self, index: usize) -> &str {
+        &self.names[index]
+    }
+}
+
+fn names(library: &Library) -> Vec<String> {
+    library.skills().iter().map(|s| s.name.clone()).collect()
+}
+
+fn lexical_texts(library: &Library) -> Vec<String> {
+    library
+        .skills()
+        .iter()
+        .map(|s| {
+            skill_text(
+                &s.name,
+                &s.description,
+                s.frontmatter.when_to_use.as_deref(),
+                &s.frontmatter.tags,
+            )
+        })
+        .collect()
+}
+
+/// Where the embedding cache lives: `$XDG_CACHE_HOME/skillet/embeddings`, else
+/// `~/.cache/skillet/embeddings`.
+pub fn cache_dir(xdg_cache_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+    xdg_cache_home
+        .filter(|dir| dir.is_absolute())
+        .map(Path::to_path_buf)
+        .or_else(|| home.map(|home| home.join(".cache")))
+        .map(|dir| dir.join("skillet").join("embeddings"))
+}
