@@ -88,6 +88,11 @@ fn evaluate(
             .map(|position| position + 1);
         if rank == Some(1) {
             at1 += 1.0;
+        } else if std::env::var_os("SKILLET_EVAL_MISSES").is_some() {
+            eprintln!(
+                "miss ({rank:?}): {} -> {} (want {:?})",
+                request.query, names[ranked[0].0], request.expected
+            );
         }
         if rank.is_some_and(|r| r <= 5) {
             at5 += 1.0;
@@ -182,9 +187,7 @@ fn main() {
             })
             .collect();
         let started = std::time::Instant::now();
-        let doc_vectors = embedder
-            .embed(&doc_texts.iter().map(String::as_str).collect::<Vec<_>>())
-            .unwrap();
+        let doc_vectors = embed_cached(&embedder, &doc_texts);
         eprintln!(
             "embedded {} skills in {:.1} s",
             doc_vectors.len(),
@@ -227,7 +230,15 @@ fn main() {
             "hybrid (RRF)",
             &evaluate(&names, &rrf, &requests, &no_fit, f32::MAX),
         );
-        for alpha in [0.5_f32, 0.6, 0.7, 0.8] {
+        for (alpha, gated) in [
+            (0.3_f32, true),
+            (0.4, true),
+            (0.5, true),
+            (0.6, true),
+            (0.4, false),
+            (0.5, false),
+            (0.6, false),
+        ] {
             let blend = |query: &str| -> Vec<f32> {
                 let lexical = index.scores(query);
                 let best = lexical.iter().copied().fold(0.0_f32, f32::max).max(1e-6);
@@ -235,14 +246,50 @@ fn main() {
                 lexical
                     .iter()
                     .zip(&meaning)
-                    .map(|(l, m)| alpha * m + (1.0 - alpha) * (l / best) * m.max(0.0).sqrt())
+                    .map(|(l, m)| {
+                        let gate = if gated {
+                            m.max(0.0).powf(gate_power())
+                        } else {
+                            1.0
+                        };
+                        alpha * m + (1.0 - alpha) * (l / best) * gate
+                    })
                     .collect()
             };
             report(
-                &format!("hybrid (blend {alpha})"),
+                &format!("hybrid ({alpha}{})", if gated { " gated" } else { "" }),
                 &evaluate(&names, &blend, &requests, &no_fit, semantic_threshold()),
             );
         }
+        // The shipped ranking, as `skillet skills match` and the agent use it.
+        let matcher = skillet_retrieval::Matcher::new(texts.iter().map(String::as_str))
+            .with_vectors(384, doc_vectors.concat());
+        let ranked = |query: &str| {
+            matcher
+                .rank(
+                    query,
+                    Some(vector_of(query)),
+                    skillet_retrieval::Mode::Hybrid,
+                    100,
+                )
+                .1
+        };
+        let shipped = |query: &str| -> Vec<f32> {
+            let mut scores = vec![f32::MIN; names.len()];
+            for r in ranked(query) {
+                scores[r.index] = r.score;
+            }
+            scores
+        };
+        let mut metrics = evaluate(&names, &shipped, &requests, &no_fit, f32::MAX);
+        #[expect(clippy::cast_precision_loss, reason = "small counts")]
+        let cleared = no_fit
+            .iter()
+            .filter(|r| ranked(&r.query).first().is_some_and(|top| top.relevant))
+            .count() as f64
+            / no_fit.len() as f64;
+        metrics.no_fit_cleared = cleared;
+        report("HYBRID (as shipped)", &metrics);
         // Where the top scores of fitting and non-fitting requests lie, to set thresholds.
         let top = |query: &str| top_k(&semantic(query), 1)[0].1;
         let mut fits: Vec<f32> = requests.iter().map(|r| top(&r.query)).collect();
@@ -263,6 +310,28 @@ fn main() {
     }
 }
 
+/// Vectors through the on-disk cache (`SKILLET_EVAL_CACHE`, default the system temp folder), so
+/// reruns while tuning do not embed again.
+fn embed_cached(embedder: &skillet_retrieval::embed::Embedder, texts: &[String]) -> Vec<Vec<f32>> {
+    use skillet_retrieval::{EmbeddingCache, text_hash};
+    let dir = std::env::var_os("SKILLET_EVAL_CACHE").map_or_else(std::env::temp_dir, PathBuf::from);
+    let path = EmbeddingCache::path_for(&dir, &format!("eval-{}", embedder.model_id));
+    let mut cache = EmbeddingCache::open(&path, 384);
+    let missing: Vec<&str> = texts
+        .iter()
+        .filter(|t| cache.get(text_hash(t)).is_none())
+        .map(String::as_str)
+        .collect();
+    for (text, vector) in missing.iter().zip(embedder.embed(&missing).unwrap()) {
+        cache.insert(text_hash(text), vector);
+    }
+    cache.save().unwrap();
+    texts
+        .iter()
+        .map(|t| cache.get(text_hash(t)).unwrap().to_vec())
+        .collect()
+}
+
 fn report(mode: &str, metrics: &Metrics) {
     println!(
         "{mode:<24} {:>9.3} {:>9.3} {:>7.3} {:>16.3}",
@@ -278,6 +347,13 @@ fn model_dir() -> Option<PathBuf> {
                 .map(|home| PathBuf::from(home).join(".cache/skillet-ci/all-MiniLM-L6-v2"))
         })?;
     dir.join("model.safetensors").is_file().then_some(dir)
+}
+
+fn gate_power() -> f32 {
+    std::env::var("SKILLET_GATE_POWER")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.5)
 }
 
 fn semantic_threshold() -> f32 {
