@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use skillet_retrieval::embed::{DIMENSIONS, EmbedError, Embedder};
+use skillet_retrieval::embed::{DIMENSIONS, EmbedError, Embedder, model_id};
 use skillet_retrieval::{
     EmbeddingCache, Matcher, Mode, Ranked, embedding_text, skill_text, text_hash,
 };
@@ -38,8 +38,8 @@ impl SkillIndex {
         }
     }
 
-    /// Words and meaning: loads the model from `model_dir` and embeds every skill not already
-    /// in the cache under `cache_dir`. `progress` is told (done, total) as batches finish.
+    /// Words and meaning: embeds every skill not already in the cache under `cache_dir` (see
+    /// [`refresh_cache`]) and loads the model from `model_dir` for queries.
     pub fn semantic(
         library: &Library,
         model_dir: &Path,
@@ -47,42 +47,9 @@ impl SkillIndex {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, IndexStats), EmbedError> {
         let started = Instant::now();
+        let (cache, hashes, mut stats) = refresh(library, model_dir, cache_dir, progress)?;
         let embedder = Embedder::load(model_dir)?;
-        let texts: Vec<String> = library
-            .skills()
-            .iter()
-            .map(|s| {
-                embedding_text(
-                    &s.name,
-                    &s.description,
-                    s.frontmatter.when_to_use.as_deref(),
-                    &s.frontmatter.tags,
-                )
-            })
-            .collect();
-        let hashes: Vec<u64> = texts.iter().map(|text| text_hash(text)).collect();
-        let cache_path = EmbeddingCache::path_for(cache_dir, &embedder.model_id);
-        let mut cache = EmbeddingCache::open(&cache_path, DIMENSIONS);
-        let missing: Vec<usize> = (0..texts.len())
-            .filter(|&i| cache.get(hashes[i]).is_none())
-            .collect();
-        let total = missing.len();
-        for (done, chunk) in missing
-            .chunks(skillet_retrieval::embed::BATCH_SIZE * 4)
-            .enumerate()
-        {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
-            for (&i, vector) in chunk.iter().zip(embedder.embed(&batch)?) {
-                cache.insert(hashes[i], vector);
-            }
-            progress(
-                ((done + 1) * skillet_retrieval::embed::BATCH_SIZE * 4).min(total),
-                total,
-            );
-        }
-        // A cache that cannot be written only costs time next run.
-        let _ = cache.save();
-        let mut vectors = Vec::with_capacity(texts.len() * DIMENSIONS);
+        let mut vectors = Vec::with_capacity(hashes.len() * DIMENSIONS);
         for hash in &hashes {
             match cache.get(*hash) {
                 Some(vector) => vectors.extend_from_slice(vector),
@@ -91,11 +58,7 @@ impl SkillIndex {
         }
         let matcher = Matcher::new(lexical_texts(library).iter().map(String::as_str))
             .with_vectors(DIMENSIONS, vectors);
-        let stats = IndexStats {
-            embedded: total,
-            reused: texts.len() - total,
-            elapsed: started.elapsed(),
-        };
+        stats.elapsed = started.elapsed();
         Ok((
             Self {
                 matcher,
@@ -131,6 +94,70 @@ impl SkillIndex {
         &self.names[index]
     }
 }
+
+/// Brings the embedding cache up to date with the library: embeds only skills whose text is
+/// new or changed, loading the model only when there are any.
+pub fn refresh_cache(
+    library: &Library,
+    model_dir: &Path,
+    cache_dir: &Path,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<IndexStats, EmbedError> {
+    let started = Instant::now();
+    let (_, _, mut stats) = refresh(library, model_dir, cache_dir, progress)?;
+    stats.elapsed = started.elapsed();
+    Ok(stats)
+}
+
+fn refresh(
+    library: &Library,
+    model_dir: &Path,
+    cache_dir: &Path,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(EmbeddingCache, Vec<u64>, IndexStats), EmbedError> {
+    let texts: Vec<String> = library
+        .skills()
+        .iter()
+        .map(|s| {
+            embedding_text(
+                &s.name,
+                &s.description,
+                s.frontmatter.when_to_use.as_deref(),
+                &s.frontmatter.tags,
+            )
+        })
+        .collect();
+    let hashes: Vec<u64> = texts.iter().map(|text| text_hash(text)).collect();
+    let cache_path = EmbeddingCache::path_for(cache_dir, &model_id(model_dir)?);
+    let mut cache = EmbeddingCache::open(&cache_path, DIMENSIONS);
+    let missing: Vec<usize> = (0..texts.len())
+        .filter(|&i| cache.get(hashes[i]).is_none())
+        .collect();
+    let total = missing.len();
+    if total > 0 {
+        let embedder = Embedder::load(model_dir)?;
+        let mut done = 0;
+        for chunk in missing.chunks(PROGRESS_STEP) {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
+            for (&i, vector) in chunk.iter().zip(embedder.embed(&batch)?) {
+                cache.insert(hashes[i], vector);
+            }
+            done += chunk.len();
+            progress(done, total);
+        }
+        // A cache that cannot be written only costs time next run.
+        let _ = cache.save();
+    }
+    let stats = IndexStats {
+        embedded: total,
+        reused: texts.len() - total,
+        elapsed: Duration::ZERO,
+    };
+    Ok((cache, hashes, stats))
+}
+
+/// Skills embedded between two progress reports.
+const PROGRESS_STEP: usize = 128;
 
 fn names(library: &Library) -> Vec<String> {
     library.skills().iter().map(|s| s.name.clone()).collect()

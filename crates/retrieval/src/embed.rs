@@ -80,7 +80,6 @@ impl Embedder {
             }))
             .map_err(model_error)?;
         let weights = read("model.safetensors")?;
-        let size = weights.len();
         let device = Device::Cpu;
         let builder =
             VarBuilder::from_buffered_safetensors(weights, DTYPE, &device).map_err(model_error)?;
@@ -89,7 +88,7 @@ impl Embedder {
             model,
             tokenizer,
             device,
-            model_id: format!("all-MiniLM-L6-v2/{size}"),
+            model_id: model_id(dir)?,
         })
     }
 
@@ -151,6 +150,19 @@ impl Embedder {
         let normalised = mean.broadcast_div(&norms).map_err(model_error)?;
         normalised.to_vec2::<f32>().map_err(model_error)
     }
+}
+
+/// The id of the model in `dir` (name and weights size), which keys the embedding cache;
+/// found without loading the model.
+pub fn model_id(dir: &Path) -> Result<String, EmbedError> {
+    let path = dir.join("model.safetensors");
+    let size = std::fs::metadata(&path)
+        .map_err(|error| EmbedError::Io {
+            path: path.clone(),
+            message: error.to_string(),
+        })?
+        .len();
+    Ok(format!("all-MiniLM-L6-v2/{size}"))
 }
 
 /// Where the model is: `explicit` (`--embed-model`), then `$SKILLET_EMBED_MODEL`, then the

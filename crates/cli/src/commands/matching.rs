@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
-use skillet_agent::skill_index::{SkillIndex, cache_dir};
+use skillet_agent::skill_index::{SkillIndex, cache_dir, refresh_cache};
 use skillet_retrieval::Mode;
 use skillet_retrieval::embed::find_model;
 use skillet_skills::{Library, discover};
@@ -128,7 +128,7 @@ pub fn run_index(context: &Context, embed_model: Option<&Path>) -> anyhow::Resul
             let _ = stderr.flush();
         }
     };
-    let (_, stats) = SkillIndex::semantic(&library, &model, &embeddings_dir(), &mut progress)?;
+    let stats = refresh_cache(&library, &model, &embeddings_dir(), &mut progress)?;
     if show && stats.embedded > 0 {
         warn("");
     }
