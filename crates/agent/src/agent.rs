@@ -4,6 +4,7 @@
 //! The system prompt and the tool definitions are built once and never change within a
 //! session; the history is append-only. That keeps the provider's prompt cache hitting.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -13,6 +14,8 @@ use skillet_llm::{
     context_window,
 };
 use skillet_skills::{BudgetReport, CatalogFormat, Library, render_catalog};
+
+use crate::skill_index::SkillIndex;
 
 use crate::error::AgentError;
 use crate::permission::{ApprovalRequest, Gate, Permissions};
@@ -51,7 +54,31 @@ pub struct AgentConfig {
     pub catalog_budget: Option<usize>,
     /// Who may write and run commands.
     pub permissions: Permissions,
+    /// Whether each user message is matched against the skills, and what is done with a match.
+    pub skill_match: SkillMatch,
+    /// The index matches come from (none: no matching).
+    pub skill_index: Option<Arc<SkillIndex>>,
 }
+
+/// What is done with the skills that match a user message (always by appending to that
+/// message, never by editing what was sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SkillMatch {
+    /// Nothing.
+    Off,
+    /// A short note naming up to three relevant skills is appended to the message.
+    #[default]
+    Suggest,
+    /// As `Suggest`, and the best skill's Layer 2 is appended too when it matches strongly,
+    /// at most once per skill and session.
+    Auto,
+}
+
+/// At most this many skills are suggested.
+pub const MAX_SUGGESTIONS: usize = 3;
+/// The hybrid score the best skill must reach to be loaded by `auto` (above the relevance
+/// threshold that suggestions need).
+pub const AUTO_LOAD_SCORE: f32 = 0.5;
 
 impl AgentConfig {
     /// Defaults for a working directory, with writes and commands denied.
@@ -66,6 +93,8 @@ impl AgentConfig {
             permissions: Permissions::Deny {
                 reason: "writes and commands are not allowed in this session".into(),
             },
+            skill_match: SkillMatch::Suggest,
+            skill_index: None,
         }
     }
 }
@@ -135,6 +164,8 @@ struct Core {
 pub struct Agent {
     core: Arc<Core>,
     history: Vec<Message>,
+    /// Skills `auto` has loaded in this session.
+    injected: std::collections::HashSet<String>,
     transcript: Option<Transcript>,
     header: SessionHeader,
     catalog_report: BudgetReport,
@@ -189,6 +220,7 @@ impl Agent {
         Self {
             core: Arc::new(core),
             history: Vec::new(),
+            injected: std::collections::HashSet::new(),
             transcript: None,
             header,
             catalog_report: catalog.report,
@@ -264,6 +296,7 @@ impl Agent {
         user_text: &str,
         events: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<TurnOutcome, AgentError> {
+        let content = self.compose_user_message(user_text, events);
         let Self {
             core,
             history,
@@ -278,7 +311,10 @@ impl Agent {
                 failure.get_or_insert_with(|| error.to_string());
             }
         };
-        let message = Message::user(user_text);
+        let message = Message {
+            role: Role::User,
+            content,
+        };
         record(TranscriptEvent::Message {
             message: message.clone(),
         });
@@ -299,6 +335,70 @@ impl Agent {
 }
 
 impl Agent {
+    /// The blocks of a new user message: the text, then (when skill matching is on) a note of
+    /// the skills that fit and, for `auto`, the best one's Layer 2.
+    fn compose_user_message(
+        &mut self,
+        user_text: &str,
+        events: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Vec<ContentBlock> {
+        let mut content = vec![ContentBlock::text(user_text)];
+        let config = &self.core.config;
+        let (Some(index), mode) = (&config.skill_index, config.skill_match) else {
+            return content;
+        };
+        if mode == SkillMatch::Off {
+            return content;
+        }
+        let ranked = match index.rank(user_text, skillet_retrieval::Mode::Hybrid, MAX_SUGGESTIONS) {
+            Ok((_, ranked)) => ranked,
+            Err(error) => {
+                events(AgentEvent::Notice(format!(
+                    "skill matching failed: {error}"
+                )));
+                return content;
+            }
+        };
+        let library = &self.core.context.library;
+        let relevant: Vec<_> = ranked
+            .iter()
+            .filter(|r| r.relevant)
+            .filter_map(|r| library.get(index.name(r.index)).map(|skill| (r, skill)))
+            .filter(|(_, skill)| skill.model_invocable())
+            .collect();
+        if relevant.is_empty() {
+            return content;
+        }
+        let mut note = String::from(
+            "<skill_suggestions>\nThese skills may fit this request; load one with load_skill if it does:\n",
+        );
+        for (_, skill) in &relevant {
+            let description: String = skill.description.chars().take(200).collect();
+            let _ = writeln!(note, "- {}: {description}", skill.name);
+        }
+        note.push_str("</skill_suggestions>");
+        content.push(ContentBlock::text(note));
+        let names: Vec<&str> = relevant.iter().map(|(_, s)| s.name.as_str()).collect();
+        events(AgentEvent::Notice(format!(
+            "suggested skills: {}",
+            names.join(", ")
+        )));
+        if mode == SkillMatch::Auto
+            && let Some((best, skill)) = relevant.first()
+            && best.score >= AUTO_LOAD_SCORE
+            && !self.injected.contains(&skill.name)
+            && let Ok(body) = library.load(&skill.name, skillet_skills::Invoker::Model)
+        {
+            self.injected.insert(skill.name.clone());
+            content.push(ContentBlock::text(body));
+            events(AgentEvent::Notice(format!(
+                "loaded skill {} for this request",
+                skill.name
+            )));
+        }
+        content
+    }
+
     /// After a cancelled turn: answers calls left open with "cancelled" results (appended,
     /// like everything else), so the history stays valid for the next request.
     pub fn close_cancelled_turn(&mut self) {

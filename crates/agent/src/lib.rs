@@ -19,8 +19,9 @@ pub mod tools;
 pub mod transcript;
 
 pub use agent::{
-    Agent, AgentConfig, AgentEvent, CATALOG_BUDGET_BOUNDS, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOKENS,
-    PREVIEW_CHARS, TurnOutcome, catalog_budget, preview,
+    AUTO_LOAD_SCORE, Agent, AgentConfig, AgentEvent, CATALOG_BUDGET_BOUNDS, DEFAULT_MAX_STEPS,
+    DEFAULT_MAX_TOKENS, MAX_SUGGESTIONS, PREVIEW_CHARS, SkillMatch, TurnOutcome, catalog_budget,
+    preview,
 };
 pub use error::AgentError;
 pub use prompt::system_prompt;

@@ -4,6 +4,7 @@
     clippy::unwrap_used,
     clippy::panic,
     clippy::too_many_lines,
+    clippy::print_stderr,
     reason = "tests"
 )]
 
@@ -612,4 +613,145 @@ async fn catalog_in_the_tool_description_with_an_enum() {
     let system = body["system"][0]["text"].as_str().unwrap();
     assert!(!system.contains("  - pdf:"));
     assert!(system.contains("The load_skill tool lists the available skills."));
+}
+
+fn model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("SKILLET_EMBED_MODEL")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|home| PathBuf::from(home).join(".cache/skillet-ci/all-MiniLM-L6-v2"))
+        })?;
+    if dir.join("model.safetensors").is_file() {
+        Some(dir)
+    } else {
+        eprintln!("SKIPPED: no embedding model (scripts/fetch-model.sh)");
+        None
+    }
+}
+
+fn matching_config(
+    fixture: &Fixture,
+    model: &Path,
+    mode: skillet_agent::SkillMatch,
+) -> AgentConfig {
+    let cache = fixture.cwd.join("embeddings");
+    let (index, _) = skillet_agent::skill_index::SkillIndex::semantic(
+        &fixture.library,
+        model,
+        &cache,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let mut config = config(fixture, false);
+    config.skill_match = mode;
+    config.skill_index = Some(Arc::new(index));
+    config
+}
+
+fn last_user_blocks(request: &RecordedRequest) -> Vec<String> {
+    let messages = request.body["messages"].as_array().unwrap();
+    let last = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    last["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["text"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn suggest_appends_a_note_and_leaves_the_system_prompt_alone() {
+    let Some(model) = model_dir() else { return };
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("ok"));
+    server.push_turn(Turn::text("ok"));
+    let plain = Agent::new(
+        anthropic(&server),
+        &fixture.library,
+        &config(&fixture, false),
+    );
+    let mut agent = Agent::new(
+        anthropic(&server),
+        &fixture.library,
+        &matching_config(&fixture, &model, skillet_agent::SkillMatch::Suggest),
+    );
+    assert_eq!(agent.system_prompt(), plain.system_prompt());
+    let (_, events) = turn(&mut agent, "Fill in the PDF form for me").await;
+    let requests = server.requests();
+    let blocks = last_user_blocks(&requests[0]);
+    assert_eq!(blocks[0], "Fill in the PDF form for me");
+    assert!(
+        blocks[1].starts_with("<skill_suggestions>")
+            && blocks[1].contains("- pdf: Fill PDF forms."),
+        "{blocks:?}"
+    );
+    assert_eq!(blocks.len(), 2, "suggest never loads the body");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Notice(n) if n == "suggested skills: pdf"))
+    );
+    assert_eq!(requests[0].body["system"][0]["text"], plain.system_prompt());
+    turn(&mut agent, "what's a good recipe for banana bread")
+        .await
+        .0
+        .unwrap();
+    assert_eq!(
+        last_user_blocks(&server.requests()[1]),
+        ["what's a good recipe for banana bread"]
+    );
+}
+
+#[tokio::test]
+async fn auto_injects_the_skill_once() {
+    let Some(model) = model_dir() else { return };
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("done"));
+    server.push_turn(Turn::text("done again"));
+    let mut agent = Agent::new(
+        anthropic(&server),
+        &fixture.library,
+        &matching_config(&fixture, &model, skillet_agent::SkillMatch::Auto),
+    );
+    turn(&mut agent, "Fill in the PDF form for me")
+        .await
+        .0
+        .unwrap();
+    turn(&mut agent, "Now fill in the second PDF form")
+        .await
+        .0
+        .unwrap();
+    let requests = server.requests();
+    let first = last_user_blocks(&requests[0]);
+    assert!(
+        first.iter().any(|b| b.starts_with("<skill name=\"pdf\">")),
+        "{first:?}"
+    );
+    let second = last_user_blocks(&requests[1]);
+    assert!(
+        !second.iter().any(|b| b.starts_with("<skill name=\"pdf\">")),
+        "{second:?}"
+    );
+    assert!(second.iter().any(|b| b.contains("<skill_suggestions>")));
+    // The first message, as sent, is unchanged in the second request.
+    assert_eq!(
+        requests[1].body["messages"][0],
+        requests[0].body["messages"][0]
+            .as_object()
+            .map(|m| {
+                let mut m = m.clone();
+                if let Some(content) = m.get_mut("content").and_then(Value::as_array_mut) {
+                    for block in content {
+                        if let Some(b) = block.as_object_mut() {
+                            b.remove("cache_control");
+                        }
+                    }
+                }
+                Value::Object(m)
+            })
+            .unwrap()
+    );
 }

@@ -76,6 +76,10 @@ pub struct AgentArgs {
     /// Wait for whole answers instead of streaming them
     #[arg(long)]
     pub no_stream: bool,
+    /// Match each message against the skills: off, suggest (note the best fits) or auto (also
+    /// load the best one)
+    #[arg(long, value_enum)]
+    pub skill_match: Option<SkillMatchArg>,
     /// Continue a session: its id, or the latest when none is given
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "latest")]
     pub resume: Option<String>,
@@ -87,6 +91,16 @@ pub enum ProviderArg {
     Anthropic,
     /// OpenAI-compatible Chat Completions
     Openai,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SkillMatchArg {
+    /// No matching
+    Off,
+    /// Append a note naming the skills that fit
+    Suggest,
+    /// Also load the best skill when it fits strongly
+    Auto,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use skillet_agent::SkillMatch;
 use skillet_agent::tool::CatalogPlacement;
 use skillet_llm::{ProviderKind, defaults};
 
-use crate::args::{AgentArgs, CatalogArg, ProviderArg};
+use crate::args::{AgentArgs, CatalogArg, ProviderArg, SkillMatchArg};
 use crate::env;
 
 /// The config file's name, in the project root and in the user config folder.
@@ -39,6 +40,8 @@ pub struct FileConfig {
     pub yes: Option<bool>,
     /// Stream answers.
     pub stream: Option<bool>,
+    /// `off`, `suggest` or `auto`.
+    pub skill_match: Option<String>,
 }
 
 impl FileConfig {
@@ -66,6 +69,7 @@ impl FileConfig {
             catalog_budget: self.catalog_budget.or(other.catalog_budget),
             yes: self.yes.or(other.yes),
             stream: self.stream.or(other.stream),
+            skill_match: self.skill_match.or(other.skill_match),
         }
     }
 }
@@ -95,6 +99,8 @@ pub struct Settings {
     pub stream: bool,
     /// Where transcripts go.
     pub sessions_dir: PathBuf,
+    /// What is done with skills matching a message.
+    pub skill_match: SkillMatch,
 }
 
 /// Where the inputs come from, so tests can pass their own.
@@ -213,8 +219,28 @@ impl Settings {
             yes: yes_flag || file.yes.unwrap_or(false),
             stream: !args.no_stream && file.stream.unwrap_or(true),
             sessions_dir: data_dir.join("sessions"),
+            skill_match: skill_match(args.skill_match, file.skill_match.as_deref())?,
         })
     }
+}
+
+/// What is done with matching skills: the flag, else the file, else suggest.
+fn skill_match(flag: Option<SkillMatchArg>, file: Option<&str>) -> Result<SkillMatch, String> {
+    Ok(match flag {
+        Some(SkillMatchArg::Off) => SkillMatch::Off,
+        Some(SkillMatchArg::Suggest) => SkillMatch::Suggest,
+        Some(SkillMatchArg::Auto) => SkillMatch::Auto,
+        None => match file {
+            None | Some("suggest") => SkillMatch::Suggest,
+            Some("off") => SkillMatch::Off,
+            Some("auto") => SkillMatch::Auto,
+            Some(other) => {
+                return Err(format!(
+                    "skillet.toml: skill_match '{other}' is not one of off, suggest, auto"
+                ));
+            }
+        },
+    })
 }
 
 /// Where the catalog goes: the flag, else the file, else the system prompt.

@@ -63,6 +63,20 @@ fn index(
     Ok(index)
 }
 
+/// The index the agent matches user messages with: by meaning when the model is found (the
+/// cache is brought up to date first), else by words, saying once how to get the model.
+pub fn session_index(library: &Library) -> SkillIndex {
+    match index(library, None, false) {
+        Ok(index) => index,
+        Err(error) => {
+            warn(&format!(
+                "note: skill matching falls back to words: {error}"
+            ));
+            SkillIndex::lexical(library)
+        }
+    }
+}
+
 pub fn run_match(
     context: &Context,
     query: &str,

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 use skillet_agent::permission::Permissions;
 use skillet_agent::transcript::{self, Transcript};
-use skillet_agent::{Agent, AgentConfig, AgentEvent, preview};
+use skillet_agent::{Agent, AgentConfig, AgentEvent, SkillMatch, preview};
 use skillet_llm::{Anthropic, OpenAi, Provider, ProviderKind, Transport};
 use skillet_skills::{Library, discover, find_git_root};
 
@@ -87,6 +87,11 @@ pub fn start(
         placement: settings.placement,
         catalog_budget: settings.catalog_budget,
         permissions,
+        skill_match: settings.skill_match,
+        skill_index: match settings.skill_match {
+            SkillMatch::Off => None,
+            _ => Some(Arc::new(super::matching::session_index(library))),
+        },
     };
     let agent = match resume {
         None => {
