@@ -56,8 +56,12 @@ pub struct AgentConfig {
     pub permissions: Permissions,
     /// Whether each user message is matched against the skills, and what is done with a match.
     pub skill_match: SkillMatch,
-    /// The index matches come from (none: no matching).
+    /// The index matches come from (none: no matching). With it, a library too large for the
+    /// catalog gets the `search_skills` tool.
     pub skill_index: Option<Arc<SkillIndex>>,
+    /// The session's first message, when known at the start (`run`): a catalog that must leave
+    /// skills out lists those most relevant to it first.
+    pub first_message: Option<String>,
 }
 
 /// What is done with the skills that match a user message (always by appending to that
@@ -95,6 +99,7 @@ impl AgentConfig {
             },
             skill_match: SkillMatch::Suggest,
             skill_index: None,
+            first_message: None,
         }
     }
 }
@@ -178,9 +183,39 @@ impl Agent {
         let budget = config
             .catalog_budget
             .unwrap_or_else(|| catalog_budget(provider.model()));
-        let catalog = render_catalog(library.skills(), CatalogFormat::List, budget);
+        let mut catalog = render_catalog(library.skills(), CatalogFormat::List, budget);
         let total = library.model_invocable().count();
-        let system = system_prompt(&config.cwd, &catalog.text, config.placement, total);
+        // Too many skills for the catalog: list those closest to the first message (when known)
+        // and offer search_skills for the rest.
+        let search = !catalog.report.dropped.is_empty() && config.skill_index.is_some();
+        if search
+            && let (Some(index), Some(first)) = (&config.skill_index, &config.first_message)
+            && let Ok((_, ranked)) = index.rank(
+                first,
+                skillet_retrieval::Mode::Hybrid,
+                library.skills().len(),
+            )
+        {
+            let mut ordered: Vec<&skillet_skills::Skill> =
+                ranked.iter().map(|r| &library.skills()[r.index]).collect();
+            let listed: std::collections::HashSet<&str> =
+                ordered.iter().map(|s| s.name.as_str()).collect();
+            ordered.extend(
+                library
+                    .skills()
+                    .iter()
+                    .filter(|s| !listed.contains(s.name.as_str())),
+            );
+            catalog = render_catalog(ordered, CatalogFormat::List, budget);
+        }
+        let mut system = system_prompt(&config.cwd, &catalog.text, config.placement, total);
+        if search {
+            let _ = write!(
+                system,
+                "\n\nThere are {total} skills; the list shows {} of them. Use search_skills to find the others by what they do.",
+                catalog.listed
+            );
+        }
         let gate = Arc::new(Gate::new(config.permissions.clone()));
         let usage = Arc::new(Mutex::new(Usage::default()));
         let subagent_core = Arc::new(build_core(
@@ -189,7 +224,7 @@ impl Agent {
             library,
             &catalog.text,
             config,
-            None,
+            (None, search),
             Arc::clone(&gate),
             Arc::clone(&usage),
         ));
@@ -202,7 +237,7 @@ impl Agent {
             library,
             &catalog.text,
             config,
-            Some(runner),
+            (Some(runner), search),
             gate,
             usage,
         );
@@ -428,11 +463,11 @@ fn build_core(
     library: &Arc<Library>,
     catalog: &str,
     config: &AgentConfig,
-    subagent: Option<Arc<dyn Subagent>>,
+    (subagent, search): (Option<Arc<dyn Subagent>>, bool),
     gate: Arc<Gate>,
     usage: Arc<Mutex<Usage>>,
 ) -> Core {
-    let tools = ToolTable::standard(subagent.is_some());
+    let tools = ToolTable::with(subagent.is_some(), search);
     let context = ToolContext {
         cwd: config.cwd.clone(),
         library: Arc::clone(library),
@@ -440,6 +475,7 @@ fn build_core(
         placement: config.placement,
         todos: Mutex::new(Vec::new()),
         subagent,
+        skill_index: config.skill_index.clone(),
     };
     let specs = tools.specs(&context);
     Core {

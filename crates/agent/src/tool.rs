@@ -92,6 +92,8 @@ pub struct ToolContext {
     pub todos: Mutex<Vec<TodoItem>>,
     /// Runs a subagent for the `task` tool: (prompt) → its final text.
     pub subagent: Option<Arc<dyn Subagent>>,
+    /// The skill index, for `search_skills`.
+    pub skill_index: Option<Arc<crate::skill_index::SkillIndex>>,
 }
 
 /// Runs a subagent with a fresh history.
@@ -108,6 +110,11 @@ pub struct ToolTable {
 impl ToolTable {
     /// Every tool; `with_task` adds the subagent tool (subagents get the table without it).
     pub fn standard(with_task: bool) -> Self {
+        Self::with(with_task, false)
+    }
+
+    /// The standard tools, plus `search_skills` when the catalog could not list every skill.
+    pub fn with(with_task: bool, with_search: bool) -> Self {
         let mut tools: Vec<Box<dyn Tool>> = vec![
             Box::new(tools::load_skill::LoadSkill),
             Box::new(tools::bash::Bash),
@@ -118,6 +125,9 @@ impl ToolTable {
             Box::new(tools::grep::Grep),
             Box::new(tools::todo_write::TodoWrite),
         ];
+        if with_search {
+            tools.push(Box::new(tools::search_skills::SearchSkills));
+        }
         if with_task {
             tools.push(Box::new(tools::task::Task));
         }

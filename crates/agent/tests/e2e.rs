@@ -755,3 +755,87 @@ async fn auto_injects_the_skill_once() {
             .unwrap()
     );
 }
+
+#[tokio::test]
+async fn a_library_over_budget_gets_search_skills() {
+    let fixture = fixture();
+    let many = fixture.cwd.join("many");
+    for index in 0..60 {
+        let name = format!("tool-{index:02}");
+        let dir = many.join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: Generic helper number {index} for assorted chores around the house and office.\n---\nbody\n"),
+        )
+        .unwrap();
+    }
+    let special = many.join("zz-tax-filing");
+    std::fs::create_dir_all(&special).unwrap();
+    std::fs::write(special.join("SKILL.md"), "---\nname: zz-tax-filing\ndescription: Prepare and file annual income tax returns with receipts.\n---\nbody\n").unwrap();
+    let library = Arc::new(discover(&[Root::new(&many, RootKind::User)]));
+    let server = MockServer::start();
+    server.push_turn(Turn::tool(
+        "s1",
+        "search_skills",
+        json!({"query": "file my income tax return", "top_k": 2}),
+    ));
+    server.push_turn(Turn::text("Use zz-tax-filing."));
+    let mut large = config(&fixture, false);
+    large.catalog_budget = Some(600);
+    large.skill_index = Some(Arc::new(skillet_agent::skill_index::SkillIndex::lexical(
+        &library,
+    )));
+    large.first_message = Some("help me file my income tax return".into());
+    let mut agent = Agent::new(anthropic(&server), &library, &large);
+    assert!(!agent.catalog_report().dropped.is_empty());
+    let (result, events) = turn(&mut agent, "help me file my income tax return").await;
+    assert_eq!(result.unwrap().text, "Use zz-tax-filing.");
+    let requests = server.requests();
+    let system = requests[0].body["system"][0]["text"].as_str().unwrap();
+    assert!(
+        system.contains("There are 61 skills; the list shows"),
+        "{system}"
+    );
+    assert!(system.contains("Use search_skills to find the others"));
+    // The most relevant skill is listed first, though it sorts last by name.
+    assert!(
+        system.contains("Available skills:\n  - zz-tax-filing: Prepare and file"),
+        "{system}"
+    );
+    let tools: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"search_skills"));
+    let result = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolResult { name, content, .. } if name == "search_skills" => {
+                Some(content.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert!(result.starts_with("zz-tax-filing ("), "{result}");
+    assert_eq!(
+        result.lines().count(),
+        1,
+        "only skills sharing words are listed: {result}"
+    );
+    // A library that fits gets no search tool.
+    let small = Agent::new(
+        anthropic(&server),
+        &fixture.library,
+        &config(&fixture, false),
+    );
+    assert!(
+        !small
+            .header()
+            .tools
+            .iter()
+            .any(|t| t.name == "search_skills")
+    );
+}

@@ -42,6 +42,7 @@ fn fixture() -> Fixture {
         placement: CatalogPlacement::System,
         todos: Mutex::new(Vec::new()),
         subagent: None,
+        skill_index: None,
     };
     Fixture {
         _temp: temp,

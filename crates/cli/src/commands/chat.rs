@@ -79,6 +79,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         &skills,
         args.resume.as_deref(),
         permissions.clone(),
+        None,
     )?;
     let config = rustyline::Config::builder()
         .max_history_size(HISTORY_LINES)?
@@ -181,7 +182,7 @@ fn slash(
         "cost" => warn(&agent.usage().summary()),
         "skills" => warn(&skills_table(skills)),
         "clear" => {
-            *agent = start(context, settings, skills, None, permissions.clone())?;
+            *agent = start(context, settings, skills, None, permissions.clone(), None)?;
             warn(&format!("new session {}", agent.header().id));
         }
         _ => match invoke_skill(skills, name, arguments) {

@@ -38,6 +38,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         &skills,
         args.agent.resume.as_deref(),
         permissions,
+        Some(&args.prompt),
     )?;
     let mut view = TextView::new();
     let json = args.json;

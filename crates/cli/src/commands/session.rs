@@ -77,6 +77,7 @@ pub fn start(
     library: &Arc<Library>,
     resume: Option<&str>,
     permissions: Permissions,
+    first_message: Option<&str>,
 ) -> anyhow::Result<Agent> {
     let provider = provider(settings)?;
     let config = AgentConfig {
@@ -92,6 +93,7 @@ pub fn start(
             SkillMatch::Off => None,
             _ => Some(Arc::new(super::matching::session_index(library))),
         },
+        first_message: first_message.map(str::to_string),
     };
     let agent = match resume {
         None => {
