@@ -38,6 +38,17 @@ fn embeddings_dir() -> PathBuf {
     .unwrap_or_else(|| std::env::temp_dir().join("skillet-embeddings"))
 }
 
+/// A progress line on stderr (`embedding skills: done/total`), when `show`.
+fn progress_line(show: bool) -> impl FnMut(usize, usize) {
+    move |done, total| {
+        if show {
+            let mut stderr = io::stderr().lock();
+            let _ = write!(stderr, "\rembedding skills: {done}/{total}");
+            let _ = stderr.flush();
+        }
+    }
+}
+
 /// The index: with meaning when the model is there, else words only (saying so once).
 fn index(
     library: &Library,
@@ -49,14 +60,8 @@ fn index(
         return Ok(SkillIndex::lexical(library));
     };
     let show = !quiet_progress && io::stderr().is_terminal();
-    let mut progress = |done: usize, total: usize| {
-        if show {
-            let mut stderr = io::stderr().lock();
-            let _ = write!(stderr, "\rembedding skills: {done}/{total}");
-            let _ = stderr.flush();
-        }
-    };
-    let (index, stats) = SkillIndex::semantic(library, &model, &embeddings_dir(), &mut progress)?;
+    let (index, stats) =
+        SkillIndex::semantic(library, &model, &embeddings_dir(), &mut progress_line(show))?;
     if show && stats.embedded > 0 {
         warn("");
     }
@@ -135,14 +140,12 @@ pub fn run_index(context: &Context, embed_model: Option<&Path>) -> anyhow::Resul
         return Ok(ExitCode::from(EXIT_FAILURE));
     };
     let show = io::stderr().is_terminal();
-    let mut progress = |done: usize, total: usize| {
-        if show {
-            let mut stderr = io::stderr().lock();
-            let _ = write!(stderr, "\rembedding skills: {done}/{total}");
-            let _ = stderr.flush();
-        }
-    };
-    let stats = refresh_cache(&library, &model, &embeddings_dir(), &mut progress)?;
+    let stats = refresh_cache(
+        &library,
+        &model,
+        &embeddings_dir(),
+        &mut progress_line(show),
+    )?;
     if show && stats.embedded > 0 {
         warn("");
     }
