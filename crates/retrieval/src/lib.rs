@@ -76,8 +76,26 @@ pub const RRF_K: f32 = 60.0;
 
 /// The indexes of the `k` highest scores, best first (ties by index).
 pub fn top_k(scores: &[f32], k: usize) -> Vec<(usize, f32)> {
+    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     let mut ranked: Vec<(usize, f32)> = scores.iter().copied().enumerate().collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    ranked.truncate(k);
+    // Select the k best first (linear), then sort only those.
+    if k < ranked.len() {
+        ranked.select_nth_unstable_by(k, order);
+        ranked.truncate(k);
+    }
+    ranked.sort_by(order);
     ranked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_k_orders_by_score_then_index() {
+        let scores = [0.1, 0.9, 0.5, 0.9, 0.0];
+        assert_eq!(top_k(&scores, 3), [(1, 0.9), (3, 0.9), (2, 0.5)]);
+        assert_eq!(top_k(&scores, 10).len(), 5);
+        assert!(top_k(&scores, 0).is_empty());
+    }
 }
