@@ -180,6 +180,28 @@ impl Agent {
     /// Starts a session: builds the catalog (within its budget), the system prompt and the
     /// tool definitions, once.
     pub fn new(provider: Provider, library: &Arc<Library>, config: &AgentConfig) -> Self {
+        Self::build(provider, library, config, None, Vec::new())
+    }
+
+    /// Continues a session from its transcript: its system prompt and tools are used as they
+    /// were sent, its history as it was.
+    pub fn resume(
+        provider: Provider,
+        library: &Arc<Library>,
+        config: &AgentConfig,
+        header: SessionHeader,
+        history: Vec<Message>,
+    ) -> Self {
+        Self::build(provider, library, config, Some(header), history)
+    }
+
+    fn build(
+        provider: Provider,
+        library: &Arc<Library>,
+        config: &AgentConfig,
+        resumed: Option<SessionHeader>,
+        history: Vec<Message>,
+    ) -> Self {
         let budget = config
             .catalog_budget
             .unwrap_or_else(|| catalog_budget(provider.model()));
@@ -231,7 +253,7 @@ impl Agent {
         let runner: Arc<dyn Subagent> = Arc::new(SubagentRunner {
             core: subagent_core,
         });
-        let core = build_core(
+        let mut core = build_core(
             provider,
             system,
             library,
@@ -241,6 +263,19 @@ impl Agent {
             gate,
             usage,
         );
+        if let Some(header) = resumed {
+            // A resumed session sends its prompt and tools byte for byte as before.
+            core.system.clone_from(&header.system);
+            core.specs.clone_from(&header.tools);
+            return Self {
+                core: Arc::new(core),
+                history,
+                injected: std::collections::HashSet::new(),
+                transcript: None,
+                header,
+                catalog_report: catalog.report,
+            };
+        }
         let header = SessionHeader {
             id: new_session_id(),
             created: std::time::SystemTime::now()
@@ -254,31 +289,12 @@ impl Agent {
         };
         Self {
             core: Arc::new(core),
-            history: Vec::new(),
+            history,
             injected: std::collections::HashSet::new(),
             transcript: None,
             header,
             catalog_report: catalog.report,
         }
-    }
-
-    /// Continues a session from its transcript: its system prompt and tools are used as they
-    /// were sent, its history as it was.
-    pub fn resume(
-        provider: Provider,
-        library: &Arc<Library>,
-        config: &AgentConfig,
-        header: SessionHeader,
-        history: Vec<Message>,
-    ) -> Self {
-        let mut agent = Self::new(provider, library, config);
-        if let Some(core) = Arc::get_mut(&mut agent.core) {
-            core.system.clone_from(&header.system);
-            core.specs.clone_from(&header.tools);
-        }
-        agent.header = header;
-        agent.history = history;
-        agent
     }
 
     /// Writes every later event to this transcript (a new session writes its header first).

@@ -69,11 +69,6 @@ impl SkillIndex {
         ))
     }
 
-    /// Whether meaning is available.
-    pub fn has_model(&self) -> bool {
-        self.embedder.is_some() && self.matcher.has_vectors()
-    }
-
     /// The `k` best skills for a request, and the mode actually used (lexical when there is no
     /// model). Names index into the library's skills.
     pub fn rank(

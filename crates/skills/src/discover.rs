@@ -73,16 +73,6 @@ impl Library {
         &self.diagnostics
     }
 
-    /// Builds a library from skills already read, in precedence order: the first of each name
-    /// wins and the rest are recorded as shadowed.
-    pub fn from_skills(skills: impl IntoIterator<Item = Skill>) -> Self {
-        let mut library = Self::default();
-        for skill in skills {
-            library.add(skill);
-        }
-        library
-    }
-
     fn add(&mut self, skill: Skill) {
         if let Some(&index) = self.by_name.get(&skill.name) {
             let winner = &mut self.skills[index];
