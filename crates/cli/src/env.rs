@@ -22,6 +22,10 @@ pub const MODEL_ID: &str = "MODEL_ID";
 pub const SKILLET_EMBED_MODEL: &str = "SKILLET_EMBED_MODEL";
 /// The Hugging Face home (its `hub` cache is searched for the embedding model).
 pub const HF_HOME: &str = "HF_HOME";
+/// The Hugging Face hub's address (a mirror; tests point it at loopback).
+pub const HF_ENDPOINT: &str = "HF_ENDPOINT";
+/// Set to 1 (or true/yes/on): never try to download the embedding model.
+pub const HF_HUB_OFFLINE: &str = "HF_HUB_OFFLINE";
 /// The base of user cache folders (the embedding cache).
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 
@@ -35,4 +39,14 @@ pub fn path(name: &str) -> Option<PathBuf> {
     std::env::var_os(name)
         .filter(|value| !value.is_empty())
         .map(PathBuf::from)
+}
+
+/// Whether a variable is set to a true value (1, true, yes, on).
+pub fn flag(name: &str) -> bool {
+    var(name).is_some_and(|value| {
+        matches!(
+            value.to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
 }

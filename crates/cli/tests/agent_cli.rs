@@ -44,7 +44,9 @@ fn skillet(sandbox: &Sandbox, server: Option<&MockServer>) -> Command {
         .current_dir(&sandbox.project)
         .env_clear()
         .env("HOME", &sandbox.home)
-        .env("PATH", std::env::var_os("PATH").unwrap());
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        // No embedding model here and no hub to fetch it from: match by words, quietly.
+        .env("HF_HUB_OFFLINE", "1");
     if let Some(server) = server {
         command
             .env("ANTHROPIC_API_KEY", "sk-test")
@@ -322,6 +324,7 @@ fn ctrl_c_cancels_the_turn_and_the_session_goes_on() {
         .env_clear()
         .env("HOME", &sandbox.home)
         .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HF_HUB_OFFLINE", "1")
         .env("ANTHROPIC_API_KEY", "sk-test")
         .env("ANTHROPIC_BASE_URL", server.url())
         .stdin(Stdio::piped())

@@ -1,6 +1,6 @@
 //! Query latency: exact search over a flat matrix of normalised vectors at 10,000 and 100,000
 //! skills (generated vectors and texts), hybrid scoring included, and embedding one query with
-//! the real model when it is present.
+//! the real model when it is present; building the 100,000-skill index, with its memory.
 
 #![allow(clippy::unwrap_used, clippy::print_stderr, reason = "benchmark setup")]
 
@@ -12,6 +12,10 @@ use skillet_retrieval::{Matcher, Mode};
 fn main() {
     divan::main();
 }
+
+// Counts allocations, so the build benches report memory ("max alloc" is the peak live heap).
+#[global_allocator]
+static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
 
 const DIMENSIONS: usize = 384;
 
@@ -74,6 +78,13 @@ fn matcher_100k() -> &'static Matcher {
 
 fn query() -> Vec<f32> {
     vectors(1)
+}
+
+/// Building the index of 100,000 skills (BM25 postings + the 147 MB vector matrix); divan's
+/// allocation counts give its memory.
+#[divan::bench(sample_count = 3)]
+fn build_index_100k() -> Matcher {
+    matcher(100_000)
 }
 
 #[divan::bench(sample_count = 50)]

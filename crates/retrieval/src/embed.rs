@@ -4,17 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config, DTYPE};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use crate::bert::{Bert, Config};
 
 /// The model's output size.
 pub const DIMENSIONS: usize = 384;
 /// Word pieces per text; longer texts are cut (skill descriptions rarely need more).
 pub const MAX_TOKENS: usize = 128;
-/// Texts embedded per forward pass.
-pub const BATCH_SIZE: usize = 32;
+/// Word pieces per forward pass: texts sorted by length are grouped up to this many tokens.
+pub const BATCH_TOKENS: usize = 1_024;
 /// The files a model folder must hold.
 pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
@@ -30,6 +29,13 @@ pub enum EmbedError {
     },
     /// The model or tokenizer failed.
     Model(String),
+    /// The model could not be downloaded.
+    Download {
+        /// Where from.
+        url: String,
+        /// What failed.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for EmbedError {
@@ -37,6 +43,7 @@ impl std::fmt::Display for EmbedError {
         match self {
             Self::Io { path, message } => write!(f, "{}: {message}", path.display()),
             Self::Model(message) => write!(f, "embedding model: {message}"),
+            Self::Download { url, message } => write!(f, "downloading {url}: {message}"),
         }
     }
 }
@@ -49,9 +56,8 @@ fn model_error(error: impl std::fmt::Display) -> EmbedError {
 
 /// all-MiniLM-L6-v2, loaded from a folder holding [`MODEL_FILES`].
 pub struct Embedder {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
-    device: Device,
     /// A name for the model and its files, for cache keys.
     pub model_id: String,
 }
@@ -68,87 +74,62 @@ impl Embedder {
         };
         let config: Config = serde_json::from_slice(&read("config.json")?).map_err(model_error)?;
         let mut tokenizer = Tokenizer::from_bytes(read("tokenizer.json")?).map_err(model_error)?;
-        // The shipped tokenizer pads to a fixed 128; pad each batch to its longest text instead.
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..PaddingParams::default()
-        }));
+        // The shipped tokenizer pads to a fixed 128; texts are packed without padding instead.
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: MAX_TOKENS,
                 ..TruncationParams::default()
             }))
             .map_err(model_error)?;
-        let weights = read("model.safetensors")?;
-        let device = Device::Cpu;
-        let builder =
-            VarBuilder::from_buffered_safetensors(weights, DTYPE, &device).map_err(model_error)?;
-        let model = BertModel::load(builder, &config).map_err(model_error)?;
+        let model = Bert::load(config, &read("model.safetensors")?).map_err(EmbedError::Model)?;
         Ok(Self {
             model,
             tokenizer,
-            device,
             model_id: model_id(dir)?,
         })
     }
 
-    /// Embeds texts; each vector is L2-normalised. Texts are batched by length, so similar
-    /// lengths share padding.
+    /// Embeds texts; each vector is L2-normalised. Texts are tokenized, sorted by length and
+    /// grouped into batches of about [`BATCH_TOKENS`] word pieces.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(model_error)?;
+        let ids: Vec<&[u32]> = encodings
+            .iter()
+            .map(tokenizers::Encoding::get_ids)
+            .collect();
         let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&index| texts[index].len());
+        order.sort_by_key(|&index| ids[index].len());
         let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH_SIZE) {
-            let batch: Vec<&str> = chunk.iter().map(|&index| texts[index]).collect();
-            let vectors = self.embed_batch(&batch)?;
-            for (&index, vector) in chunk.iter().zip(vectors) {
-                out[index] = vector;
+        let mut batch: Vec<usize> = Vec::new();
+        let mut tokens = 0;
+        for (position, &index) in order.iter().enumerate() {
+            batch.push(index);
+            tokens += ids[index].len();
+            let last = position + 1 == order.len();
+            if tokens >= BATCH_TOKENS || last {
+                let inputs: Vec<&[u32]> = batch.iter().map(|&i| ids[i]).collect();
+                let vectors = self.model.embed(&inputs).map_err(EmbedError::Model)?;
+                for (&i, vector) in batch.iter().zip(vectors) {
+                    out[i] = vector;
+                }
+                batch.clear();
+                tokens = 0;
             }
         }
         Ok(out)
     }
 
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// The number of word pieces each text is embedded with (after truncation).
+    pub fn token_lengths(&self, texts: &[&str]) -> Result<Vec<usize>, EmbedError> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(model_error)?;
-        let ids: Vec<Tensor> = encodings
-            .iter()
-            .map(|e| Tensor::new(e.get_ids(), &self.device))
-            .collect::<Result<_, _>>()
-            .map_err(model_error)?;
-        let masks: Vec<Tensor> = encodings
-            .iter()
-            .map(|e| Tensor::new(e.get_attention_mask(), &self.device))
-            .collect::<Result<_, _>>()
-            .map_err(model_error)?;
-        let ids = Tensor::stack(&ids, 0).map_err(model_error)?;
-        let mask = Tensor::stack(&masks, 0).map_err(model_error)?;
-        let token_types = ids.zeros_like().map_err(model_error)?;
-        let hidden = self
-            .model
-            .forward(&ids, &token_types, Some(&mask))
-            .map_err(model_error)?;
-        // Mean over real tokens: sum(hidden * mask) / sum(mask).
-        let mask = mask
-            .to_dtype(DType::F32)
-            .map_err(model_error)?
-            .unsqueeze(2)
-            .map_err(model_error)?;
-        let summed = hidden
-            .broadcast_mul(&mask)
-            .and_then(|t| t.sum(1))
-            .map_err(model_error)?;
-        let counts = mask.sum(1).map_err(model_error)?;
-        let mean = summed.broadcast_div(&counts).map_err(model_error)?;
-        let norms = mean
-            .sqr()
-            .and_then(|t| t.sum_keepdim(1))
-            .and_then(|t| t.sqrt())
-            .map_err(model_error)?;
-        let normalised = mean.broadcast_div(&norms).map_err(model_error)?;
-        normalised.to_vec2::<f32>().map_err(model_error)
+        Ok(encodings.iter().map(tokenizers::Encoding::len).collect())
     }
 }
 

@@ -4,8 +4,12 @@
 //! both with a threshold so "no skill applies" is a possible answer. Vectors are cached on disk
 //! by [`EmbeddingCache`]. The crate ranks any documents and knows nothing of the skills engine.
 
+#[cfg(feature = "embeddings")]
+mod bert;
 mod bm25;
 mod cache;
+#[cfg(feature = "download")]
+pub mod download;
 #[cfg(feature = "embeddings")]
 pub mod embed;
 mod matcher;

@@ -100,3 +100,38 @@ fn hybrid_ranking_finds_the_skill_behind_other_words() {
     let (_, ranked) = matcher.rank(unrelated, Some(&vector), Mode::Hybrid, 3);
     assert!(ranked.iter().all(|r| !r.relevant), "{ranked:?}");
 }
+
+/// The encoder against vectors made by candle-transformers' `BertModel` (the implementation it
+/// replaced, mean-pooled and normalised the same way) for texts from one word to a truncated
+/// 200-word one, with accents, quotes and an emoji. Batched together and one by one.
+#[test]
+fn vectors_match_the_reference_implementation() {
+    let Some(embedder) = model() else { return };
+    let fixture: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minilm_reference.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let cases: Vec<(&str, Vec<f32>)> = fixture
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|case| {
+            let vector = case["vector"].as_array().unwrap();
+            #[expect(clippy::cast_possible_truncation, reason = "f32 fixture values")]
+            let vector = vector.iter().map(|x| x.as_f64().unwrap() as f32).collect();
+            (case["text"].as_str().unwrap(), vector)
+        })
+        .collect();
+    let texts: Vec<&str> = cases.iter().map(|(text, _)| *text).collect();
+    let together = embedder.embed(&texts).unwrap();
+    for ((text, want), got) in cases.iter().zip(&together) {
+        let alone = embedder.embed(&[text]).unwrap().remove(0);
+        for vector in [got, &alone] {
+            let cosine = dot(want, vector);
+            assert!(cosine > 0.9999, "{text:?}: cosine {cosine}");
+        }
+    }
+}

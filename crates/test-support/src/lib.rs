@@ -4,7 +4,7 @@
 //! renders each for whoever asks — the Anthropic Messages API (`/v1/messages`) or
 //! OpenAI-compatible Chat Completions (`/chat/completions`), streamed as server-sent events or
 //! whole as JSON, as the request says — and records every request so tests can assert on what
-//! the model was sent.
+//! the model was sent. [`hub::HubServer`] stands in for the Hugging Face hub.
 
 #![allow(
     clippy::expect_used,
@@ -21,6 +21,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+
+pub mod hub;
 
 /// One model answer, rendered in whichever dialect the request speaks.
 #[derive(Debug, Clone, Default)]
@@ -172,26 +174,21 @@ struct State {
     requests: Vec<RecordedRequest>,
 }
 
-/// A scripted model server on `127.0.0.1`, stopped when dropped.
-pub struct MockServer {
+/// A server on a free `127.0.0.1` port answering each connection on its own thread with
+/// `serve`; stopped when dropped.
+struct Listener {
     port: u16,
-    state: Arc<Mutex<State>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl MockServer {
-    /// Starts a server on a free loopback port.
-    pub fn start() -> Self {
+impl Listener {
+    fn start<S: Send + Sync + 'static>(state: &Arc<S>, serve: fn(TcpStream, &S)) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let port = listener.local_addr().expect("local addr").port();
-        let state = Arc::new(Mutex::new(State {
-            recording: true,
-            ..State::default()
-        }));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
-            let state = Arc::clone(&state);
+            let state = Arc::clone(state);
             let stop = Arc::clone(&stop);
             std::thread::spawn(move || {
                 for connection in listener.incoming() {
@@ -206,15 +203,46 @@ impl MockServer {
         };
         Self {
             port,
-            state,
             stop,
             thread: Some(thread),
         }
     }
 
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A scripted model server on `127.0.0.1`, stopped when dropped.
+pub struct MockServer {
+    state: Arc<Mutex<State>>,
+    listener: Listener,
+}
+
+impl MockServer {
+    /// Starts a server on a free loopback port.
+    pub fn start() -> Self {
+        let state = Arc::new(Mutex::new(State {
+            recording: true,
+            ..State::default()
+        }));
+        let listener = Listener::start(&state, serve);
+        Self { state, listener }
+    }
+
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.listener.url()
     }
 
     /// Queues a reply.
@@ -243,16 +271,6 @@ impl MockServer {
     /// How many replies are still queued.
     pub fn pending(&self) -> usize {
         self.state.lock().expect("state").script.len()
-    }
-}
-
-impl Drop for MockServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
 

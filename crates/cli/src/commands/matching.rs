@@ -3,10 +3,12 @@
 use std::io::{self, BufWriter, IsTerminal as _, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use skillet_agent::skill_index::{SkillIndex, cache_dir, refresh_cache};
 use skillet_retrieval::Mode;
+use skillet_retrieval::download::{DEFAULT_ENDPOINT, MODEL_REPO, download_model};
 use skillet_retrieval::embed::find_model;
 use skillet_skills::{Library, discover};
 
@@ -17,9 +19,18 @@ use crate::env;
 use crate::output::warn;
 
 /// How to get the model when it is missing.
-const NO_MODEL: &str = "no embedding model found, so skills are ranked by words only\n  \
-    hint: put all-MiniLM-L6-v2's config.json, tokenizer.json and model.safetensors in a folder and \
-    pass --embed-model DIR or set SKILLET_EMBED_MODEL (scripts/fetch-model.sh fetches them)";
+const NO_MODEL: &str = "no embedding model, so skills are ranked by words only\n  \
+    hint: `skillet skills index` downloads all-MiniLM-L6-v2 (about 90 MB) into the Hugging Face \
+    cache when the hub is reachable (HF_ENDPOINT for a mirror); or put its config.json, \
+    tokenizer.json and model.safetensors in a folder and pass --embed-model DIR or set \
+    SKILLET_EMBED_MODEL";
+
+/// After a failed download, how long skillet waits before trying again on its own (`skillet
+/// skills index` always tries).
+const DOWNLOAD_RETRY_AFTER: Duration = Duration::from_hours(24);
+
+/// The file whose age says when a download last failed.
+const DOWNLOAD_FAILED_MARKER: &str = "model-download-failed";
 
 fn model_dir(explicit: Option<&Path>) -> Option<PathBuf> {
     find_model(
@@ -28,6 +39,113 @@ fn model_dir(explicit: Option<&Path>) -> Option<PathBuf> {
         env::path(env::HF_HOME).as_deref(),
         env::path(env::HOME).as_deref(),
     )
+}
+
+/// Who asked for the model: a command that needs it (`skills index`), or matching that can do
+/// without it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Need {
+    Required,
+    Optional,
+}
+
+/// The model folder: found where [`find_model`] looks, else downloaded from the hub into the
+/// Hugging Face cache. Nothing is downloaded when the user named a folder, when
+/// `HF_HUB_OFFLINE` is set, or (for optional use) within [`DOWNLOAD_RETRY_AFTER`] of a failed
+/// attempt, so an offline user is told once and not made to wait on every run. Explains what
+/// happened on stderr when it returns `None`, except where it already did.
+fn find_or_download(explicit: Option<&Path>, need: Need) -> Option<PathBuf> {
+    if let Some(dir) = model_dir(explicit) {
+        return Some(dir);
+    }
+    let lead = if need == Need::Required {
+        "error"
+    } else {
+        "note"
+    };
+    let say = |_: &str, text: &str| warn(&format!("{lead}: {text}"));
+    if let Some(dir) = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| env::path(env::SKILLET_EMBED_MODEL))
+    {
+        say(
+            "note",
+            &format!(
+                "{} does not hold config.json, tokenizer.json and model.safetensors\n  {NO_MODEL}",
+                dir.display()
+            ),
+        );
+        return None;
+    }
+    if env::flag(env::HF_HUB_OFFLINE) {
+        // Offline on purpose: only a command that needs the model says so.
+        if need == Need::Required {
+            say("error", &format!("{NO_MODEL} (HF_HUB_OFFLINE is set)"));
+        }
+        return None;
+    }
+    let marker = embeddings_dir().join(DOWNLOAD_FAILED_MARKER);
+    let failed_recently = std::fs::metadata(&marker)
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|when| SystemTime::now().duration_since(when).ok())
+        .is_some_and(|age| age < DOWNLOAD_RETRY_AFTER);
+    if failed_recently && need == Need::Optional {
+        return None;
+    }
+    let Some(hub) = hub_dir() else {
+        say("note", NO_MODEL);
+        return None;
+    };
+    let endpoint = env::var(env::HF_ENDPOINT).unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+    warn(&format!(
+        "downloading the embedding model {MODEL_REPO} (about 90 MB, once) from {endpoint} into {}",
+        hub.display()
+    ));
+    let show = io::stderr().is_terminal();
+    let mut last_shown = usize::MAX;
+    let mut progress = |file: &str, done: usize, total: usize| {
+        let percent = (done * 100).checked_div(total).unwrap_or(100);
+        if show && percent != last_shown {
+            last_shown = percent;
+            let mut stderr = io::stderr().lock();
+            let _ = write!(
+                stderr,
+                "\r  {file}: {:.1}/{:.1} MB ({percent}%)\x1b[K",
+                megabytes(done),
+                megabytes(total)
+            );
+            let _ = stderr.flush();
+        }
+    };
+    let result = download_model(&endpoint, &hub, &mut progress);
+    if show {
+        warn("");
+    }
+    match result {
+        Ok(dir) => {
+            let _ = std::fs::remove_file(&marker);
+            Some(dir)
+        }
+        Err(error) => {
+            let _ = std::fs::create_dir_all(embeddings_dir())
+                .and_then(|()| std::fs::write(&marker, error.to_string()));
+            say("note", &format!("{error}\n  {NO_MODEL}"));
+            None
+        }
+    }
+}
+
+#[expect(clippy::cast_precision_loss, reason = "a display value")]
+fn megabytes(bytes: usize) -> f64 {
+    bytes as f64 / 1_000_000.0
+}
+
+/// The Hugging Face hub cache: `$HF_HOME/hub`, else `~/.cache/huggingface/hub`.
+fn hub_dir() -> Option<PathBuf> {
+    env::path(env::HF_HOME)
+        .map(|home| home.join("hub"))
+        .or_else(|| env::path(env::HOME).map(|home| home.join(".cache/huggingface/hub")))
 }
 
 fn embeddings_dir() -> PathBuf {
@@ -49,37 +167,31 @@ fn progress_line(show: bool) -> impl FnMut(usize, usize) {
     }
 }
 
-/// The index: with meaning when the model is there, else words only (saying so once).
-fn index(
-    library: &Library,
-    explicit: Option<&Path>,
-    quiet_progress: bool,
-) -> anyhow::Result<SkillIndex> {
-    let Some(model) = model_dir(explicit) else {
-        warn(&format!("note: {NO_MODEL}"));
-        return Ok(SkillIndex::lexical(library));
+/// The index: with meaning when the model is there (downloading it if need be), else by words,
+/// saying why.
+fn index(library: &Library, explicit: Option<&Path>) -> SkillIndex {
+    let Some(model) = find_or_download(explicit, Need::Optional) else {
+        return SkillIndex::lexical(library);
     };
-    let show = !quiet_progress && io::stderr().is_terminal();
-    let (index, stats) =
-        SkillIndex::semantic(library, &model, &embeddings_dir(), &mut progress_line(show))?;
-    if show && stats.embedded > 0 {
-        warn("");
+    let show = io::stderr().is_terminal();
+    match SkillIndex::semantic(library, &model, &embeddings_dir(), &mut progress_line(show)) {
+        Ok((index, stats)) => {
+            if show && stats.embedded > 0 {
+                warn("");
+            }
+            index
+        }
+        Err(error) => {
+            warn(&format!("note: skills are ranked by words only: {error}"));
+            SkillIndex::lexical(library)
+        }
     }
-    Ok(index)
 }
 
 /// The index the agent matches user messages with: by meaning when the model is found (the
 /// cache is brought up to date first), else by words, saying once how to get the model.
 pub fn session_index(library: &Library) -> SkillIndex {
-    match index(library, None, false) {
-        Ok(index) => index,
-        Err(error) => {
-            warn(&format!(
-                "note: skill matching falls back to words: {error}"
-            ));
-            SkillIndex::lexical(library)
-        }
-    }
+    index(library, None)
 }
 
 pub fn run_match(
@@ -91,7 +203,7 @@ pub fn run_match(
     embed_model: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     let library = discover(&context.roots);
-    let index = index(&library, embed_model, false)?;
+    let index = index(&library, embed_model);
     let wanted = match mode {
         Some(MatchModeArg::Lexical) => Mode::Lexical,
         Some(MatchModeArg::Semantic) => Mode::Semantic,
@@ -135,8 +247,7 @@ pub fn run_match(
 
 pub fn run_index(context: &Context, embed_model: Option<&Path>) -> anyhow::Result<ExitCode> {
     let library = discover(&context.roots);
-    let Some(model) = model_dir(embed_model) else {
-        warn(&format!("error: {NO_MODEL}"));
+    let Some(model) = find_or_download(embed_model, Need::Required) else {
         return Ok(ExitCode::from(EXIT_FAILURE));
     };
     let show = io::stderr().is_terminal();
