@@ -2,6 +2,10 @@
 
 use std::process::ExitCode;
 
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     skillet_cli::run_main()
 }

@@ -19,6 +19,12 @@
     reason = "the vectorised loops must inline into pulp's target-feature functions to be compiled for them"
 )]
 
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read as _, Seek as _, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
 use candle_core::{CpuStorage, Device, Storage, Tensor};
 use rayon::prelude::*;
 
@@ -51,6 +57,56 @@ fn err(error: impl std::fmt::Display) -> BertError {
     error.to_string()
 }
 
+/// The word-embedding matrix, left in `model.safetensors` and read a row at a time.
+struct WordTable {
+    file: Mutex<File>,
+    path: PathBuf,
+    /// Where row 0 starts in the file.
+    offset: u64,
+    rows: usize,
+}
+
+impl WordTable {
+    fn reader(&self) -> Result<WordReader<'_>, BertError> {
+        let file = self
+            .file
+            .lock()
+            .map_err(|_| "the model file's lock is poisoned".to_string())?;
+        Ok(WordReader {
+            table: self,
+            file,
+            bytes: Vec::new(),
+        })
+    }
+}
+
+/// The word table, locked for one batch.
+struct WordReader<'a> {
+    table: &'a WordTable,
+    file: std::sync::MutexGuard<'a, File>,
+    bytes: Vec<u8>,
+}
+
+impl WordReader<'_> {
+    /// Row `id` into `out` (the hidden size long).
+    fn read(&mut self, id: u32, out: &mut [f32]) -> Result<(), BertError> {
+        let id = id as usize;
+        if id >= self.table.rows {
+            return Err(format!("token id {id} is outside the vocabulary"));
+        }
+        let row_bytes = out.len() * 4;
+        self.bytes.resize(row_bytes, 0);
+        self.file
+            .seek(SeekFrom::Start(self.table.offset + (id * row_bytes) as u64))
+            .and_then(|_| self.file.read_exact(&mut self.bytes))
+            .map_err(|error| format!("{}: {error}", self.table.path.display()))?;
+        for (value, b) in out.iter_mut().zip(self.bytes.chunks_exact(4)) {
+            *value = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        Ok(())
+    }
+}
+
 /// A linear layer: the weight transposed to `[in, out]`, and the bias.
 struct Dense {
     weight: Tensor,
@@ -74,7 +130,9 @@ struct Layer {
 /// The encoder with its weights.
 pub struct Bert {
     config: Config,
-    word_embeddings: Vec<f32>,
+    /// Word embeddings stay in the file (47 MB, of which a request needs a few rows): each row
+    /// is read when a token needs it.
+    word_embeddings: WordTable,
     position_embeddings: Vec<f32>,
     token_type_embedding: Vec<f32>,
     embedding_norm: Norm,
@@ -82,51 +140,120 @@ pub struct Bert {
     eps: f32,
 }
 
-/// The tensors of `model.safetensors`, read straight from its bytes.
-struct Weights<'a> {
-    tensors: safetensors::SafeTensors<'a>,
+/// Where one tensor's bytes are in `model.safetensors`.
+#[derive(serde::Deserialize)]
+struct TensorInfo {
+    dtype: String,
+    shape: Vec<usize>,
+    data_offsets: [u64; 2],
+}
+
+/// The largest safetensors header accepted (the format's own limit).
+const MAX_HEADER_BYTES: u64 = 100_000_000;
+
+/// `model.safetensors`: its header, read at load, and the open file each tensor is read from.
+struct Weights {
+    file: File,
+    path: PathBuf,
+    tensors: HashMap<String, TensorInfo>,
+    /// Where the data (the offsets' origin) begins.
+    data_start: u64,
     prefix: &'static str,
 }
 
-impl Weights<'_> {
-    /// The first dimension of a tensor.
-    fn rows(&self, name: &str) -> Result<usize, BertError> {
-        let full = format!("{}{name}", self.prefix);
-        self.tensors
-            .tensor(&full)
-            .map(|view| view.shape().first().copied().unwrap_or(0))
-            .map_err(|_| format!("model.safetensors has no tensor `{full}`"))
+impl Weights {
+    fn open(path: &Path) -> Result<Self, BertError> {
+        let io = |error: std::io::Error| format!("{}: {error}", path.display());
+        let mut file = File::open(path).map_err(io)?;
+        let mut length = [0_u8; 8];
+        file.read_exact(&mut length).map_err(io)?;
+        let length = u64::from_le_bytes(length);
+        if length > MAX_HEADER_BYTES {
+            return Err(format!(
+                "{}: not a safetensors file (header of {length} bytes)",
+                path.display()
+            ));
+        }
+        let mut header = Vec::new();
+        (&mut file)
+            .take(length)
+            .read_to_end(&mut header)
+            .map_err(io)?;
+        let mut tensors: HashMap<String, serde_json::Value> = serde_json::from_slice(&header)
+            .map_err(|error| format!("{}: not a safetensors header: {error}", path.display()))?;
+        tensors.remove("__metadata__");
+        let tensors = tensors
+            .into_iter()
+            .map(|(name, info)| {
+                serde_json::from_value(info)
+                    .map(|info| (name.clone(), info))
+                    .map_err(|error| format!("{}: tensor `{name}`: {error}", path.display()))
+            })
+            .collect::<Result<HashMap<String, TensorInfo>, _>>()?;
+        let prefix = if tensors.keys().any(|name| name.starts_with("bert.")) {
+            "bert."
+        } else {
+            ""
+        };
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+            tensors,
+            data_start: 8 + length,
+            prefix,
+        })
     }
 
-    /// A tensor's values as f32, checked against the expected shape.
-    fn values(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, BertError> {
+    /// A tensor's place, checked: f32, and of the expected shape when one is given.
+    fn info(&self, name: &str, shape: Option<&[usize]>) -> Result<(u64, &[usize]), BertError> {
         let full = format!("{}{name}", self.prefix);
-        let view = self
+        let info = self
             .tensors
-            .tensor(&full)
-            .map_err(|_| format!("model.safetensors has no tensor `{full}`"))?;
-        if view.shape() != shape {
+            .get(&full)
+            .ok_or_else(|| format!("{} has no tensor `{full}`", self.path.display()))?;
+        if shape.is_some_and(|shape| info.shape != shape) {
             return Err(format!(
-                "tensor `{full}` has shape {:?}, expected {shape:?}",
-                view.shape()
+                "{}: tensor `{full}` has shape {:?}, expected {:?}",
+                self.path.display(),
+                info.shape,
+                shape.unwrap_or_default()
             ));
         }
-        if view.dtype() != safetensors::Dtype::F32 {
+        let elements: usize = info.shape.iter().product();
+        let [start, end] = info.data_offsets;
+        if info.dtype != "F32" || end.checked_sub(start) != Some(elements as u64 * 4) {
             return Err(format!(
-                "tensor `{full}` is {:?}; only F32 weights are supported",
-                view.dtype()
+                "{}: tensor `{full}` is {} with {} bytes; only F32 weights are supported",
+                self.path.display(),
+                info.dtype,
+                end.saturating_sub(start)
             ));
         }
-        Ok(view
-            .data()
+        Ok((self.data_start + start, &info.shape))
+    }
+
+    /// The first dimension of a tensor.
+    fn rows(&self, name: &str) -> Result<usize, BertError> {
+        Ok(self.info(name, None)?.1.first().copied().unwrap_or(0))
+    }
+
+    /// A tensor's values, checked against the expected shape.
+    fn values(&mut self, name: &str, shape: &[usize]) -> Result<Vec<f32>, BertError> {
+        let (offset, _) = self.info(name, Some(shape))?;
+        let mut bytes = vec![0_u8; shape.iter().product::<usize>() * 4];
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| self.file.read_exact(&mut bytes))
+            .map_err(|error| format!("{}: {error}", self.path.display()))?;
+        Ok(bytes
             .chunks_exact(4)
-            .map(|bytes| f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect())
     }
 
     /// A linear layer from one or more PyTorch `[out, in]` weights stacked on `out`, stored
     /// transposed to `[in, out]` (gemm is markedly slower on the transposed view).
-    fn dense(&self, names: &[&str], out: usize, input: usize) -> Result<Dense, BertError> {
+    fn dense(&mut self, names: &[&str], out: usize, input: usize) -> Result<Dense, BertError> {
         let total = out * names.len();
         let mut weight = vec![0.0_f32; input * total];
         let mut bias = Vec::with_capacity(total);
@@ -143,7 +270,7 @@ impl Weights<'_> {
         Ok(Dense { weight, bias })
     }
 
-    fn norm(&self, name: &str, len: usize) -> Result<Norm, BertError> {
+    fn norm(&mut self, name: &str, len: usize) -> Result<Norm, BertError> {
         Ok(Norm {
             gamma: self.values(&format!("{name}.weight"), &[len])?,
             beta: self.values(&format!("{name}.bias"), &[len])?,
@@ -152,8 +279,8 @@ impl Weights<'_> {
 }
 
 impl Bert {
-    /// Loads the weights from the bytes of `model.safetensors`.
-    pub fn load(config: Config, safetensors: &[u8]) -> Result<Self, BertError> {
+    /// Loads the weights from `model.safetensors`.
+    pub fn load(config: Config, safetensors: &Path) -> Result<Self, BertError> {
         if config.hidden_act != "gelu" {
             return Err(format!(
                 "hidden_act `{}` is not supported (only gelu)",
@@ -167,18 +294,13 @@ impl Bert {
         {
             return Err("hidden_size must be a multiple of num_attention_heads".to_string());
         }
-        let tensors = safetensors::SafeTensors::deserialize(safetensors)
-            .map_err(|error| format!("model.safetensors: {error}"))?;
-        let prefix = if tensors.names().iter().any(|name| name.starts_with("bert.")) {
-            "bert."
-        } else {
-            ""
-        };
-        let weights = Weights { tensors, prefix };
+        let mut weights = Weights::open(safetensors)?;
         let hidden = config.hidden_size;
         let vocabulary = weights.rows("embeddings.word_embeddings.weight")?;
-        let word_embeddings =
-            weights.values("embeddings.word_embeddings.weight", &[vocabulary, hidden])?;
+        let (word_offset, _) = weights.info(
+            "embeddings.word_embeddings.weight",
+            Some(&[vocabulary, hidden]),
+        )?;
         let position_embeddings = weights.values(
             "embeddings.position_embeddings.weight",
             &[config.max_position_embeddings, hidden],
@@ -225,6 +347,12 @@ impl Bert {
             .collect::<Result<Vec<_>, BertError>>()?;
         #[expect(clippy::cast_possible_truncation, reason = "a small epsilon")]
         let eps = config.layer_norm_eps as f32;
+        let word_embeddings = WordTable {
+            file: Mutex::new(weights.file),
+            path: weights.path,
+            offset: word_offset,
+            rows: vocabulary,
+        };
         Ok(Self {
             config,
             word_embeddings,
@@ -267,23 +395,20 @@ impl Bert {
 
     fn embeddings(&self, texts: &[&[u32]], total: usize) -> Result<Vec<f32>, BertError> {
         let hidden = self.config.hidden_size;
-        let vocabulary = self.word_embeddings.len() / hidden;
         let mut states = vec![0.0_f32; total * hidden];
         let mut rows = states.chunks_exact_mut(hidden);
+        let mut words = self.word_embeddings.reader()?;
+        let mut word = vec![0.0_f32; hidden];
         for ids in texts {
             for (position, &id) in ids.iter().enumerate() {
-                let id = id as usize;
-                if id >= vocabulary {
-                    return Err(format!("token id {id} is outside the vocabulary"));
-                }
+                words.read(id, &mut word)?;
                 let Some(row) = rows.next() else {
                     return Err("token count mismatch".to_string());
                 };
-                let word = &self.word_embeddings[id * hidden..(id + 1) * hidden];
                 let place = &self.position_embeddings[position * hidden..(position + 1) * hidden];
                 for (((out, w), p), t) in row
                     .iter_mut()
-                    .zip(word)
+                    .zip(&word)
                     .zip(place)
                     .zip(&self.token_type_embedding)
                 {

@@ -82,7 +82,8 @@ impl Embedder {
                 ..TruncationParams::default()
             }))
             .map_err(model_error)?;
-        let model = Bert::load(config, &read("model.safetensors")?).map_err(EmbedError::Model)?;
+        let model =
+            Bert::load(config, &dir.join("model.safetensors")).map_err(EmbedError::Model)?;
         Ok(Self {
             model,
             tokenizer,

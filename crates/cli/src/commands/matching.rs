@@ -203,11 +203,16 @@ pub fn run_match(
     embed_model: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     let library = discover(&context.roots);
-    let index = index(&library, embed_model);
     let wanted = match mode {
         Some(MatchModeArg::Lexical) => Mode::Lexical,
         Some(MatchModeArg::Semantic) => Mode::Semantic,
         Some(MatchModeArg::Hybrid) | None => Mode::Hybrid,
+    };
+    // Words alone need no model.
+    let index = if wanted == Mode::Lexical {
+        SkillIndex::lexical(&library)
+    } else {
+        index(&library, embed_model)
     };
     let (used, ranked) = index.rank(query, wanted, top_k)?;
     warn(&format!("mode: {}", used.as_str()));
