@@ -63,24 +63,22 @@ fn find_or_download(explicit: Option<&Path>, need: Need) -> Option<PathBuf> {
     } else {
         "note"
     };
-    let say = |_: &str, text: &str| warn(&format!("{lead}: {text}"));
+    // "error" when the command needs the model, else "note".
+    let say = |text: &str| warn(&format!("{lead}: {text}"));
     if let Some(dir) = explicit
         .map(Path::to_path_buf)
         .or_else(|| env::path(env::SKILLET_EMBED_MODEL))
     {
-        say(
-            "note",
-            &format!(
-                "{} does not hold config.json, tokenizer.json and model.safetensors\n  {NO_MODEL}",
-                dir.display()
-            ),
-        );
+        say(&format!(
+            "{} does not hold config.json, tokenizer.json and model.safetensors\n  {NO_MODEL}",
+            dir.display()
+        ));
         return None;
     }
     if env::flag(env::HF_HUB_OFFLINE) {
         // Offline on purpose: only a command that needs the model says so.
         if need == Need::Required {
-            say("error", &format!("{NO_MODEL} (HF_HUB_OFFLINE is set)"));
+            say(&format!("{NO_MODEL} (HF_HUB_OFFLINE is set)"));
         }
         return None;
     }
@@ -94,7 +92,7 @@ fn find_or_download(explicit: Option<&Path>, need: Need) -> Option<PathBuf> {
         return None;
     }
     let Some(hub) = hub_dir() else {
-        say("note", NO_MODEL);
+        say(NO_MODEL);
         return None;
     };
     let endpoint = env::var(env::HF_ENDPOINT).unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
@@ -130,7 +128,7 @@ fn find_or_download(explicit: Option<&Path>, need: Need) -> Option<PathBuf> {
         Err(error) => {
             let _ = std::fs::create_dir_all(embeddings_dir())
                 .and_then(|()| std::fs::write(&marker, error.to_string()));
-            say("note", &format!("{error}\n  {NO_MODEL}"));
+            say(&format!("{error}\n  {NO_MODEL}"));
             None
         }
     }
