@@ -66,7 +66,14 @@ impl Bm25 {
         let mut scores = vec![0.0_f32; self.lengths.len()];
         let total = self.lengths.len() as f32;
         let mut seen = std::collections::HashSet::new();
-        for term in tokens(query, self.stemming) {
+        let words = tokens(query, self.stemming);
+        // Adjacent words joined as well ("argo cd" finds "argocd", "type script" "typescript");
+        // a join no document has costs nothing.
+        let joined = words
+            .windows(2)
+            .map(|pair| format!("{}{}", pair[0], pair[1]));
+        let terms: Vec<String> = words.iter().cloned().chain(joined).collect();
+        for term in terms {
             if !seen.insert(term.clone()) {
                 continue;
             }
@@ -83,5 +90,31 @@ impl Bm25 {
             }
         }
         scores
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rare_words_weigh_more_and_joined_words_match() {
+        let index = Bm25::build(
+            [
+                "deploy with argocd and flux",
+                "deploy the docs site",
+                "write typescript code",
+            ],
+            Stemming::Light,
+        );
+        let scores = index.scores("argo cd deploy");
+        assert!(
+            scores[0] > scores[1],
+            "{scores:?}: `argo cd` finds `argocd`"
+        );
+        assert!(scores[2].abs() < f32::EPSILON);
+        let scores = index.scores("type script");
+        assert!(scores[2] > 0.0, "{scores:?}");
+        assert!(index.scores("deploy")[0] > 0.0 && index.scores("nothing")[0].abs() < f32::EPSILON);
     }
 }
