@@ -10,8 +10,9 @@
 //! are plain Rust the compiler vectorises, compiled for the CPU's widest vectors through `pulp`,
 //! and split over the CPU's threads with rayon.
 //!
-//! Replacing candle-transformers' `BertModel` made cold indexing about 2.5 times faster on the
-//! corpus (see `examples/index_rate.rs`) and drops two heavy dependencies from the build.
+//! Replacing candle-transformers' `BertModel` made cold indexing of the corpus about twice as fast
+//! (see `examples/index_rate.rs`, `scripts/bench-matching.sh`) and dropped two heavy dependencies
+//! from the build.
 //! `tests/semantic.rs` checks every vector against that implementation's (cosine above 0.9999).
 
 #![allow(
@@ -435,7 +436,7 @@ impl Bert {
         let hidden = self.config.hidden_size;
         let tokens = states.len() / hidden;
         let input = Tensor::from_vec(states, (tokens, hidden), &Device::Cpu).map_err(err)?;
-        // Attention: one product for queries, keys and values, then per text.
+        // Attention: one product for queries, keys and values, then each text over itself.
         let qkv = input.matmul(&layer.qkv.weight).map_err(err)?;
         let mut context = Ok(Vec::new());
         with_slice(&qkv, |qkv| {
