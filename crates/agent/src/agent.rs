@@ -362,14 +362,7 @@ impl Agent {
                 failure.get_or_insert_with(|| error.to_string());
             }
         };
-        let message = Message {
-            role: Role::User,
-            content,
-        };
-        record(TranscriptEvent::Message {
-            message: message.clone(),
-        });
-        history.push(message);
+        append(history, &mut record, content);
         let result = run_loop(core, history, events, &mut record).await;
         if let Err(error) = &result {
             record(TranscriptEvent::Error {

@@ -47,8 +47,12 @@ impl SkillIndex {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, IndexStats), EmbedError> {
         let started = Instant::now();
-        let (cache, hashes, mut stats) = refresh(library, model_dir, cache_dir, progress)?;
-        let embedder = Embedder::load(model_dir)?;
+        let (cache, hashes, loaded, mut stats) = refresh(library, model_dir, cache_dir, progress)?;
+        // The model embeds queries too; refresh loaded it already when skills needed embedding.
+        let embedder = match loaded {
+            Some(embedder) => embedder,
+            None => Embedder::load(model_dir)?,
+        };
         let mut vectors = Vec::with_capacity(hashes.len() * DIMENSIONS);
         for hash in &hashes {
             match cache.get(*hash) {
@@ -99,17 +103,19 @@ pub fn refresh_cache(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<IndexStats, EmbedError> {
     let started = Instant::now();
-    let (_, _, mut stats) = refresh(library, model_dir, cache_dir, progress)?;
+    let (_, _, _, mut stats) = refresh(library, model_dir, cache_dir, progress)?;
     stats.elapsed = started.elapsed();
     Ok(stats)
 }
 
+/// The cache brought up to date, each skill's text hash, and the model when it had to be
+/// loaded to embed new or changed skills.
 fn refresh(
     library: &Library,
     model_dir: &Path,
     cache_dir: &Path,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<(EmbeddingCache, Vec<u64>, IndexStats), EmbedError> {
+) -> Result<(EmbeddingCache, Vec<u64>, Option<Embedder>, IndexStats), EmbedError> {
     let texts: Vec<String> = library
         .skills()
         .iter()
@@ -129,6 +135,7 @@ fn refresh(
         .filter(|&i| cache.get(hashes[i]).is_none())
         .collect();
     let total = missing.len();
+    let mut loaded = None;
     if total > 0 {
         let embedder = Embedder::load(model_dir)?;
         let mut done = 0;
@@ -142,13 +149,14 @@ fn refresh(
         }
         // A cache that cannot be written only costs time next run.
         let _ = cache.save();
+        loaded = Some(embedder);
     }
     let stats = IndexStats {
         embedded: total,
         reused: texts.len() - total,
         elapsed: Duration::ZERO,
     };
-    Ok((cache, hashes, stats))
+    Ok((cache, hashes, loaded, stats))
 }
 
 /// Skills embedded between two progress reports.

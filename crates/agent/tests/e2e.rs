@@ -616,18 +616,11 @@ async fn catalog_in_the_tool_description_with_an_enum() {
 }
 
 fn model_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKILLET_EMBED_MODEL")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|home| PathBuf::from(home).join(".cache/skillet-ci/all-MiniLM-L6-v2"))
-        })?;
-    if dir.join("model.safetensors").is_file() {
-        Some(dir)
-    } else {
+    let dir = skillet_test_support::embedding_model_dir();
+    if dir.is_none() {
         eprintln!("SKIPPED: no embedding model (scripts/fetch-model.sh)");
-        None
     }
+    dir
 }
 
 fn matching_config(

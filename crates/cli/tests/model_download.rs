@@ -150,10 +150,7 @@ fn hf_hub_offline_never_downloads() {
 /// matching by meaning works from the downloaded copy.
 #[test]
 fn a_downloaded_model_is_used() {
-    let Some(model) = std::env::var_os("SKILLET_EMBED_MODEL")
-        .map(PathBuf::from)
-        .filter(|dir| dir.join("model.safetensors").is_file())
-    else {
+    let Some(model) = skillet_test_support::embedding_model_dir() else {
         eprintln!(
             "SKIPPED: no embedding model to serve (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)"
         );

@@ -4,7 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stderr, reason = "benchmark setup")]
 
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use skillet_retrieval::{Matcher, Mode};
@@ -116,13 +115,7 @@ fn hybrid_search_100k(bencher: divan::Bencher) {
 #[cfg(feature = "embeddings")]
 #[divan::bench(sample_count = 30)]
 fn embed_one_query(bencher: divan::Bencher) {
-    let dir = std::env::var_os("SKILLET_EMBED_MODEL")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|home| PathBuf::from(home).join(".cache/skillet-ci/all-MiniLM-L6-v2"))
-        });
-    let Some(dir) = dir.filter(|dir| dir.join("model.safetensors").is_file()) else {
+    let Some(dir) = skillet_test_support::embedding_model_dir() else {
         eprintln!("embed_one_query skipped: no model (scripts/fetch-model.sh)");
         return;
     };

@@ -174,7 +174,7 @@ fn main() {
             let metrics = evaluate(&names, &scores, &requests, &no_fit, lexical_threshold());
             report(mode, &metrics);
         }
-        let Some(model) = model_dir() else {
+        let Some(model) = skillet_test_support::embedding_model_dir() else {
             println!("(semantic and hybrid skipped: no model; run scripts/fetch-model.sh)");
             continue;
         };
@@ -342,16 +342,6 @@ fn report(mode: &str, metrics: &Metrics) {
         "{mode:<24} {:>9.3} {:>9.3} {:>7.3} {:>16.3}",
         metrics.recall_at_1, metrics.recall_at_5, metrics.mrr, metrics.no_fit_cleared
     );
-}
-
-fn model_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKILLET_EMBED_MODEL")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|home| PathBuf::from(home).join(".cache/skillet-ci/all-MiniLM-L6-v2"))
-        })?;
-    dir.join("model.safetensors").is_file().then_some(dir)
 }
 
 fn gate_power() -> f32 {

@@ -25,8 +25,10 @@ fn main() {
     } else {
         PathBuf::from("../../shared/corpus")
     };
-    let Some(model) = std::env::var_os("SKILLET_EMBED_MODEL").map(PathBuf::from) else {
-        eprintln!("SKILLET_EMBED_MODEL is not set: nothing to measure");
+    let Some(model) = skillet_test_support::embedding_model_dir() else {
+        eprintln!(
+            "no embedding model (scripts/fetch-model.sh, SKILLET_EMBED_MODEL): nothing to measure"
+        );
         return;
     };
     let limit: usize = std::env::args()

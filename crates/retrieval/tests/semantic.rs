@@ -15,13 +15,7 @@ use skillet_retrieval::embed::{DIMENSIONS, Embedder, dot};
 use skillet_retrieval::{Matcher, Mode};
 
 fn model() -> Option<Embedder> {
-    let dir = std::env::var_os("SKILLET_EMBED_MODEL")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|home| PathBuf::from(home).join(".cache/skillet-ci/all-MiniLM-L6-v2"))
-        });
-    match dir.filter(|dir| dir.join("model.safetensors").is_file()) {
+    match skillet_test_support::embedding_model_dir() {
         Some(dir) => Some(Embedder::load(&dir).unwrap()),
         None => {
             eprintln!(

@@ -24,6 +24,20 @@ use serde_json::{Value, json};
 
 pub mod hub;
 
+/// The embedding model for tests, benchmarks and evaluations: `$SKILLET_EMBED_MODEL`, else the
+/// folder `scripts/fetch-model.sh` caches it in (`~/.cache/skillet-ci/all-MiniLM-L6-v2`);
+/// `None` when that folder holds no `model.safetensors` (callers skip, saying so).
+pub fn embedding_model_dir() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("SKILLET_EMBED_MODEL")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| {
+                std::path::PathBuf::from(home).join(".cache/skillet-ci/all-MiniLM-L6-v2")
+            })
+        })?;
+    dir.join("model.safetensors").is_file().then_some(dir)
+}
+
 /// One model answer, rendered in whichever dialect the request speaks.
 #[derive(Debug, Clone, Default)]
 pub struct Turn {
