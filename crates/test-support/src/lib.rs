@@ -434,30 +434,42 @@ fn anthropic_sse(turn: &Turn) -> Vec<String> {
             "cache_read_input_tokens": turn.usage.cache_read, "cache_creation_input_tokens": turn.usage.cache_write}}}),
     )];
     events.push(frame("ping", &json!({"type": "ping"})));
-    let mut index = 0;
+    // Each block: its start, its content in two deltas, its stop.
+    let mut blocks: Vec<(Value, Value, &str, String)> = Vec::new();
     if let Some(text) = &turn.text {
-        events.push(frame("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
-        let (first, second) = halves(text);
-        for piece in [first, second] {
-            events.push(frame("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})));
-        }
-        events.push(frame(
-            "content_block_stop",
-            &json!({"type": "content_block_stop", "index": index}),
+        blocks.push((
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta"}),
+            "text",
+            text.clone(),
         ));
-        index += 1;
     }
     for (id, name, input) in &turn.tool_calls {
-        events.push(frame("content_block_start", &json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
-        let (first, second) = halves(&input.to_string());
+        blocks.push((
+            json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+            json!({"type": "input_json_delta"}),
+            "partial_json",
+            input.to_string(),
+        ));
+    }
+    for (index, (start, delta, field, content)) in blocks.into_iter().enumerate() {
+        events.push(frame(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        let (first, second) = halves(&content);
         for piece in [first, second] {
-            events.push(frame("content_block_delta", &json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": piece}})));
+            let mut delta = delta.clone();
+            delta[field] = json!(piece);
+            events.push(frame(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
         }
         events.push(frame(
             "content_block_stop",
             &json!({"type": "content_block_stop", "index": index}),
         ));
-        index += 1;
     }
     events.push(frame("message_delta", &json!({"type": "message_delta", "delta": {"stop_reason": turn.stop_reason()}, "usage": {"output_tokens": turn.usage.output}})));
     events.push(frame("message_stop", &json!({"type": "message_stop"})));
