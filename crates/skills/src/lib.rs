@@ -7,7 +7,8 @@
 //! - Layer 1: [`render_catalog`] lists the skills the model may invoke, fitted to a character
 //!   budget, with a [`BudgetReport`] of what was shortened or dropped.
 //! - Layer 2: [`Library::load`] reads a skill's body from disk and wraps it for the model.
-//! - Layer 3: [`resolve_in_skill`] resolves a path inside a skill's folder, refusing escapes.
+//! - Layer 3: [`read_in_skill`] reads a file inside a skill's folder, refusing escapes, through
+//!   [`confine::Beneath`], the one confinement the agent's file tools use too.
 //! - [`validate_path`] checks skills against the specification, in the reference validator's
 //!   words; [`scaffold_skill`] writes a new skill that passes it.
 //!
@@ -31,6 +32,7 @@
 //! directory comes in through [`Environment`]).
 
 mod catalog;
+pub mod confine;
 mod diagnostic;
 mod dir;
 mod discover;
@@ -57,8 +59,8 @@ pub use error::Error;
 pub use fields::{CLIENT_FIELDS, Frontmatter, SPEC_FIELDS, fold_whitespace, parse_bool};
 pub use frontmatter::FrontmatterStatus;
 pub use load::{
-    Invoker, LoadError, MAX_LISTED_FILES, MAX_NAMES_IN_ERROR, list_skill_files, render_skill,
-    resolve_in_skill,
+    Invoker, LoadError, MAX_LISTED_FILES, MAX_NAMES_IN_ERROR, MAX_SKILL_FILE_BYTES,
+    list_skill_files, read_in_skill, render_skill, resolve_in_skill,
 };
 pub use roots::{
     Environment, PROJECT_ROOT_DIRS, PROJECT_TOP_DIR, Root, RootKind, USER_ROOT_DIRS, default_roots,

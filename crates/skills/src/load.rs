@@ -3,7 +3,9 @@
 use std::fmt;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use crate::confine::{Beneath, ConfineError, normalize};
 
 use crate::discover::Library;
 use crate::error::Error;
@@ -200,48 +202,70 @@ pub fn list_skill_files(dir: &Path) -> (Vec<String>, usize) {
     (found, total)
 }
 
-/// Layer 3: resolves `requested` (relative to the skill's folder, or absolute) to a real path
-/// inside the skill's folder. Anything that leaves it (`..`, an absolute path elsewhere, a link
-/// out) is refused.
+/// The largest skill file [`read_in_skill`] reads.
+pub const MAX_SKILL_FILE_BYTES: u64 = 20 * 1024 * 1024;
+
+/// Layer 3: resolves `requested` (relative to the skill's folder, or absolute) to a path inside
+/// the skill's folder that exists there. Anything that leaves it (`..`, an absolute path
+/// elsewhere, a link out) is refused; the kernel resolves the links ([`crate::confine`]). The
+/// path returned is for showing: read through [`read_in_skill`], which resolves it again
+/// beneath the folder, so a link swapped in between cannot lead out.
 pub fn resolve_in_skill(skill_dir: &Path, requested: &Path) -> Result<PathBuf, Error> {
-    let real_dir = fs::canonicalize(skill_dir).map_err(|source| Error::io(skill_dir, source))?;
-    let joined = if requested.is_absolute() {
-        requested.to_path_buf()
-    } else {
-        skill_dir.join(requested)
-    };
+    let (beneath, relative) = beneath_skill(skill_dir, requested)?;
+    beneath
+        .metadata(&relative, &requested.display().to_string())
+        .map_err(|error| confine_error(skill_dir, requested, error))?;
+    Ok(skill_dir.join(relative))
+}
+
+/// Layer 3: reads a regular file inside the skill's folder (at most
+/// [`MAX_SKILL_FILE_BYTES`]), with the rules of [`resolve_in_skill`].
+pub fn read_in_skill(skill_dir: &Path, requested: &Path) -> Result<Vec<u8>, Error> {
+    let (beneath, relative) = beneath_skill(skill_dir, requested)?;
+    beneath
+        .read(
+            &relative,
+            &requested.display().to_string(),
+            MAX_SKILL_FILE_BYTES,
+        )
+        .map_err(|error| confine_error(skill_dir, requested, error))
+}
+
+fn beneath_skill(skill_dir: &Path, requested: &Path) -> Result<(Beneath, PathBuf), Error> {
     let outside = || Error::OutsideSkill {
         path: requested.to_path_buf(),
         dir: skill_dir.to_path_buf(),
     };
-    // Lexical check first, so a path that escapes is refused whether or not it exists.
+    let joined = skill_dir.join(requested);
     let normalized = normalize(&joined).ok_or_else(outside)?;
-    if !normalized.starts_with(skill_dir) && !normalized.starts_with(&real_dir) {
-        return Err(outside());
-    }
-    let real = fs::canonicalize(&normalized).map_err(|source| Error::io(&normalized, source))?;
-    if real.starts_with(&real_dir) {
-        Ok(real)
-    } else {
-        Err(outside())
-    }
+    let beneath = Beneath::open(skill_dir).map_err(|source| Error::io(skill_dir, source))?;
+    let relative = match beneath.relative(&normalized) {
+        Some(relative) => relative,
+        // An absolute path through the folder's real location (its links resolved).
+        None => {
+            let real =
+                fs::canonicalize(skill_dir).map_err(|source| Error::io(skill_dir, source))?;
+            normalized
+                .strip_prefix(&real)
+                .map(Path::to_path_buf)
+                .map_err(|_| outside())?
+        }
+    };
+    Ok((beneath, relative))
 }
 
-/// Removes `.` and resolves `..` lexically; `None` when `..` climbs above the start.
-fn normalize(path: &Path) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
+fn confine_error(skill_dir: &Path, requested: &Path, error: ConfineError) -> Error {
+    match error {
+        ConfineError::Outside { .. } | ConfineError::Link { .. } => Error::OutsideSkill {
+            path: requested.to_path_buf(),
+            dir: skill_dir.to_path_buf(),
+        },
+        ConfineError::Io { source, .. } => Error::io(&skill_dir.join(requested), source),
+        other => Error::io(
+            &skill_dir.join(requested),
+            std::io::Error::other(other.to_string()),
+        ),
     }
-    Some(out)
 }
 
 /// Names close to `name`: by edit distance, or containing it.
@@ -307,14 +331,5 @@ mod tests {
         assert_eq!(suggest("pdf-form", &names), ["pdf-forms", "pdf"]);
         assert_eq!(suggest("forms", &names), ["pdf-forms"]);
         assert!(suggest("kubernetes", &names).is_empty());
-    }
-
-    #[test]
-    fn normalize_refuses_climbing_above_the_start() {
-        assert_eq!(
-            normalize(Path::new("/a/b/../c/./d")),
-            Some(PathBuf::from("/a/c/d"))
-        );
-        assert_eq!(normalize(Path::new("a/../..")), None);
     }
 }
