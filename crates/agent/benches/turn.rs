@@ -104,7 +104,7 @@ fn agent_turn(bencher: divan::Bencher) {
                 &setup.library,
                 &config,
                 header,
-                setup.history.clone(),
+                &setup.history,
             )
         })
         .bench_local_values(|mut agent| {

@@ -1,5 +1,6 @@
-//! The agent loop: send, stream the answer, run every tool call of the turn in order, answer
-//! them one to one in a single message, repeat until the model stops calling tools.
+//! A session: set-up (the catalog, the system prompt, the tools, built once), the history, the
+//! transcript, and the entry points of a turn ([`crate::turn`] runs it) and of a resumed session
+//! ([`crate::repair`] makes an old history valid again).
 //!
 //! The system prompt and the tool definitions are built once and never change within a
 //! session; the history is append-only. That keeps the provider's prompt cache hitting.
@@ -9,23 +10,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use skillet_llm::{
-    ContentBlock, Message, Provider, Request, Role, StopReason, StreamEvent, ToolSpec, Usage,
-    context_window,
-};
+use skillet_llm::{Message, Provider, ToolSpec, Usage, context_window};
 use skillet_skills::{BudgetReport, CatalogFormat, Library, render_catalog};
 
-use crate::skill_index::SkillIndex;
-
 use crate::error::AgentError;
-use crate::permission::{ApprovalRequest, Gate, Permissions};
+use crate::permission::{Gate, Permissions};
 use crate::prompt::system_prompt;
-use crate::tool::{
-    BoxFuture, CatalogPlacement, Subagent, ToolContext, ToolError, ToolKind, ToolTable,
-};
-use crate::transcript::{
-    SessionHeader, Transcript, TranscriptEvent, answer_open_calls, new_session_id,
-};
+use crate::sandbox::{SandboxPolicy, SandboxStatus};
+use crate::skill_index::SkillIndex;
+use crate::tool::{CatalogPlacement, Subagent, ToolContext, ToolTable};
+use crate::transcript::{SessionHeader, Transcript, TranscriptEvent, new_session_id};
+use crate::turn::{CANCELLED_CALL, Pending, SubagentRunner, append, run_loop};
 
 /// The default step limit per turn.
 pub const DEFAULT_MAX_STEPS: usize = 50;
@@ -62,6 +57,10 @@ pub struct AgentConfig {
     /// The session's first message, when known at the start (`run`): a catalog that must leave
     /// skills out lists those most relevant to it first.
     pub first_message: Option<String>,
+    /// Folders (absolute) a write never touches without asking each time: the skill roots.
+    pub protected: Vec<PathBuf>,
+    /// How `bash` commands are contained.
+    pub sandbox: SandboxPolicy,
 }
 
 /// What is done with the skills that match a user message (always by appending to that
@@ -100,6 +99,8 @@ impl AgentConfig {
             skill_match: SkillMatch::Suggest,
             skill_index: None,
             first_message: None,
+            protected: Vec::new(),
+            sandbox: SandboxPolicy::default(),
         }
     }
 }
@@ -142,6 +143,13 @@ pub enum AgentEvent {
     Notice(String),
     /// One request's token counts.
     Usage(Usage),
+    /// Something a subagent did (started by the `task` call `call_id`).
+    Subagent {
+        /// The `task` call that started it.
+        call_id: String,
+        /// What it did.
+        event: Box<AgentEvent>,
+    },
 }
 
 /// How a turn ended.
@@ -154,15 +162,14 @@ pub struct TurnOutcome {
 }
 
 /// What the main loop and subagents share: the provider, the fixed prompt and tools.
-struct Core {
-    provider: Provider,
-    system: String,
-    specs: Vec<ToolSpec>,
-    tools: ToolTable,
-    context: ToolContext,
-    config: AgentConfig,
-    gate: Arc<Gate>,
-    usage: Arc<Mutex<Usage>>,
+pub(crate) struct Core {
+    pub(crate) provider: Provider,
+    pub(crate) system: String,
+    pub(crate) specs: Vec<ToolSpec>,
+    pub(crate) tools: ToolTable,
+    pub(crate) context: ToolContext,
+    pub(crate) config: AgentConfig,
+    pub(crate) usage: Arc<Mutex<Usage>>,
 }
 
 /// A session: the fixed prompt and tools, the append-only history, the usage so far.
@@ -174,6 +181,12 @@ pub struct Agent {
     transcript: Option<Transcript>,
     header: SessionHeader,
     catalog_report: BudgetReport,
+    /// Results of the calls of the current answer that have finished.
+    pending: Pending,
+    /// Events to write once a transcript is attached (a resumed session's repairs).
+    unrecorded: Vec<TranscriptEvent>,
+    /// What resuming repaired, to tell the user.
+    repairs: Vec<String>,
 }
 
 impl Agent {
@@ -184,15 +197,22 @@ impl Agent {
     }
 
     /// Continues a session from its transcript: its system prompt and tools are used as they
-    /// were sent, its history as it was.
+    /// were sent, its history as it was, repaired where the real APIs would reject it (calls
+    /// left unanswered anywhere, empty text); the repairs are written to the transcript once it
+    /// is attached, and [`Agent::repairs`] says what they were. `config.cwd` should be the
+    /// session's own working directory.
     pub fn resume(
         provider: Provider,
         library: &Arc<Library>,
         config: &AgentConfig,
         header: SessionHeader,
-        history: Vec<Message>,
+        history: &[Message],
     ) -> Self {
-        Self::build(provider, library, config, Some(header), history)
+        let repaired = crate::repair::repair(history);
+        let mut agent = Self::build(provider, library, config, Some(header), repaired.messages);
+        agent.unrecorded = repaired.record;
+        agent.repairs = repaired.notes;
+        agent
     }
 
     fn build(
@@ -240,41 +260,29 @@ impl Agent {
         }
         let gate = Arc::new(Gate::new(config.permissions.clone()));
         let usage = Arc::new(Mutex::new(Usage::default()));
-        let subagent_core = Arc::new(build_core(
-            provider.clone(),
-            system.clone(),
-            library,
-            &catalog.text,
-            config,
-            (None, search),
-            Arc::clone(&gate),
-            Arc::clone(&usage),
-        ));
+        let build_core =
+            |subagent: Option<Arc<dyn Subagent>>, provider: Provider, system: String| {
+                build_core(
+                    provider,
+                    system,
+                    library,
+                    &catalog.text,
+                    config,
+                    (subagent, search),
+                    Arc::clone(&gate),
+                    Arc::clone(&usage),
+                )
+            };
+        let subagent_core = Arc::new(build_core(None, provider.clone(), system.clone()));
         let runner: Arc<dyn Subagent> = Arc::new(SubagentRunner {
             core: subagent_core,
         });
-        let mut core = build_core(
-            provider,
-            system,
-            library,
-            &catalog.text,
-            config,
-            (Some(runner), search),
-            gate,
-            usage,
-        );
+        let mut core = build_core(Some(runner), provider, system);
         if let Some(header) = resumed {
             // A resumed session sends its prompt and tools byte for byte as before.
             core.system.clone_from(&header.system);
             core.specs.clone_from(&header.tools);
-            return Self {
-                core: Arc::new(core),
-                history,
-                injected: std::collections::HashSet::new(),
-                transcript: None,
-                header,
-                catalog_report: catalog.report,
-            };
+            return Self::assemble(core, history, header, catalog.report);
         }
         let header = SessionHeader {
             id: new_session_id(),
@@ -287,19 +295,46 @@ impl Agent {
             system: core.system.clone(),
             tools: core.specs.clone(),
         };
+        Self::assemble(core, history, header, catalog.report)
+    }
+
+    fn assemble(
+        core: Core,
+        history: Vec<Message>,
+        header: SessionHeader,
+        catalog_report: BudgetReport,
+    ) -> Self {
         Self {
             core: Arc::new(core),
             history,
             injected: std::collections::HashSet::new(),
             transcript: None,
             header,
-            catalog_report: catalog.report,
+            catalog_report,
+            pending: Pending::default(),
+            unrecorded: Vec::new(),
+            repairs: Vec::new(),
         }
     }
 
-    /// Writes every later event to this transcript (a new session writes its header first).
-    pub fn attach_transcript(&mut self, transcript: Transcript) {
+    /// Writes every later event to this transcript (a new session writes its header first;
+    /// a resumed one writes its repairs now).
+    pub fn attach_transcript(&mut self, mut transcript: Transcript) -> Result<(), AgentError> {
+        for event in std::mem::take(&mut self.unrecorded) {
+            transcript.record(&event)?;
+        }
         self.transcript = Some(transcript);
+        Ok(())
+    }
+
+    /// What resuming repaired in the history, one line each.
+    pub fn repairs(&self) -> &[String] {
+        &self.repairs
+    }
+
+    /// How `bash` commands will be contained on this machine (for telling the user once).
+    pub fn sandbox_status(&self) -> SandboxStatus {
+        crate::sandbox::probe(&self.core.config.sandbox, &self.core.config.cwd)
     }
 
     /// What the catalog budget cut, to tell the user.
@@ -347,11 +382,21 @@ impl Agent {
         user_text: &str,
         events: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<TurnOutcome, AgentError> {
-        let content = self.compose_user_message(user_text, events);
+        let content = crate::suggest::compose_user_message(
+            &self.core.config,
+            &self.core.context,
+            &mut self.injected,
+            user_text,
+            events,
+        );
+        if content.is_empty() {
+            return Err(AgentError::EmptyMessage);
+        }
         let Self {
             core,
             history,
             transcript,
+            pending,
             ..
         } = self;
         let mut failure: Option<String> = None;
@@ -363,7 +408,7 @@ impl Agent {
             }
         };
         append(history, &mut record, content);
-        let result = run_loop(core, history, events, &mut record).await;
+        let result = run_loop(core, history, pending, events, &mut record).await;
         if let Err(error) = &result {
             record(TranscriptEvent::Error {
                 message: error.to_string(),
@@ -379,83 +424,28 @@ impl Agent {
 }
 
 impl Agent {
-    /// The blocks of a new user message: the text, then (when skill matching is on) a note of
-    /// the skills that fit and, for `auto`, the best one's Layer 2.
-    fn compose_user_message(
-        &mut self,
-        user_text: &str,
-        events: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Vec<ContentBlock> {
-        let mut content = vec![ContentBlock::text(user_text)];
-        let config = &self.core.config;
-        let (Some(index), mode) = (&config.skill_index, config.skill_match) else {
-            return content;
-        };
-        if mode == SkillMatch::Off {
-            return content;
-        }
-        let ranked = match index.rank(user_text, skillet_retrieval::Mode::Hybrid, MAX_SUGGESTIONS) {
-            Ok((_, ranked)) => ranked,
-            Err(error) => {
-                events(AgentEvent::Notice(format!(
-                    "skill matching failed: {error}"
-                )));
-                return content;
-            }
-        };
-        let library = &self.core.context.library;
-        let relevant: Vec<_> = ranked
-            .iter()
-            .filter(|r| r.relevant)
-            .filter_map(|r| library.get(index.name(r.index)).map(|skill| (r, skill)))
-            .filter(|(_, skill)| skill.model_invocable())
-            .collect();
-        if relevant.is_empty() {
-            return content;
-        }
-        let mut note = String::from(
-            "<skill_suggestions>\nThese skills may fit this request; load one with load_skill if it does:\n",
-        );
-        for (_, skill) in &relevant {
-            let description: String = skill.description.chars().take(200).collect();
-            let _ = writeln!(note, "- {}: {description}", skill.name);
-        }
-        note.push_str("</skill_suggestions>");
-        content.push(ContentBlock::text(note));
-        let names: Vec<&str> = relevant.iter().map(|(_, s)| s.name.as_str()).collect();
-        events(AgentEvent::Notice(format!(
-            "suggested skills: {}",
-            names.join(", ")
-        )));
-        if mode == SkillMatch::Auto
-            && let Some((best, skill)) = relevant.first()
-            && best.score >= AUTO_LOAD_SCORE
-            && !self.injected.contains(&skill.name)
-            && let Ok(body) = library.load(&skill.name, skillet_skills::Invoker::Model)
-        {
-            self.injected.insert(skill.name.clone());
-            content.push(ContentBlock::text(body));
-            events(AgentEvent::Notice(format!(
-                "loaded skill {} for this request",
-                skill.name
-            )));
-        }
-        content
-    }
-
-    /// After a cancelled turn: answers calls left open with "cancelled" results (appended,
-    /// like everything else), so the history stays valid for the next request.
+    /// After a cancelled turn: answers the calls of the last answer, if it is the model's and
+    /// they are open: those that finished with what they returned, the others as cancelled
+    /// (appended, like everything else), so the history stays valid for the next request.
     pub fn close_cancelled_turn(&mut self) {
-        let Some(answer) = answer_open_calls(&self.history, "error: the user cancelled this call")
+        let Some(last) = self
+            .history
+            .last()
+            .filter(|m| m.role == skillet_llm::Role::Assistant)
         else {
+            self.pending = Pending::default();
             return;
         };
-        if let Some(transcript) = self.transcript.as_mut() {
-            let _ = transcript.record(&TranscriptEvent::Message {
-                message: answer.clone(),
-            });
-        }
-        self.history.push(answer);
+        let Some(answer) = self.pending.close(last, CANCELLED_CALL) else {
+            return;
+        };
+        let transcript = &mut self.transcript;
+        let mut record = |event: TranscriptEvent| {
+            if let Some(transcript) = transcript.as_mut() {
+                let _ = transcript.record(&event);
+            }
+        };
+        append(&mut self.history, &mut record, answer.content);
     }
 }
 
@@ -485,6 +475,9 @@ fn build_core(
         todos: Mutex::new(Vec::new()),
         subagent,
         skill_index: config.skill_index.clone(),
+        gate,
+        protected: config.protected.clone(),
+        sandbox: config.sandbox.clone(),
     };
     let specs = tools.specs(&context);
     Core {
@@ -494,211 +487,8 @@ fn build_core(
         tools,
         context,
         config: config.clone(),
-        gate,
         usage,
     }
-}
-
-/// Runs a subagent: a fresh history, the same tools except `task`, only the final text back.
-struct SubagentRunner {
-    core: Arc<Core>,
-}
-
-impl Subagent for SubagentRunner {
-    fn run<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Result<String, ToolError>> {
-        Box::pin(async move {
-            let mut history = vec![Message::user(prompt)];
-            let mut ignore = |_: AgentEvent| {};
-            let mut record = |_: TranscriptEvent| {};
-            run_loop(&self.core, &mut history, &mut ignore, &mut record)
-                .await
-                .map(|outcome| outcome.text)
-                .map_err(|error| ToolError::new(format!("the subagent failed: {error}")))
-        })
-    }
-}
-
-/// The loop of one turn.
-async fn run_loop(
-    core: &Core,
-    history: &mut Vec<Message>,
-    events: &mut (dyn FnMut(AgentEvent) + Send),
-    record: &mut (dyn FnMut(TranscriptEvent) + Send),
-) -> Result<TurnOutcome, AgentError> {
-    let mut steps = 0;
-    let mut continued = false;
-    loop {
-        if steps == core.config.max_steps {
-            return Err(AgentError::StepLimit { steps });
-        }
-        steps += 1;
-        let request = Request {
-            system: &core.system,
-            messages: history,
-            tools: &core.specs,
-            max_tokens: core.config.max_tokens,
-            stream: core.config.stream,
-        };
-        let mut forward = |event: StreamEvent| match event {
-            StreamEvent::TextDelta(text) => events(AgentEvent::Text(text)),
-            StreamEvent::Retrying {
-                attempt,
-                delay_ms,
-                reason,
-            } => events(AgentEvent::Retrying {
-                attempt,
-                delay_ms,
-                reason,
-            }),
-            StreamEvent::ToolUseStart { .. } => {}
-        };
-        let response = core.provider.send(request, &mut forward).await?;
-        if let Ok(mut usage) = core.usage.lock() {
-            usage.add(response.usage);
-        }
-        events(AgentEvent::Usage(response.usage));
-        record(TranscriptEvent::Usage {
-            usage: response.usage,
-        });
-        let message = response.message;
-        let calls: Vec<(String, String, Value)> = message
-            .tool_uses()
-            .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
-            .collect();
-        let text = message.text();
-        if !core.config.stream && !text.is_empty() {
-            // Nothing was streamed: show the answer whole.
-            events(AgentEvent::Text(text.clone()));
-        }
-        if !message.content.is_empty() {
-            record(TranscriptEvent::Message {
-                message: message.clone(),
-            });
-            history.push(message);
-        }
-        if response.stop_reason == StopReason::MaxTokens {
-            if continued {
-                let notice = max_tokens_notice(core, "stopping the turn");
-                events(AgentEvent::Notice(notice.clone()));
-                record(TranscriptEvent::Notice { text: notice });
-                return Ok(TurnOutcome { text, steps });
-            }
-            continued = true;
-            let notice = max_tokens_notice(core, "asking it to continue once");
-            events(AgentEvent::Notice(notice.clone()));
-            record(TranscriptEvent::Notice { text: notice });
-            append(history, record, cut_off_answer(&calls));
-            continue;
-        }
-        if calls.is_empty() {
-            return Ok(TurnOutcome { text, steps });
-        }
-        let results = run_calls(core, calls, events).await;
-        append(history, record, results);
-    }
-}
-
-fn max_tokens_notice(core: &Core, then: &str) -> String {
-    format!(
-        "the model reached its output limit (max_tokens {}); {then}",
-        core.config.max_tokens
-    )
-}
-
-/// What answers a cut-off answer: error results for its calls, or a request to go on.
-fn cut_off_answer(calls: &[(String, String, Value)]) -> Vec<ContentBlock> {
-    if calls.is_empty() {
-        return vec![ContentBlock::text(
-            "Your answer was cut off by the output limit. Continue exactly where you stopped.",
-        )];
-    }
-    calls
-        .iter()
-        .map(|(id, ..)| ContentBlock::ToolResult {
-            tool_use_id: id.clone(),
-            content: "error: this call was cut off by the output limit and did not run; call it again with less content".into(),
-            is_error: true,
-        })
-        .collect()
-}
-
-/// Runs the calls of one answer in order; their results, one to one.
-async fn run_calls(
-    core: &Core,
-    calls: Vec<(String, String, Value)>,
-    events: &mut (dyn FnMut(AgentEvent) + Send),
-) -> Vec<ContentBlock> {
-    let mut results = Vec::with_capacity(calls.len());
-    for (id, name, input) in calls {
-        events(AgentEvent::ToolCall {
-            id: id.clone(),
-            name: name.clone(),
-            input: input.clone(),
-        });
-        let (content, is_error) = match execute(core, &name, &input).await {
-            Ok(content) => (content, false),
-            Err(error) => (format!("error: {error}"), true),
-        };
-        events(AgentEvent::ToolResult {
-            id: id.clone(),
-            name,
-            content: content.clone(),
-            is_error,
-        });
-        results.push(ContentBlock::ToolResult {
-            tool_use_id: id,
-            content,
-            is_error,
-        });
-    }
-    results
-}
-
-/// Appends a user message of these blocks and records it.
-fn append(
-    history: &mut Vec<Message>,
-    record: &mut (dyn FnMut(TranscriptEvent) + Send),
-    content: Vec<ContentBlock>,
-) {
-    let message = Message {
-        role: Role::User,
-        content,
-    };
-    record(TranscriptEvent::Message {
-        message: message.clone(),
-    });
-    history.push(message);
-}
-
-/// Runs one tool call, after the permission check.
-async fn execute(core: &Core, name: &str, input: &Value) -> Result<String, ToolError> {
-    let Some(tool) = core.tools.get(name) else {
-        let names: Vec<&str> = core.specs.iter().map(|spec| spec.name.as_str()).collect();
-        return Err(ToolError::new(format!(
-            "unknown tool '{name}'; the tools are: {}",
-            names.join(", ")
-        )));
-    };
-    if !input.is_object() {
-        return Err(ToolError::new("the arguments must be a JSON object"));
-    }
-    let kind = tool.kind();
-    if kind != ToolKind::Read {
-        let summary = match kind {
-            ToolKind::Execute => input.get("command").and_then(Value::as_str),
-            _ => input.get("path").and_then(Value::as_str),
-        }
-        .unwrap_or_default()
-        .to_string();
-        core.gate
-            .check(&ApprovalRequest {
-                tool: name.to_string(),
-                kind,
-                summary,
-            })
-            .map_err(ToolError::new)?;
-    }
-    tool.call(input, &core.context).await
 }
 
 /// The first [`PREVIEW_CHARS`] characters of a result, on one line.

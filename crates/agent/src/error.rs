@@ -26,6 +26,9 @@ pub enum AgentError {
         /// What failed.
         message: String,
     },
+    /// A user message with nothing in it (the APIs refuse empty messages).
+    #[error("the message is empty; say what to do")]
+    EmptyMessage,
     /// The user cancelled the turn.
     #[error("cancelled")]
     Cancelled,

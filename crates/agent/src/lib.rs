@@ -13,10 +13,14 @@ mod error;
 pub mod paths;
 pub mod permission;
 mod prompt;
+mod repair;
+pub mod sandbox;
 pub mod skill_index;
+mod suggest;
 pub mod tool;
 pub mod tools;
 pub mod transcript;
+mod turn;
 
 pub use agent::{
     AUTO_LOAD_SCORE, Agent, AgentConfig, AgentEvent, CATALOG_BUDGET_BOUNDS, DEFAULT_MAX_STEPS,
@@ -25,3 +29,4 @@ pub use agent::{
 };
 pub use error::AgentError;
 pub use prompt::system_prompt;
+pub use turn::{CANCELLED_CALL, CONTINUE, CUT_CALL};

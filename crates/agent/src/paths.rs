@@ -1,7 +1,15 @@
-//! Confining file tools: the working directory, plus read-only access to the folders of
-//! discovered skills (so Layer 3 works for skills in `~/.claude/skills`). Nothing else.
+//! Where file tools may work: beneath the working directory, plus read-only beneath the folders
+//! of discovered skills (so Layer 3 works for skills in `~/.claude/skills`). Nothing else.
+//!
+//! A path is placed under one of those roots lexically here; every open, read and write then
+//! goes through [`skillet_skills::confine::Beneath`], which has the kernel resolve it beneath
+//! that root, so no link, dangling or not, and no race leads out. The same module names the
+//! paths a write must never touch without asking ([`protection`]).
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use skillet_skills::confine::{Beneath, ConfineError, normalize};
 
 use crate::tool::{ToolContext, ToolError};
 
@@ -14,87 +22,123 @@ pub enum Access {
     Write,
 }
 
-/// Resolves a path the model gave (relative to the working directory, or absolute) to a real
-/// path it may use, or says why not. Links are followed before the check, so a link cannot
-/// lead out.
+/// A path placed beneath a root.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The root, held open.
+    pub beneath: Arc<Beneath>,
+    /// The path relative to it.
+    pub relative: PathBuf,
+    /// How to show it: relative to the working directory when inside it, else absolute.
+    pub shown: String,
+}
+
+impl Resolved {
+    /// The absolute path (lexical, for showing and for checks by name).
+    pub fn absolute(&self) -> PathBuf {
+        self.beneath.root().join(&self.relative)
+    }
+}
+
+/// Places a path the model gave (relative to the working directory, or absolute) beneath the
+/// working directory or, to read, a skill's folder; or says why not.
 pub fn resolve(
     context: &ToolContext,
     requested: &str,
     access: Access,
-) -> Result<PathBuf, ToolError> {
+) -> Result<Resolved, ToolError> {
     if requested.trim().is_empty() {
         return Err(ToolError::new("the path is empty"));
     }
-    let joined = context.cwd.join(requested);
-    let normalized = normalize(&joined);
-    let real = real_path(&normalized);
-    if real.starts_with(&context.cwd) {
-        return Ok(real);
-    }
-    if access == Access::Read
-        && context
+    let outside = || {
+        let allowed = match access {
+            Access::Read => "the working directory and the folders of discovered skills",
+            Access::Write => "the working directory",
+        };
+        ToolError::new(format!(
+            "{requested} is outside {allowed} ({}); it cannot be {}",
+            context.cwd.display(),
+            match access {
+                Access::Read => "read",
+                Access::Write => "written",
+            }
+        ))
+    };
+    let normalized = normalize(&context.cwd.join(requested)).ok_or_else(outside)?;
+    let root = if normalized.starts_with(&context.cwd) {
+        context.cwd.clone()
+    } else if access == Access::Read
+        && let Some(skill) = context
             .library
             .skills()
             .iter()
-            .any(|skill| real.starts_with(&skill.dir))
+            .find(|skill| normalized.starts_with(&skill.dir))
     {
-        return Ok(real);
-    }
-    let allowed = match access {
-        Access::Read => "the working directory and the folders of discovered skills",
-        Access::Write => "the working directory",
+        skill.dir.clone()
+    } else {
+        return Err(outside());
     };
-    Err(ToolError::new(format!(
-        "{requested} is outside {allowed} ({}); it cannot be {}",
-        context.cwd.display(),
-        match access {
-            Access::Read => "read",
-            Access::Write => "written",
-        }
-    )))
-}
-
-/// Removes `.` and resolves `..` lexically (never above the root).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// The real path: the deepest existing ancestor resolved through links, plus the rest.
-fn real_path(path: &Path) -> PathBuf {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(existing) {
-            let mut real = real;
-            for part in rest.iter().rev() {
-                real.push(part);
-            }
-            return real;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
+    let beneath = Beneath::open(&root)
+        .map_err(|error| ToolError::new(format!("cannot open {}: {error}", root.display())))?;
+    let relative = beneath.relative(&normalized).ok_or_else(outside)?;
+    let shown = display(context, &normalized);
+    Ok(Resolved {
+        beneath: Arc::new(beneath),
+        relative,
+        shown,
+    })
 }
 
 /// `path` relative to the working directory when inside it, for showing to the model.
 pub fn display(context: &ToolContext, path: &Path) -> String {
-    path.strip_prefix(&context.cwd).map_or_else(
-        |_| path.display().to_string(),
-        |relative| relative.display().to_string(),
-    )
+    match path.strip_prefix(&context.cwd) {
+        Ok(relative) if relative.as_os_str().is_empty() => ".".to_string(),
+        Ok(relative) => relative.display().to_string(),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// A confinement failure as the model sees it.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "used as `map_err(confine_error)`"
+)]
+pub fn confine_error(error: ConfineError) -> ToolError {
+    ToolError::new(error.to_string())
+}
+
+/// File names a write never touches without asking: each runs code or steers the model one
+/// step later.
+pub const PROTECTED_NAMES: [(&str, &str); 2] = [
+    (
+        "skillet.toml",
+        "is skillet's config (it decides what skillet does next)",
+    ),
+    (
+        ".envrc",
+        "runs in your shell when you enter the folder (direnv)",
+    ),
+];
+
+/// Why a write to `path` (absolute, links inside the root resolved) must be asked for each time,
+/// if it must: git's folder (hooks run code), skillet's config, `.envrc`, and the skill roots
+/// (what skills say steers the model).
+pub fn protection(context: &ToolContext, path: &Path) -> Option<&'static str> {
+    if path
+        .components()
+        .any(|component| component == Component::Normal(".git".as_ref()))
+    {
+        return Some("is inside .git (its hooks and config run code)");
+    }
+    if let Some(name) = path.file_name().and_then(|name| name.to_str())
+        && let Some((_, why)) = PROTECTED_NAMES
+            .iter()
+            .find(|(protected, _)| *protected == name)
+    {
+        return Some(why);
+    }
+    if context.protected.iter().any(|root| path.starts_with(root)) {
+        return Some("is in a skill folder (what skills say steers the model)");
+    }
+    None
 }

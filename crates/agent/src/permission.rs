@@ -1,4 +1,9 @@
 //! Who may write files and run commands. Reading is always allowed.
+//!
+//! Tools that write or run ask the [`Gate`] themselves, once they know exactly what they will do
+//! (a write shows its diff). A write to a protected path ([`crate::paths::protection`]) is
+//! refused where nobody can be asked (`run`) and asked for each time in `chat`: "always" never
+//! covers it.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -23,8 +28,13 @@ pub struct ApprovalRequest {
     pub tool: String,
     /// What it may do.
     pub kind: ToolKind,
-    /// The command or path, for the question.
+    /// The command or path, for the question (untrusted: the interface neutralises control
+    /// characters before showing it).
     pub summary: String,
+    /// What will change: a write's diff (untrusted too).
+    pub detail: Option<String>,
+    /// Why the target is protected, when it is: asked for each time, refused in `run`.
+    pub protected: Option<&'static str>,
 }
 
 /// Asks the user (the chat's prompt).
@@ -68,18 +78,26 @@ impl Gate {
             return Ok(());
         }
         match &self.permissions {
-            Permissions::Allow => Ok(()),
+            Permissions::Allow => match request.protected {
+                None => Ok(()),
+                Some(why) => Err(format!(
+                    "refused: {} {why}; skillet changes it only when the user approves each change, which `skillet run` cannot ask for. Tell the user what to change instead",
+                    request.summary
+                )),
+            },
             Permissions::Deny { reason } => Err(format!("denied: {reason}")),
             Permissions::Ask(approver) => {
-                if self
-                    .always
-                    .lock()
-                    .is_ok_and(|always| always.contains(&request.kind))
+                if request.protected.is_none()
+                    && self
+                        .always
+                        .lock()
+                        .is_ok_and(|always| always.contains(&request.kind))
                 {
                     return Ok(());
                 }
                 match approver.approve(request) {
                     Approval::Yes => Ok(()),
+                    Approval::Always if request.protected.is_some() => Ok(()),
                     Approval::Always => {
                         if let Ok(mut always) = self.always.lock() {
                             always.insert(request.kind);
@@ -93,5 +111,48 @@ impl Gate {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Count(Mutex<Vec<Approval>>, Mutex<usize>);
+
+    impl Approver for Count {
+        fn approve(&self, _request: &ApprovalRequest) -> Approval {
+            *self.1.lock().unwrap() += 1;
+            self.0.lock().unwrap().remove(0)
+        }
+    }
+
+    fn request(protected: Option<&'static str>) -> ApprovalRequest {
+        ApprovalRequest {
+            tool: "write_file".into(),
+            kind: ToolKind::Write,
+            summary: "x".into(),
+            detail: None,
+            protected,
+        }
+    }
+
+    #[test]
+    fn always_never_covers_a_protected_path_and_run_refuses_it() {
+        let approver = Arc::new(Count(
+            Mutex::new(vec![Approval::Always, Approval::Always, Approval::No]),
+            Mutex::new(0),
+        ));
+        let gate = Gate::new(Permissions::Ask(approver.clone()));
+        assert!(gate.check(&request(None)).is_ok());
+        assert!(gate.check(&request(None)).is_ok(), "remembered");
+        assert_eq!(*approver.1.lock().unwrap(), 1);
+        assert!(gate.check(&request(Some("is inside .git"))).is_ok());
+        assert!(gate.check(&request(Some("is inside .git"))).is_err());
+        assert_eq!(*approver.1.lock().unwrap(), 3, "asked each time");
+        let allow = Gate::new(Permissions::Allow);
+        assert!(allow.check(&request(None)).is_ok());
+        let refused = allow.check(&request(Some("is inside .git"))).unwrap_err();
+        assert!(refused.contains("is inside .git"), "{refused}");
     }
 }

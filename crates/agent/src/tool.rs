@@ -94,6 +94,19 @@ pub struct ToolContext {
     pub subagent: Option<Arc<dyn Subagent>>,
     /// The skill index, for `search_skills`.
     pub skill_index: Option<Arc<crate::skill_index::SkillIndex>>,
+    /// Asks before writes and commands.
+    pub gate: Arc<crate::permission::Gate>,
+    /// Folders a write never touches without asking each time (the skill roots).
+    pub protected: Vec<PathBuf>,
+    /// How `bash` commands are contained.
+    pub sandbox: crate::sandbox::SandboxPolicy,
+}
+
+impl ToolContext {
+    /// Asks the gate about a write or a command; `Err` is what the model is told.
+    pub fn approve(&self, request: &crate::permission::ApprovalRequest) -> Result<(), ToolError> {
+        self.gate.check(request).map_err(ToolError::new)
+    }
 }
 
 /// Runs a subagent with a fresh history.

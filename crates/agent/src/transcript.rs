@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use skillet_llm::{ContentBlock, Message, Role, ToolSpec, Usage};
+use skillet_llm::{Message, ToolSpec, Usage};
 
 use crate::error::AgentError;
 
@@ -56,6 +56,18 @@ pub enum TranscriptEvent {
     Error {
         /// The message.
         message: String,
+    },
+    /// The history repaired on resuming: it replaces every message before it.
+    Repaired {
+        /// The whole repaired history.
+        messages: Vec<Message>,
+    },
+    /// Something a subagent did (not part of the session's own history).
+    Subagent {
+        /// The `task` call that started it.
+        call_id: String,
+        /// The event, as the subagent's own transcript would hold it.
+        event: Box<TranscriptEvent>,
     },
 }
 
@@ -124,8 +136,8 @@ impl Transcript {
     }
 }
 
-/// A transcript read back: its header and messages. A call left without results (the session
-/// stopped while tools ran) gets error results appended, so the history stays valid.
+/// A transcript read back: its header and messages, as they were (a `repaired` event replaces
+/// the messages before it). [`crate::Agent::resume`] repairs what the APIs would reject.
 pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
     let error = |message: String| AgentError::Transcript {
         path: path.to_path_buf(),
@@ -142,6 +154,7 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
         match serde_json::from_str::<TranscriptEvent>(&line) {
             Ok(TranscriptEvent::Session(found)) => header = Some(found),
             Ok(TranscriptEvent::Message { message }) => messages.push(message),
+            Ok(TranscriptEvent::Repaired { messages: repaired }) => messages = repaired,
             Ok(_) => {}
             // A crash can cut the last line short: keep what came before it.
             Err(_) if header.is_some() => break,
@@ -154,34 +167,31 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
         }
     }
     let header = header.ok_or_else(|| error("no session header".to_string()))?;
-    if let Some(answer) = answer_open_calls(
-        &messages,
-        "error: the session stopped before this call ran; run it again if it is still needed",
-    ) {
-        messages.push(answer);
-    }
     Ok((header, messages))
 }
 
-/// Error results for the tool calls of the last message, when it is the model's and they have
-/// not been answered (the session stopped or the turn was cancelled while tools ran).
-pub(crate) fn answer_open_calls(messages: &[Message], why: &str) -> Option<Message> {
-    let last = messages.last()?;
-    if last.role != Role::Assistant {
-        return None;
+/// The most bytes read of a transcript's first line to learn its session header.
+pub const MAX_HEADER_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A transcript's header alone (its first line), without reading the rest.
+pub fn read_header(path: &Path) -> Result<SessionHeader, AgentError> {
+    use std::io::Read as _;
+    let error = |message: String| AgentError::Transcript {
+        path: path.to_path_buf(),
+        message,
+    };
+    let file = File::open(path).map_err(|source| error(source.to_string()))?;
+    let mut line = Vec::new();
+    BufReader::new(file.take(MAX_HEADER_BYTES))
+        .read_until(b'\n', &mut line)
+        .map_err(|source| error(source.to_string()))?;
+    match serde_json::from_slice::<TranscriptEvent>(&line) {
+        Ok(TranscriptEvent::Session(header)) => Ok(header),
+        Ok(_) => Err(error("the first line is not a session header".to_string())),
+        Err(parse) => Err(error(format!(
+            "the first line is not a session header ({parse})"
+        ))),
     }
-    let results: Vec<ContentBlock> = last
-        .tool_uses()
-        .map(|(id, _, _)| ContentBlock::ToolResult {
-            tool_use_id: id.to_string(),
-            content: why.to_string(),
-            is_error: true,
-        })
-        .collect();
-    (!results.is_empty()).then_some(Message {
-        role: Role::User,
-        content: results,
-    })
 }
 
 /// A new session id: `YYYYMMDD-HHMMSS-xxxx` (UTC), sortable by time.
@@ -216,6 +226,7 @@ pub fn civil(seconds: u64) -> (u64, u64, u64, u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use skillet_llm::{ContentBlock, Role};
 
     #[test]
     fn civil_dates() {
@@ -225,7 +236,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cut_last_line_and_open_calls_are_handled() {
+    fn a_cut_last_line_is_tolerated() {
         let temp = tempfile::tempdir().unwrap();
         let header = SessionHeader {
             id: "s1".into(),
@@ -261,10 +272,7 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let (loaded, messages) = load(&path).unwrap();
         assert_eq!(loaded, header);
-        assert_eq!(messages.len(), 3);
-        assert!(matches!(
-            &messages[2].content[0],
-            ContentBlock::ToolResult { tool_use_id, is_error: true, .. } if tool_use_id == "t1"
-        ));
+        assert_eq!(messages.len(), 2, "read as written; resuming repairs");
+        assert_eq!(read_header(&path).unwrap(), header);
     }
 }

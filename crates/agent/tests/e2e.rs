@@ -375,7 +375,9 @@ async fn a_stream_cut_midway_is_a_clear_error_and_the_transcript_keeps_everythin
         &config(&fixture, true),
     );
     let sessions = fixture.cwd.join("sessions");
-    agent.attach_transcript(Transcript::create(&sessions, agent.header()).unwrap());
+    agent
+        .attach_transcript(Transcript::create(&sessions, agent.header()).unwrap())
+        .unwrap();
     let (result, events) = turn(&mut agent, "read my notes").await;
     let error = result.unwrap_err();
     assert!(
@@ -402,6 +404,8 @@ async fn a_stream_cut_midway_is_a_clear_error_and_the_transcript_keeps_everythin
             TranscriptEvent::Usage { .. } => "usage",
             TranscriptEvent::Notice { .. } => "notice",
             TranscriptEvent::Error { .. } => "error",
+            TranscriptEvent::Repaired { .. } => "repaired",
+            TranscriptEvent::Subagent { .. } => "subagent",
         })
         .collect();
     assert_eq!(
@@ -425,7 +429,9 @@ async fn a_resumed_session_sends_the_old_prompt_and_history() {
         &config(&fixture, true),
     );
     let sessions = fixture.cwd.join("sessions");
-    agent.attach_transcript(Transcript::create(&sessions, agent.header()).unwrap());
+    agent
+        .attach_transcript(Transcript::create(&sessions, agent.header()).unwrap())
+        .unwrap();
     turn(&mut agent, "first").await.0.unwrap();
     let path = sessions.join(format!("{}.jsonl", agent.header().id));
     let (header, history) = transcript::load(&path).unwrap();
@@ -434,9 +440,11 @@ async fn a_resumed_session_sends_the_old_prompt_and_history() {
         &fixture.library,
         &config(&fixture, true),
         header,
-        history,
+        &history,
     );
-    resumed.attach_transcript(Transcript::append_to(&path).unwrap());
+    resumed
+        .attach_transcript(Transcript::append_to(&path).unwrap())
+        .unwrap();
     server.push_turn(Turn::text("second answer"));
     turn(&mut resumed, "second").await.0.unwrap();
     let requests = server.requests();

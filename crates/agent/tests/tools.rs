@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use skillet_agent::permission::{Gate, Permissions};
+use skillet_agent::sandbox::SandboxPolicy;
 use skillet_agent::tool::{CatalogPlacement, ToolContext, ToolError, ToolTable};
 use skillet_skills::{Root, RootKind, discover};
 
@@ -43,6 +45,9 @@ fn fixture() -> Fixture {
         todos: Mutex::new(Vec::new()),
         subagent: None,
         skill_index: None,
+        gate: Arc::new(Gate::new(Permissions::Allow)),
+        protected: vec![root.join("work/.agents/skills")],
+        sandbox: SandboxPolicy::default(),
     };
     Fixture {
         _temp: temp,

@@ -1,16 +1,16 @@
 //! Getting the embedding model: `skillet skills match` and `skills index` download it from the
-//! Hugging Face hub (`HF_ENDPOINT`, here a stand-in on loopback) into the Hugging Face cache
-//! (`HF_HOME`), fall back to words when it cannot be had, and say so once rather than on every
-//! run.
+//! Hugging Face hub (`HF_ENDPOINT`, here a stand-in on loopback) at the pinned revision into the
+//! Hugging Face cache (`HF_HOME`), checking each file's sha256 digest, fall back to words when
+//! it cannot be had, and say so once rather than on every run.
 
-#![allow(clippy::unwrap_used, reason = "tests")]
+#![allow(clippy::unwrap_used, clippy::print_stderr, reason = "tests")]
 
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use skillet_test_support::hub::{HUB_COMMIT, HubServer};
+use skillet_retrieval::download::{CONFIG_SHA256, MODEL_REPO as REPO, MODEL_REVISION};
+use skillet_test_support::hub::{HubServer, resolve_path};
 
-const REPO: &str = "sentence-transformers/all-MiniLM-L6-v2";
 const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
 fn fixtures() -> PathBuf {
@@ -44,19 +44,140 @@ fn skillet(sandbox: &Path, hub: &HubServer, args: &[&str]) -> (i32, String, Stri
     )
 }
 
+/// Where the download puts the files: the snapshot of the pinned revision.
 fn snapshot_dir(sandbox: &Path) -> PathBuf {
     sandbox
         .join("hf/hub/models--sentence-transformers--all-MiniLM-L6-v2/snapshots")
-        .join(HUB_COMMIT)
+        .join(MODEL_REVISION)
 }
 
+/// The real model, served by `hub` at the pinned revision; `None` (the test skips, saying so)
+/// when it is not at hand (CI fetches it; `SKILLET_EMBED_MODEL`).
+fn serve_the_model(hub: &HubServer) -> Option<PathBuf> {
+    let Some(model) = skillet_test_support::embedding_model_dir() else {
+        eprintln!(
+            "SKIPPED: no embedding model to serve (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)"
+        );
+        return None;
+    };
+    for file in FILES {
+        hub.add_file(
+            REPO,
+            MODEL_REVISION,
+            file,
+            std::fs::read(model.join(file)).unwrap(),
+        );
+    }
+    Some(model)
+}
+
+/// The files that were downloaded (each is asked for twice: its size, then its bytes).
+fn downloaded(hub: &HubServer) -> Vec<String> {
+    hub.requests()
+        .into_iter()
+        .filter(|(_, range)| range.as_deref() != Some("bytes=0-0"))
+        .map(|(path, _)| path)
+        .collect()
+}
+
+/// With the real model at hand, the hub serves it at the pinned revision, the files land in
+/// that revision's snapshot, and matching by meaning works from the downloaded copy.
 #[test]
-fn downloads_into_the_hugging_face_cache_from_hf_endpoint() {
+fn downloads_the_pinned_revision_into_the_hugging_face_cache() {
     let sandbox = tempfile::tempdir().unwrap();
     let hub = HubServer::start();
-    // Stand-in files: the download is what is tested here; they are not a model.
+    let Some(model) = serve_the_model(&hub) else {
+        return;
+    };
+    let (code, stdout, stderr) = skillet(
+        sandbox.path(),
+        &hub,
+        &["match", "fill in a pdf form", "--json"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("downloading the embedding model"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&hub.url()), "{stderr}");
+    assert!(stderr.contains("mode: hybrid"), "{stderr}");
+    let ranked: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(ranked[0]["name"], "pdf", "{stdout}");
+    let wanted: Vec<String> = FILES
+        .iter()
+        .map(|file| resolve_path(REPO, MODEL_REVISION, file))
+        .collect();
+    assert_eq!(downloaded(&hub), wanted);
     for file in FILES {
-        hub.add_file(REPO, file, format!("stand-in {file}").into_bytes());
+        let path = snapshot_dir(sandbox.path()).join(file);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            std::fs::metadata(model.join(file)).unwrap().len(),
+            "{}",
+            path.display()
+        );
+    }
+
+    // Found in the cache next time: nothing more is requested.
+    let before = hub.requests().len();
+    let (code, _, stderr) = skillet(sandbox.path(), &hub, &["match", "fill in a pdf form"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("downloading"), "{stderr}");
+    assert!(stderr.contains("mode: hybrid"), "{stderr}");
+    assert_eq!(hub.requests().len(), before);
+}
+
+/// One file with other bytes than the pinned ones: refused, naming it and both digests, and
+/// removed; the next download fetches only that file.
+#[test]
+fn a_tampered_file_is_refused_removed_and_fetched_again() {
+    let sandbox = tempfile::tempdir().unwrap();
+    let hub = HubServer::start();
+    if serve_the_model(&hub).is_none() {
+        return;
+    }
+    hub.corrupt_file(REPO, MODEL_REVISION, "config.json");
+    let config = snapshot_dir(sandbox.path()).join("config.json");
+    let (code, _, stderr) = skillet(sandbox.path(), &hub, &["index"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("error: {}", config.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("expected {CONFIG_SHA256}")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the file was removed"), "{stderr}");
+    assert!(config.symlink_metadata().is_err(), "{}", config.display());
+
+    let model = serve_the_model(&hub).unwrap();
+    let before = downloaded(&hub).len();
+    let (code, _, stderr) = skillet(sandbox.path(), &hub, &["index"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        downloaded(&hub)[before..],
+        [resolve_path(REPO, MODEL_REVISION, "config.json")]
+    );
+    assert_eq!(
+        std::fs::read(&config).unwrap(),
+        std::fs::read(model.join("config.json")).unwrap()
+    );
+}
+
+/// Files that are not the model (stand-ins; no real model needed): refused by their digests,
+/// removed, and skills are ranked by words, saying why.
+#[test]
+fn stand_in_files_are_refused_and_words_are_used() {
+    let sandbox = tempfile::tempdir().unwrap();
+    let hub = HubServer::start();
+    for file in FILES {
+        hub.add_file(
+            REPO,
+            MODEL_REVISION,
+            file,
+            format!("stand-in {file}").into_bytes(),
+        );
     }
     let (code, stdout, stderr) = skillet(sandbox.path(), &hub, &["match", "fill in a pdf form"]);
     assert_eq!(code, 0, "{stderr}");
@@ -64,32 +185,39 @@ fn downloads_into_the_hugging_face_cache_from_hf_endpoint() {
         stderr.contains("downloading the embedding model"),
         "{stderr}"
     );
-    assert!(stderr.contains(&hub.url()), "{stderr}");
-    for file in FILES {
-        let path = snapshot_dir(sandbox.path()).join(file);
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            format!("stand-in {file}"),
-            "{}",
-            path.display()
-        );
-        let wanted = format!("/{REPO}/resolve/main/{file}");
-        assert!(
-            hub.requests().iter().any(|(path, _)| *path == wanted),
-            "{wanted}"
-        );
-    }
-    // The stand-ins do not load: ranked by words, saying why, naming the file.
+    assert!(
+        stderr.contains(&format!("expected {CONFIG_SHA256}")),
+        "{stderr}"
+    );
     assert!(stderr.contains("ranked by words only"), "{stderr}");
     assert!(stderr.contains("mode: lexical"), "{stderr}");
     assert!(stdout.contains("pdf"), "{stdout}");
+    for file in FILES {
+        let path = snapshot_dir(sandbox.path()).join(file);
+        assert!(path.symlink_metadata().is_err(), "{}", path.display());
+    }
+}
 
-    // Found in the cache next time: nothing more is requested.
-    let before = hub.requests().len();
-    let (code, _, stderr) = skillet(sandbox.path(), &hub, &["match", "fill in a pdf form"]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(!stderr.contains("downloading"), "{stderr}");
-    assert_eq!(hub.requests().len(), before);
+/// A file the hub does not have (404) fails the download: it is not a model missing a file.
+#[test]
+fn a_file_the_hub_lacks_fails_the_download() {
+    let sandbox = tempfile::tempdir().unwrap();
+    let hub = HubServer::start();
+    if serve_the_model(&hub).is_none() {
+        for file in FILES {
+            hub.add_file(REPO, MODEL_REVISION, file, b"stand-in".to_vec());
+        }
+    }
+    hub.fail_file_with(REPO, MODEL_REVISION, "tokenizer.json", 404);
+    let (code, _, stderr) = skillet(sandbox.path(), &hub, &["index"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("error: downloading"), "{stderr}");
+    assert!(
+        stderr.contains(&resolve_path(REPO, MODEL_REVISION, "tokenizer.json")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("404"), "{stderr}");
+    assert!(!snapshot_dir(sandbox.path()).join("tokenizer.json").exists());
 }
 
 #[test]
@@ -144,38 +272,4 @@ fn hf_hub_offline_never_downloads() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("mode: lexical"), "{stderr}");
     assert!(hub.requests().is_empty());
-}
-
-/// With the real model at hand (CI fetches it; `SKILLET_EMBED_MODEL`), the hub serves it and
-/// matching by meaning works from the downloaded copy.
-#[test]
-fn a_downloaded_model_is_used() {
-    let Some(model) = skillet_test_support::embedding_model_dir() else {
-        eprintln!(
-            "SKIPPED: no embedding model to serve (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)"
-        );
-        return;
-    };
-    let sandbox = tempfile::tempdir().unwrap();
-    let hub = HubServer::start();
-    for file in FILES {
-        hub.add_file(REPO, file, std::fs::read(model.join(file)).unwrap());
-    }
-    let (code, stdout, stderr) = skillet(
-        sandbox.path(),
-        &hub,
-        &["match", "fill in a pdf form", "--json"],
-    );
-    assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("mode: hybrid"), "{stderr}");
-    let ranked: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(ranked[0]["name"], "pdf", "{stdout}");
-    assert_eq!(
-        std::fs::metadata(snapshot_dir(sandbox.path()).join("model.safetensors"))
-            .unwrap()
-            .len(),
-        std::fs::metadata(model.join("model.safetensors"))
-            .unwrap()
-            .len()
-    );
 }

@@ -3,8 +3,10 @@
 
 use serde_json::{Value, json};
 
+use crate::answer::Answer;
 use crate::error::LlmError;
-use crate::transport::{ErrorContext, Transport, excerpt};
+use crate::exchange::{StreamReader, exchange};
+use crate::transport::{ErrorContext, Post, Transport, excerpt};
 use crate::types::{
     ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, Usage,
 };
@@ -53,31 +55,24 @@ impl Anthropic {
             ("x-api-key", self.api_key.clone()),
             ("anthropic-version", ANTHROPIC_VERSION.to_string()),
         ];
-        let context = ErrorContext {
-            provider: NAME,
-            key_env: KEY_ENV,
-            model: &self.model,
+        let post = Post {
+            url: &url,
+            headers: &headers,
+            body: &body,
+            context: ErrorContext {
+                provider: NAME,
+                key_env: KEY_ENV,
+                model: &self.model,
+            },
         };
-        let response = self
-            .transport
-            .post(&url, &headers, &body, context, events)
-            .await?;
-        if !request.stream {
-            let json = self.transport.json(response, NAME).await?;
-            return parse_response(&json);
-        }
-        let mut stream = self.transport.events(response, NAME);
-        let mut assembler = StreamAssembler::default();
-        while let Some(event) = stream.next().await {
-            let event = event?;
-            if assembler.handle(&event.event, &event.data, events)? {
-                return assembler.finish();
-            }
-        }
-        Err(LlmError::StreamCut {
-            provider: NAME,
-            message: "the stream ended without message_stop".into(),
-        })
+        exchange::<StreamAssembler>(
+            &self.transport,
+            &post,
+            request.stream,
+            parse_response,
+            events,
+        )
+        .await
     }
 }
 
@@ -159,26 +154,34 @@ pub fn parse_response(json: &Value) -> Result<Response, LlmError> {
         .get("content")
         .and_then(Value::as_array)
         .ok_or_else(|| protocol(format!("no content in {}", excerpt(&json.to_string()))))?;
-    let content = blocks
-        .iter()
-        .filter_map(|block| match block.get("type").and_then(Value::as_str) {
-            Some("text") => Some(ContentBlock::text(str_field(block, "text"))),
-            Some("tool_use") => Some(ContentBlock::ToolUse {
-                id: str_field(block, "id"),
-                name: str_field(block, "name"),
-                input: block.get("input").cloned().unwrap_or_else(|| json!({})),
-            }),
-            _ => None,
-        })
-        .collect();
-    Ok(Response {
-        message: Message {
-            role: Role::Assistant,
-            content,
-        },
-        stop_reason: stop_reason(json.get("stop_reason").and_then(Value::as_str)),
-        usage: usage(json.get("usage")),
-    })
+    let mut answer = Answer::default();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => answer.text(str_field(block, "text")),
+            Some("tool_use") => {
+                let (id, name) = call_identity(block)?;
+                answer.call_from_value(id, name, block.get("input").cloned());
+            }
+            _ => {}
+        }
+    }
+    Ok(answer.finish(
+        stop_reason(json.get("stop_reason").and_then(Value::as_str)),
+        usage(json.get("usage")),
+    ))
+}
+
+/// A `tool_use` block's id and name; a call without an id cannot be answered, so it is an
+/// error.
+fn call_identity(block: &Value) -> Result<(String, String), LlmError> {
+    let name = str_field(block, "name");
+    let id = str_field(block, "id");
+    if id.is_empty() {
+        return Err(protocol(format!(
+            "a call of tool '{name}' came without an id"
+        )));
+    }
+    Ok((id, name))
 }
 
 fn str_field(value: &Value, key: &str) -> String {
@@ -242,9 +245,9 @@ struct StreamAssembler {
     stop_reason: Option<String>,
 }
 
-impl StreamAssembler {
+impl StreamReader for StreamAssembler {
     /// Handles one event; true once the message is complete.
-    fn handle(
+    fn event(
         &mut self,
         event: &str,
         data: &str,
@@ -264,8 +267,7 @@ impl StreamAssembler {
                 let partial = match block.get("type").and_then(Value::as_str) {
                     Some("text") => Partial::Text(str_field(&block, "text")),
                     Some("tool_use") => {
-                        let id = str_field(&block, "id");
-                        let name = str_field(&block, "name");
+                        let (id, name) = call_identity(&block)?;
                         events(StreamEvent::ToolUseStart {
                             id: id.clone(),
                             name: name.clone(),
@@ -288,8 +290,10 @@ impl StreamAssembler {
                 ) {
                     (Some("text_delta"), Some(Partial::Text(text))) => {
                         let piece = str_field(&delta, "text");
-                        text.push_str(&piece);
-                        events(StreamEvent::TextDelta(piece));
+                        if !piece.is_empty() {
+                            text.push_str(&piece);
+                            events(StreamEvent::TextDelta(piece));
+                        }
                     }
                     (Some("input_json_delta"), Some(Partial::ToolUse { json, .. })) => {
                         json.push_str(&str_field(&delta, "partial_json"));
@@ -329,32 +333,23 @@ impl StreamAssembler {
         Ok(false)
     }
 
+    fn ended(&self) -> Result<(), LlmError> {
+        Err(LlmError::StreamCut {
+            provider: NAME,
+            message: "the stream ended without message_stop".into(),
+        })
+    }
+
     fn finish(self) -> Result<Response, LlmError> {
-        let mut content = Vec::with_capacity(self.blocks.len());
+        let mut answer = Answer::default();
         for block in self.blocks {
             match block {
-                Partial::Text(text) => content.push(ContentBlock::Text { text }),
-                Partial::ToolUse { id, name, json } => {
-                    let input = if json.trim().is_empty() {
-                        json!({})
-                    } else {
-                        serde_json::from_str(&json).map_err(|error| {
-                            protocol(format!("tool '{name}' arguments are not JSON ({error})"))
-                        })?
-                    };
-                    content.push(ContentBlock::ToolUse { id, name, input });
-                }
+                Partial::Text(text) => answer.text(text),
+                Partial::ToolUse { id, name, json } => answer.call_from_text(id, name, &json),
                 Partial::Other => {}
             }
         }
-        Ok(Response {
-            message: Message {
-                role: Role::Assistant,
-                content,
-            },
-            stop_reason: stop_reason(self.stop_reason.as_deref()),
-            usage: self.usage,
-        })
+        Ok(answer.finish(stop_reason(self.stop_reason.as_deref()), self.usage))
     }
 }
 
@@ -455,9 +450,9 @@ mod tests {
             ),
         ];
         for (event, data) in events {
-            assert!(!assembler.handle(event, data, &mut sink).unwrap());
+            assert!(!assembler.event(event, data, &mut sink).unwrap());
         }
-        assert!(assembler.handle("message_stop", "{}", &mut sink).unwrap());
+        assert!(assembler.event("message_stop", "{}", &mut sink).unwrap());
         let response = assembler.finish().unwrap();
         assert_eq!(response.stop_reason, StopReason::ToolUse);
         assert_eq!(
@@ -485,7 +480,7 @@ mod tests {
     fn error_event_is_an_error() {
         let mut assembler = StreamAssembler::default();
         let error = assembler
-            .handle(
+            .event(
                 "error",
                 r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
                 &mut |_| {},

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::history::HistoryError;
+
 /// A provider request that failed for good (after any retries).
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
@@ -64,13 +66,15 @@ pub enum LlmError {
         /// ` after N attempts` when retried.
         retried: String,
     },
-    /// Nothing arrived for too long.
-    #[error("{provider} sent nothing for {} s; gave up", .after.as_secs())]
+    /// Nothing, or not enough, arrived in time.
+    #[error("{provider} {}", .awaiting.describe(*.after))]
     Timeout {
         /// Which provider.
         provider: &'static str,
         /// How long it waited.
         after: Duration,
+        /// What it was waiting for.
+        awaiting: Awaiting,
     },
     /// The answer stream ended or broke before the model finished.
     #[error("the answer from {provider} was cut off before it finished: {message}")]
@@ -98,4 +102,56 @@ pub enum LlmError {
         /// What was wrong.
         message: String,
     },
+    /// The history breaks a rule every provider enforces, so it was not sent: a bug in the
+    /// caller (the agent), never the user's doing.
+    #[error(
+        "skillet bug: the conversation history is invalid, so it was not sent: {error}\nhint: please report this bug"
+    )]
+    InvalidHistory {
+        /// The rule broken.
+        error: HistoryError,
+    },
+}
+
+/// What a timed-out request was waiting for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Awaiting {
+    /// The start of a streamed answer.
+    Start,
+    /// The next part of a streamed answer.
+    NextEvent,
+    /// The whole of a non-streamed answer.
+    WholeAnswer,
+}
+
+impl Awaiting {
+    /// `sent nothing for 5 min after the request; gave up`, with a hint.
+    fn describe(self, after: Duration) -> String {
+        let after = duration_text(after);
+        match self {
+            Self::Start => format!(
+                "sent nothing for {after} after the request; gave up\nhint: the server may be overloaded or stuck; try again"
+            ),
+            Self::NextEvent => format!(
+                "went silent for {after} in the middle of its answer; gave up\nhint: the server may be overloaded or stuck; try again"
+            ),
+            Self::WholeAnswer => format!(
+                "did not finish its answer within {after}; gave up\nhint: a slow model answers in parts when streaming (without --no-stream), which has no limit on the whole answer"
+            ),
+        }
+    }
+}
+
+/// `250 ms`, `30 s`, `5 min`, `24 h`.
+pub(crate) fn duration_text(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    if seconds == 0 {
+        format!("{} ms", duration.as_millis())
+    } else if seconds >= 3600 && seconds.is_multiple_of(3600) {
+        format!("{} h", seconds / 3600)
+    } else if seconds >= 60 && seconds.is_multiple_of(60) {
+        format!("{} min", seconds / 60)
+    } else {
+        format!("{seconds} s")
+    }
 }

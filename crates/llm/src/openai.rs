@@ -1,16 +1,23 @@
 //! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`), streaming and not. One
 //! dialect serves OpenAI, Ollama, vLLM, llama.cpp's server and OpenRouter.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use serde_json::{Value, json};
 
+use crate::answer::Answer;
 use crate::error::LlmError;
-use crate::transport::{ErrorContext, Transport, excerpt};
+use crate::exchange::{StreamReader, exchange};
+use crate::transport::{ErrorContext, Post, Transport, excerpt};
 use crate::types::{
     ContentBlock, Message, Request, Response, Role, StopReason, StreamEvent, Usage,
 };
 
 /// The default base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// The prefixes of the names of models that take `max_completion_tokens`.
+pub const REASONING_MODEL_PREFIXES: [&str; 4] = ["o1", "o3", "o4", "gpt-5"];
 const NAME: &str = "the OpenAI-compatible server";
 const KEY_ENV: &str = "OPENAI_API_KEY";
 
@@ -53,37 +60,35 @@ impl OpenAi {
             .iter()
             .map(|key| ("authorization", format!("Bearer {key}")))
             .collect();
-        let context = ErrorContext {
-            provider: NAME,
-            key_env: KEY_ENV,
-            model: &self.model,
+        let post = Post {
+            url: &url,
+            headers: &headers,
+            body: &body,
+            context: ErrorContext {
+                provider: NAME,
+                key_env: KEY_ENV,
+                model: &self.model,
+            },
         };
-        let response = self
-            .transport
-            .post(&url, &headers, &body, context, events)
-            .await?;
-        if !request.stream {
-            let json = self.transport.json(response, NAME).await?;
-            return parse_response(&json);
-        }
-        let mut stream = self.transport.events(response, NAME);
-        let mut assembler = StreamAssembler::default();
-        while let Some(event) = stream.next().await {
-            let event = event?;
-            if event.data.trim() == "[DONE]" {
-                return assembler.finish();
-            }
-            assembler.handle(&event.data, events)?;
-        }
-        // Some servers close without [DONE]; a finish reason means the answer is whole.
-        if assembler.finish_reason.is_some() {
-            return assembler.finish();
-        }
-        Err(LlmError::StreamCut {
-            provider: NAME,
-            message: "the stream ended without a finish reason or [DONE]".into(),
-        })
+        exchange::<StreamAssembler>(
+            &self.transport,
+            &post,
+            request.stream,
+            parse_response,
+            events,
+        )
+        .await
     }
+}
+
+/// Whether a model takes `max_completion_tokens` instead of `max_tokens`: OpenAI's reasoning
+/// models (names starting `o1`, `o3`, `o4`, `gpt-5`) refuse `max_tokens`. Other models, local
+/// servers' among them, keep `max_tokens`, which every OpenAI-compatible server reads.
+pub fn takes_max_completion_tokens(model: &str) -> bool {
+    let model = model.to_ascii_lowercase();
+    REASONING_MODEL_PREFIXES
+        .iter()
+        .any(|prefix| model.starts_with(prefix))
 }
 
 /// The JSON body of a request.
@@ -98,9 +103,14 @@ pub fn request_body(model: &str, request: Request<'_>) -> Value {
     let mut body = json!({
         "model": model,
         "messages": messages,
-        "max_tokens": request.max_tokens,
         "stream": request.stream,
     });
+    let limit = if takes_max_completion_tokens(model) {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body[limit] = json!(request.max_tokens);
     if request.stream {
         body["stream_options"] = json!({"include_usage": true});
     }
@@ -179,52 +189,48 @@ pub fn parse_response(json: &Value) -> Result<Response, LlmError> {
         .pointer("/choices/0")
         .ok_or_else(|| protocol(format!("no choices in {}", excerpt(&json.to_string()))))?;
     let message = choice.get("message").cloned().unwrap_or_default();
-    let mut content = Vec::new();
-    if let Some(text) = message.get("content").and_then(Value::as_str)
-        && !text.is_empty()
-    {
-        content.push(ContentBlock::text(text));
+    let mut answer = Answer::default();
+    if let Some(text) = message.get("content").and_then(Value::as_str) {
+        answer.text(text.to_string());
     }
-    for call in message
+    for (index, call) in message
         .get("tool_calls")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+        .enumerate()
     {
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+            .map_or_else(|| synthetic_id(index), str::to_string);
         let name = call
             .pointer("/function/name")
             .and_then(Value::as_str)
-            .unwrap_or_default();
-        let arguments = call
-            .pointer("/function/arguments")
-            .and_then(Value::as_str)
-            .unwrap_or("{}");
-        content.push(ContentBlock::ToolUse {
-            id: call
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            name: name.to_string(),
-            input: parse_arguments(name, arguments)?,
-        });
+            .unwrap_or_default()
+            .to_string();
+        match call.pointer("/function/arguments") {
+            Some(Value::String(arguments)) => answer.call_from_text(id, name, arguments),
+            // Some servers send the arguments as an object.
+            arguments => answer.call_from_value(id, name, arguments.cloned()),
+        }
     }
-    Ok(Response {
-        message: Message {
-            role: Role::Assistant,
-            content,
-        },
-        stop_reason: stop_reason(choice.get("finish_reason").and_then(Value::as_str)),
-        usage: usage(json.get("usage")),
-    })
+    Ok(answer.finish(
+        stop_reason(choice.get("finish_reason").and_then(Value::as_str)),
+        usage(json.get("usage")),
+    ))
 }
 
-fn parse_arguments(name: &str, arguments: &str) -> Result<Value, LlmError> {
-    if arguments.trim().is_empty() {
-        return Ok(json!({}));
-    }
-    serde_json::from_str(arguments)
-        .map_err(|error| protocol(format!("tool '{name}' arguments are not JSON ({error})")))
+/// An id for a call the server sent without one (some local servers do), unique across
+/// requests and processes so a history never holds it twice.
+fn synthetic_id(index: usize) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("call_{nanos:x}{count:x}_{index}")
 }
 
 fn stop_reason(reason: Option<&str>) -> StopReason {
@@ -270,40 +276,32 @@ struct StreamAssembler {
     usage: Usage,
 }
 
-impl StreamAssembler {
-    fn handle(
+impl StreamReader for StreamAssembler {
+    fn event(
         &mut self,
+        _event: &str,
         data: &str,
         events: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<(), LlmError> {
+    ) -> Result<bool, LlmError> {
+        if data.trim() == "[DONE]" {
+            return Ok(true);
+        }
         let chunk: Value = serde_json::from_str(data)
             .map_err(|error| protocol(format!("bad chunk ({error}): {}", excerpt(data))))?;
         if let Some(error) = chunk.get("error") {
-            return Err(LlmError::Provider {
-                provider: NAME,
-                kind: error
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("error")
-                    .to_string(),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-            });
+            return Err(stream_error(error));
         }
         if chunk.get("usage").is_some_and(|usage| !usage.is_null()) {
             self.usage = usage(chunk.get("usage"));
         }
         let Some(choice) = chunk.pointer("/choices/0") else {
-            return Ok(());
+            return Ok(false);
         };
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finish_reason = Some(reason.to_string());
         }
         let Some(delta) = choice.get("delta") else {
-            return Ok(());
+            return Ok(false);
         };
         if let Some(text) = delta.get("content").and_then(Value::as_str)
             && !text.is_empty()
@@ -317,57 +315,85 @@ impl StreamAssembler {
             .into_iter()
             .flatten()
         {
-            let index = call
-                .get("index")
-                .and_then(Value::as_u64)
-                .and_then(|index| usize::try_from(index).ok())
-                .unwrap_or(self.calls.len().saturating_sub(1));
-            if index >= self.calls.len() {
-                self.calls.resize_with(index + 1, PartialCall::default);
-            }
-            let partial = &mut self.calls[index];
-            if let Some(id) = call.get("id").and_then(Value::as_str) {
-                partial.id = id.to_string();
-            }
-            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
-                partial.name.push_str(name);
-                events(StreamEvent::ToolUseStart {
-                    id: partial.id.clone(),
-                    name: partial.name.clone(),
-                });
-            }
-            if let Some(arguments) = call.pointer("/function/arguments").and_then(Value::as_str) {
-                partial.arguments.push_str(arguments);
-            }
+            self.call_delta(call, events);
         }
-        Ok(())
+        Ok(false)
+    }
+
+    /// Some servers close without `[DONE]`; a finish reason means the answer is whole.
+    fn ended(&self) -> Result<(), LlmError> {
+        if self.finish_reason.is_some() {
+            return Ok(());
+        }
+        Err(LlmError::StreamCut {
+            provider: NAME,
+            message: "the stream ended without a finish reason or [DONE]".into(),
+        })
     }
 
     fn finish(self) -> Result<Response, LlmError> {
-        let mut content = Vec::new();
-        if !self.text.is_empty() {
-            content.push(ContentBlock::Text { text: self.text });
-        }
+        let mut answer = Answer::default();
+        answer.text(self.text);
         for (index, call) in self.calls.into_iter().enumerate() {
             let id = if call.id.is_empty() {
-                format!("call_{index}")
+                synthetic_id(index)
             } else {
                 call.id
             };
-            content.push(ContentBlock::ToolUse {
-                input: parse_arguments(&call.name, &call.arguments)?,
-                id,
-                name: call.name,
+            answer.call_from_text(id, call.name, &call.arguments);
+        }
+        Ok(answer.finish(stop_reason(self.finish_reason.as_deref()), self.usage))
+    }
+}
+
+impl StreamAssembler {
+    /// A piece of a tool call: its id and name come first (with index), arguments in pieces.
+    fn call_delta(&mut self, call: &Value, events: &mut (dyn FnMut(StreamEvent) + Send)) {
+        let index = call
+            .get("index")
+            .and_then(Value::as_u64)
+            .and_then(|index| usize::try_from(index).ok())
+            .unwrap_or(self.calls.len().saturating_sub(1));
+        if index >= self.calls.len() {
+            self.calls.resize_with(index + 1, PartialCall::default);
+        }
+        let partial = &mut self.calls[index];
+        if let Some(id) = call.get("id").and_then(Value::as_str)
+            && !id.is_empty()
+        {
+            partial.id = id.to_string();
+        }
+        if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+            if partial.id.is_empty() {
+                partial.id = synthetic_id(index);
+            }
+            partial.name.push_str(name);
+            events(StreamEvent::ToolUseStart {
+                id: partial.id.clone(),
+                name: partial.name.clone(),
             });
         }
-        Ok(Response {
-            message: Message {
-                role: Role::Assistant,
-                content,
-            },
-            stop_reason: stop_reason(self.finish_reason.as_deref()),
-            usage: self.usage,
-        })
+        if let Some(arguments) = call.pointer("/function/arguments").and_then(Value::as_str) {
+            partial.arguments.push_str(arguments);
+        }
+    }
+}
+
+/// An error a server sent inside the stream; its kind is its `type`, else its `code`.
+fn stream_error(error: &Value) -> LlmError {
+    let kind = match (error.get("type"), error.get("code")) {
+        (Some(Value::String(kind)), _) | (_, Some(Value::String(kind))) => kind.clone(),
+        (_, Some(Value::Number(code))) => code.to_string(),
+        _ => "error".to_string(),
+    };
+    LlmError::Provider {
+        provider: NAME,
+        kind,
+        message: error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
     }
 }
 
@@ -436,7 +462,7 @@ mod tests {
             r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
             r#"{"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":64}}}"#,
         ] {
-            assembler.handle(data, &mut sink).unwrap();
+            assembler.event("", data, &mut sink).unwrap();
         }
         let response = assembler.finish().unwrap();
         assert_eq!(response.stop_reason, StopReason::ToolUse);
@@ -458,5 +484,68 @@ mod tests {
                 cache_read_tokens: 64
             }
         );
+    }
+
+    #[test]
+    fn reasoning_models_take_max_completion_tokens() {
+        for model in ["o1", "o3-mini", "o4-mini-high", "gpt-5", "GPT-5.1-codex"] {
+            assert!(takes_max_completion_tokens(model), "{model}");
+        }
+        for model in ["gpt-4o-mini", "gpt-4.1", "llama3.2", "qwen3:8b", "omni"] {
+            assert!(!takes_max_completion_tokens(model), "{model}");
+        }
+        let messages = [Message::user("hi")];
+        let request = Request {
+            system: "",
+            messages: &messages,
+            tools: &[],
+            max_tokens: 42,
+            stream: false,
+        };
+        let body = request_body("o3", request);
+        assert_eq!(
+            (body.get("max_tokens"), &body["max_completion_tokens"]),
+            (None, &json!(42))
+        );
+        assert_eq!(request_body("gpt-4o", request)["max_tokens"], 42);
+    }
+
+    #[test]
+    fn in_stream_errors_are_named_by_type_else_code() {
+        let mut assembler = StreamAssembler::default();
+        let mut sink = |_: StreamEvent| {};
+        for (data, kind) in [
+            (
+                r#"{"error":{"message":"busy","type":"server_error"}}"#,
+                "server_error",
+            ),
+            (r#"{"error":{"message":"busy","code":503}}"#, "503"),
+            (r#"{"error":{"message":"busy"}}"#, "error"),
+        ] {
+            let error = assembler.event("", data, &mut sink).unwrap_err();
+            assert!(
+                matches!(&error, LlmError::Provider { kind: found, .. } if found == kind),
+                "{error:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn calls_without_ids_get_unique_ones() {
+        let json = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+            {"type": "function", "function": {"name": "glob", "arguments": "{}"}},
+            {"id": "", "type": "function", "function": {"name": "glob", "arguments": "{}"}},
+        ]}, "finish_reason": "tool_calls"}]});
+        let first = parse_response(&json).unwrap();
+        let second = parse_response(&json).unwrap();
+        let ids: Vec<&str> = first
+            .message
+            .tool_uses()
+            .chain(second.message.tool_uses())
+            .map(|(id, _, _)| id)
+            .collect();
+        let unique: std::collections::HashSet<&&str> = ids.iter().collect();
+        assert_eq!(unique.len(), 4, "{ids:?}");
+        assert!(ids.iter().all(|id| id.starts_with("call_")));
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::anthropic::Anthropic;
 use crate::error::LlmError;
+use crate::history;
 use crate::openai::OpenAi;
 use crate::types::{Request, Response, StreamEvent};
 
@@ -35,12 +36,15 @@ pub enum Provider {
 
 impl Provider {
     /// Sends one request and returns the whole answer; text is reported through `events` as it
-    /// streams in (when the request streams).
+    /// streams in (when the request streams). A history that breaks a rule every provider
+    /// enforces ([`history::check`]) is refused with [`LlmError::InvalidHistory`] before
+    /// anything is sent.
     pub async fn send(
         &self,
         request: Request<'_>,
         events: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Response, LlmError> {
+        history::check(request.messages).map_err(|error| LlmError::InvalidHistory { error })?;
         match self {
             Self::Anthropic(provider) => provider.send(request, events).await,
             Self::OpenAi(provider) => provider.send(request, events).await,

@@ -1,29 +1,51 @@
 //! The HTTP layer every provider shares: POST with timeouts, retries with exponential backoff and
 //! jitter (honouring `retry-after`), error statuses mapped to [`LlmError`], and server-sent-event
 //! framing with an idle timeout. It knows no provider's wire format.
+//!
+//! Timeouts: a streamed answer must start, and then send each event, within
+//! [`Transport::idle_timeout`]; a non-streamed answer must arrive whole within
+//! [`Transport::request_timeout`] (sized for slow local servers); the body of an error status
+//! within [`Transport::body_timeout`].
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use eventsource_stream::{Event, Eventsource};
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
+use tokio::time::Instant;
 
-use crate::error::LlmError;
+use crate::error::{Awaiting, LlmError, duration_text};
+use crate::retry_after;
 use crate::types::StreamEvent;
 
 /// How long connecting may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a stream may stay silent, or a plain request take, before giving up.
+/// How long a streamed answer may take to start, or stay silent between events.
 pub const IDLE_TIMEOUT: Duration = Duration::from_mins(5);
+/// How long a non-streamed answer may take, whole: a slow local model writes all of it
+/// before the first byte arrives.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_mins(10);
+/// How long the body of an error status may take to arrive.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Statuses worth retrying: rate limits, server errors, Anthropic's "overloaded".
 pub const RETRY_STATUSES: [u16; 5] = [429, 500, 502, 503, 529];
+/// Error types worth retrying when a provider reports them inside a stream, before any
+/// content: Anthropic's (`overloaded_error`, `api_error`, `rate_limit_error`) and OpenAI's
+/// (`server_error`, `rate_limit_exceeded`).
+pub const RETRY_ERROR_TYPES: [&str; 5] = [
+    "overloaded_error",
+    "api_error",
+    "rate_limit_error",
+    "server_error",
+    "rate_limit_exceeded",
+];
 /// The longest `retry-after` honoured; longer waits fail instead.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_mins(2);
 
 /// How failed requests are retried.
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
-    /// Retries after the first attempt.
+    /// Retries after the first attempt, counting HTTP errors and in-stream errors alike.
     pub max_retries: u32,
     /// The first backoff delay; each retry doubles it.
     pub base_delay: Duration,
@@ -73,7 +95,7 @@ fn pseudo_random_unit() -> f64 {
 
 /// Which provider a request is for, to word its errors.
 #[derive(Debug, Clone, Copy)]
-pub struct ErrorContext<'a> {
+pub(crate) struct ErrorContext<'a> {
     /// The provider's display name.
     pub provider: &'static str,
     /// The variable that holds its key.
@@ -82,14 +104,49 @@ pub struct ErrorContext<'a> {
     pub model: &'a str,
 }
 
+/// One POST to a provider.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Post<'a> {
+    /// Where.
+    pub url: &'a str,
+    /// Extra headers (the key, the API version).
+    pub headers: &'a [(&'a str, String)],
+    /// The JSON body.
+    pub body: &'a Value,
+    /// How to word errors.
+    pub context: ErrorContext<'a>,
+}
+
+/// The attempts one request has made. HTTP retries and in-stream retries draw from the same
+/// budget, [`RetryPolicy::max_retries`].
+#[derive(Debug, Default)]
+pub(crate) struct Attempts {
+    made: u32,
+}
+
+impl Attempts {
+    /// ` after N attempts` once there was more than one, else nothing.
+    fn retried(&self) -> String {
+        if self.made > 1 {
+            format!(" after {} attempts", self.made)
+        } else {
+            String::new()
+        }
+    }
+}
+
 /// The shared HTTP client.
 #[derive(Debug, Clone)]
 pub struct Transport {
     client: reqwest::Client,
     /// How failures are retried.
     pub retry: RetryPolicy,
-    /// How long a stream may stay silent.
+    /// How long a streamed answer may take to start, or stay silent between events.
     pub idle_timeout: Duration,
+    /// How long a non-streamed answer may take, whole.
+    pub request_timeout: Duration,
+    /// How long the body of an error status may take.
+    pub body_timeout: Duration,
 }
 
 impl Transport {
@@ -108,86 +165,32 @@ impl Transport {
             client,
             retry: RetryPolicy::default(),
             idle_timeout: IDLE_TIMEOUT,
+            request_timeout: REQUEST_TIMEOUT,
+            body_timeout: BODY_TIMEOUT,
         })
     }
 
-    /// POSTs `body` as JSON and returns the successful response, retrying what is worth
-    /// retrying. Retries are announced through `events`.
-    pub async fn post(
+    /// POSTs and reads the whole JSON answer, headers and body within the request timeout
+    /// (per attempt), retrying what is worth retrying.
+    pub(crate) async fn post_json(
         &self,
-        url: &str,
-        headers: &[(&str, String)],
-        body: &Value,
-        context: ErrorContext<'_>,
+        post: &Post<'_>,
+        attempts: &mut Attempts,
         events: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<reqwest::Response, LlmError> {
-        let mut attempt: u32 = 1;
-        loop {
-            let mut request = self.client.post(url).json(body);
-            for (name, value) in headers {
-                request = request.header(*name, value);
-            }
-            let retried = if attempt > 1 {
-                format!(" after {attempt} attempts")
-            } else {
-                String::new()
-            };
-            let can_retry = attempt <= self.retry.max_retries;
-            match tokio::time::timeout(self.idle_timeout, request.send()).await {
-                Err(_) => {
-                    return Err(LlmError::Timeout {
-                        provider: context.provider,
-                        after: self.idle_timeout,
-                    });
-                }
-                Ok(Err(error)) => {
-                    let transient = error.is_connect() || error.is_request() || error.is_timeout();
-                    if transient && can_retry {
-                        let delay = self.retry.backoff(attempt);
-                        announce(events, attempt, delay, error_chain(&error));
-                        tokio::time::sleep(delay).await;
-                        attempt += 1;
-                        continue;
-                    }
-                    return Err(LlmError::Connect {
-                        url: url.to_string(),
-                        message: error_chain(&error),
-                        retried,
-                    });
-                }
-                Ok(Ok(response)) if response.status().is_success() => return Ok(response),
-                Ok(Ok(response)) => {
-                    let status = response.status().as_u16();
-                    let retry_after = retry_after(&response);
-                    let text = response.text().await.unwrap_or_default();
-                    let message = error_message(&text);
-                    if RETRY_STATUSES.contains(&status) && can_retry {
-                        let delay = retry_after.unwrap_or_else(|| self.retry.backoff(attempt));
-                        if delay <= MAX_RETRY_AFTER {
-                            announce(events, attempt, delay, format!("HTTP {status}: {message}"));
-                            tokio::time::sleep(delay).await;
-                            attempt += 1;
-                            continue;
-                        }
-                    }
-                    return Err(status_error(status, message, url, context, retried));
-                }
-            }
-        }
-    }
-
-    /// Reads a whole JSON answer, within the idle timeout.
-    pub async fn json(
-        &self,
-        response: reqwest::Response,
-        provider: &'static str,
     ) -> Result<Value, LlmError> {
-        let text = tokio::time::timeout(self.idle_timeout, response.text())
+        let provider = post.context.provider;
+        let timeout = self.request_timeout;
+        let (response, started) = self
+            .post(post, attempts, Awaiting::WholeAnswer, events)
+            .await?;
+        let late = || LlmError::Timeout {
+            provider,
+            after: timeout,
+            awaiting: Awaiting::WholeAnswer,
+        };
+        let text = tokio::time::timeout_at(started + timeout, response.text())
             .await
-            .map_err(|_| LlmError::Timeout {
-                provider,
-                after: self.idle_timeout,
-            })?
+            .map_err(|_| late())?
             .map_err(|error| LlmError::StreamCut {
                 provider,
                 message: error_chain(&error),
@@ -198,14 +201,153 @@ impl Transport {
         })
     }
 
-    /// The server-sent events of a streaming answer.
-    pub fn events(&self, response: reqwest::Response, provider: &'static str) -> EventStream {
-        EventStream {
+    /// POSTs and returns the answer's server-sent events once it starts (within the idle
+    /// timeout), retrying what is worth retrying.
+    pub(crate) async fn post_stream(
+        &self,
+        post: &Post<'_>,
+        attempts: &mut Attempts,
+        events: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<EventStream, LlmError> {
+        let (response, _) = self.post(post, attempts, Awaiting::Start, events).await?;
+        Ok(EventStream {
             inner: Box::pin(response.bytes_stream().eventsource()),
             idle: self.idle_timeout,
-            provider,
+            provider: post.context.provider,
+        })
+    }
+
+    /// Whether an error reported inside a stream, before any content, is retried: if it is of
+    /// a retryable type and the budget allows, the retry is announced, waited for, and true.
+    pub(crate) async fn retry_stream_error(
+        &self,
+        attempts: &Attempts,
+        error: &LlmError,
+        events: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> bool {
+        let LlmError::Provider { kind, message, .. } = error else {
+            return false;
+        };
+        if !is_retryable_kind(kind) || attempts.made > self.retry.max_retries {
+            return false;
+        }
+        let delay = self.retry.backoff(attempts.made);
+        announce(events, attempts.made, delay, format!("{kind}: {message}"));
+        tokio::time::sleep(delay).await;
+        true
+    }
+
+    /// POSTs until a successful response or an error worth no retry; returns the response and
+    /// when its attempt started. Its headers must arrive within the timeout of what is awaited
+    /// (the start of a stream, or the whole answer), per attempt.
+    async fn post(
+        &self,
+        post: &Post<'_>,
+        attempts: &mut Attempts,
+        awaiting: Awaiting,
+        events: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<(reqwest::Response, Instant), LlmError> {
+        let timeout = match awaiting {
+            Awaiting::WholeAnswer => self.request_timeout,
+            Awaiting::Start | Awaiting::NextEvent => self.idle_timeout,
+        };
+        loop {
+            attempts.made += 1;
+            let attempt = attempts.made;
+            let can_retry = attempt <= self.retry.max_retries;
+            let mut request = self.client.post(post.url).json(post.body);
+            for (name, value) in post.headers {
+                request = request.header(*name, value);
+            }
+            let started = Instant::now();
+            let response = match tokio::time::timeout(timeout, request.send()).await {
+                Err(_) => {
+                    return Err(LlmError::Timeout {
+                        provider: post.context.provider,
+                        after: timeout,
+                        awaiting,
+                    });
+                }
+                Ok(Err(error)) => {
+                    let transient = error.is_connect() || error.is_request() || error.is_timeout();
+                    if transient && can_retry {
+                        self.wait(
+                            events,
+                            attempt,
+                            self.retry.backoff(attempt),
+                            error_chain(&error),
+                        )
+                        .await;
+                        continue;
+                    }
+                    return Err(LlmError::Connect {
+                        url: post.url.to_string(),
+                        message: error_chain(&error),
+                        retried: attempts.retried(),
+                    });
+                }
+                Ok(Ok(response)) => response,
+            };
+            if response.status().is_success() {
+                return Ok((response, started));
+            }
+            let status = response.status().as_u16();
+            let asked = retry_after(&response);
+            let mut message = self.error_body(response).await;
+            if RETRY_STATUSES.contains(&status) && can_retry {
+                let delay = asked.unwrap_or_else(|| self.retry.backoff(attempt));
+                if delay <= MAX_RETRY_AFTER {
+                    self.wait(events, attempt, delay, format!("HTTP {status}: {message}"))
+                        .await;
+                    continue;
+                }
+            }
+            if let Some(asked) = asked.filter(|asked| *asked > MAX_RETRY_AFTER) {
+                message = format!(
+                    "{message} (it asked to wait {} before retrying; skillet waits at most {})",
+                    duration_text(asked),
+                    duration_text(MAX_RETRY_AFTER)
+                );
+            }
+            return Err(status_error(status, message, post, attempts.retried()));
         }
     }
+
+    /// Announces a retry and waits for it.
+    async fn wait(
+        &self,
+        events: &mut (dyn FnMut(StreamEvent) + Send),
+        attempt: u32,
+        delay: Duration,
+        reason: String,
+    ) {
+        announce(events, attempt, delay, reason);
+        tokio::time::sleep(delay).await;
+    }
+
+    /// The provider's message from an error status's body, read within the body timeout.
+    async fn error_body(&self, response: reqwest::Response) -> String {
+        match tokio::time::timeout(self.body_timeout, response.text()).await {
+            Ok(Ok(text)) => error_message(&text),
+            Ok(Err(error)) => format!(
+                "(the error body could not be read: {})",
+                error_chain(&error)
+            ),
+            Err(_) => format!(
+                "(the error body did not arrive within {})",
+                duration_text(self.body_timeout)
+            ),
+        }
+    }
+}
+
+/// Whether an in-stream error type is worth a retry: one of [`RETRY_ERROR_TYPES`], or a
+/// retryable status given as the type (some OpenAI-compatible servers do).
+fn is_retryable_kind(kind: &str) -> bool {
+    RETRY_ERROR_TYPES.contains(&kind)
+        || kind
+            .parse::<u16>()
+            .is_ok_and(|status| RETRY_STATUSES.contains(&status))
 }
 
 type RawEvents = std::pin::Pin<
@@ -229,6 +371,7 @@ impl EventStream {
             Err(_) => Some(Err(LlmError::Timeout {
                 provider: self.provider,
                 after: self.idle,
+                awaiting: Awaiting::NextEvent,
             })),
             Ok(None) => None,
             Ok(Some(Ok(event))) => Some(Ok(event)),
@@ -253,13 +396,8 @@ fn announce(
     });
 }
 
-fn status_error(
-    status: u16,
-    message: String,
-    url: &str,
-    context: ErrorContext<'_>,
-    retried: String,
-) -> LlmError {
+fn status_error(status: u16, message: String, post: &Post<'_>, retried: String) -> LlmError {
+    let context = post.context;
     match status {
         401 | 403 => LlmError::Auth {
             provider: context.provider,
@@ -269,7 +407,7 @@ fn status_error(
         },
         404 => LlmError::NotFound {
             provider: context.provider,
-            url: url.to_string(),
+            url: post.url.to_string(),
             model: context.model.to_string(),
             message,
         },
@@ -286,15 +424,10 @@ fn status_error(
     }
 }
 
-/// `retry-after` in seconds (the HTTP-date form is not used by these providers).
+/// The delay `retry-after` asks for, if it is a value the header allows ([`retry_after`]).
 fn retry_after(response: &reqwest::Response) -> Option<Duration> {
     let value = response.headers().get("retry-after")?.to_str().ok()?;
-    value
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|s| *s >= 0.0)
-        .map(Duration::from_secs_f64)
+    retry_after::parse(value, SystemTime::now())
 }
 
 /// The provider's own message from an error body (`{"error": {"message": …}}` in both

@@ -165,12 +165,30 @@ pub struct Request<'a> {
 /// The model's whole answer to one request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
-    /// The assistant message.
+    /// The assistant message. It holds no empty (or whitespace-only) text block, and every tool
+    /// call's input is a JSON object; it may be empty when the model said nothing.
     pub message: Message,
     /// Why it stopped.
     pub stop_reason: StopReason,
     /// What it cost.
     pub usage: Usage,
+    /// Tool calls whose arguments could not be read (cut off by the output limit, or not a
+    /// JSON object). Each stays in [`Response::message`] with input `{}`, so the history stays
+    /// valid; the caller should answer it with an error result naming [`MalformedCall::error`]
+    /// instead of running it.
+    pub malformed_calls: Vec<MalformedCall>,
+}
+
+/// A tool call whose arguments could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MalformedCall {
+    /// The call's id (its block in the message has input `{}`).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// What was wrong, for the model: `the arguments are not valid JSON (EOF while parsing …);
+    /// they were probably cut off by the output limit`.
+    pub error: String,
 }
 
 /// What a provider reports while an answer streams in, for showing it as it comes.

@@ -16,6 +16,10 @@ pub const MAX_TOKENS: usize = 128;
 pub const BATCH_TOKENS: usize = 1_024;
 /// The files a model folder must hold.
 pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+/// The model's repository on the Hugging Face hub.
+pub const MODEL_REPO: &str = "sentence-transformers/all-MiniLM-L6-v2";
+/// The commit of [`MODEL_REPO`] skillet downloads and looks for in the Hugging Face cache.
+pub const MODEL_REVISION: &str = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
 
 /// Why the model could not be loaded or run.
 #[derive(Debug)]
@@ -36,6 +40,16 @@ pub enum EmbedError {
         /// What failed.
         message: String,
     },
+    /// A downloaded (or cached) file is not the one pinned: it has been removed, so the next
+    /// download fetches it again.
+    Checksum {
+        /// The file.
+        path: PathBuf,
+        /// The pinned sha256 digest (hex).
+        expected: String,
+        /// The file's sha256 digest (hex).
+        actual: String,
+    },
 }
 
 impl std::fmt::Display for EmbedError {
@@ -44,6 +58,15 @@ impl std::fmt::Display for EmbedError {
             Self::Io { path, message } => write!(f, "{}: {message}", path.display()),
             Self::Model(message) => write!(f, "embedding model: {message}"),
             Self::Download { url, message } => write!(f, "downloading {url}: {message}"),
+            Self::Checksum {
+                path,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "{}: sha256 {actual}, expected {expected}; the file was removed",
+                path.display()
+            ),
         }
     }
 }
@@ -148,8 +171,10 @@ pub fn model_id(dir: &Path) -> Result<String, EmbedError> {
 }
 
 /// Where the model is: `explicit` (`--embed-model`), then `$SKILLET_EMBED_MODEL`, then the
-/// Hugging Face cache (`$HF_HOME/hub` or `~/.cache/huggingface/hub`); `None` when no folder
-/// holding the files is found.
+/// snapshot of [`MODEL_REVISION`] in the Hugging Face cache (`$HF_HOME/hub` or
+/// `~/.cache/huggingface/hub`, see [`pinned_snapshot`]); `None` when that folder does not hold
+/// the files. Snapshots of other revisions are not used: the pinned one is downloaded instead.
+/// Nothing is hashed here (that would cost every run); the download checks the digests.
 pub fn find_model(
     explicit: Option<&Path>,
     env_dir: Option<&Path>,
@@ -163,15 +188,21 @@ pub fn find_model(
     let hub = hf_home
         .map(|dir| dir.join("hub"))
         .or_else(|| home.map(|dir| dir.join(".cache/huggingface/hub")))?;
-    let snapshots = hub.join("models--sentence-transformers--all-MiniLM-L6-v2/snapshots");
-    let mut found: Vec<PathBuf> = std::fs::read_dir(snapshots)
-        .ok()?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|dir| holds_model(dir))
-        .collect();
-    found.sort();
-    found.pop()
+    let snapshot = pinned_snapshot(&hub);
+    holds_model(&snapshot).then_some(snapshot)
+}
+
+/// The folder the Hugging Face cache `hub` keeps [`MODEL_REPO`] at [`MODEL_REVISION`] in:
+/// `hub/models--sentence-transformers--all-MiniLM-L6-v2/snapshots/REVISION`.
+pub fn pinned_snapshot(hub: &Path) -> PathBuf {
+    snapshot_dir(hub, MODEL_REPO, MODEL_REVISION)
+}
+
+/// The folder the Hugging Face cache `hub` keeps model `repo` at `revision` in.
+pub fn snapshot_dir(hub: &Path, repo: &str, revision: &str) -> PathBuf {
+    hub.join(format!("models--{}", repo.replace('/', "--")))
+        .join("snapshots")
+        .join(revision)
 }
 
 /// The dot product of two vectors (their cosine similarity when both are normalised).

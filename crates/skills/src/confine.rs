@@ -141,7 +141,7 @@ impl Beneath {
         if !metadata.is_file() {
             return Err(ConfineError::NotFile {
                 shown: shown.to_string(),
-                kind: kind_of(&metadata.file_type()),
+                kind: kind_of(metadata.file_type()),
             });
         }
         if metadata.len() > limit {
@@ -198,6 +198,19 @@ impl Beneath {
         bytes: &[u8],
     ) -> Result<Written, ConfineError> {
         let target = self.write_target(relative, shown)?;
+        self.replace(&target, shown, bytes)
+    }
+
+    /// Replaces (or creates) `target` with `bytes` atomically, without following a link at its
+    /// last component (one there is replaced, not written through: use [`Self::write_target`]
+    /// first). Folders beneath the root are created as needed.
+    pub fn replace(
+        &self,
+        target: &Path,
+        shown: &str,
+        bytes: &[u8],
+    ) -> Result<Written, ConfineError> {
+        let target = target.to_path_buf();
         let name = target.file_name().ok_or_else(|| ConfineError::NotFile {
             shown: shown.to_string(),
             kind: "a folder",
@@ -224,7 +237,7 @@ impl Beneath {
             Ok(metadata) => {
                 return Err(ConfineError::NotFile {
                     shown: shown.to_string(),
-                    kind: kind_of(&metadata.file_type()),
+                    kind: kind_of(metadata.file_type()),
                 });
             }
             Err(_) => None,
@@ -255,8 +268,9 @@ impl Beneath {
         })
     }
 
-    /// Where a write to `relative` lands: itself, or the target of a link inside the root.
-    fn write_target(&self, relative: &Path, shown: &str) -> Result<PathBuf, ConfineError> {
+    /// Where a write to `relative` lands: itself, or the target of a link inside the root; a
+    /// link to a missing file or out of the root is refused.
+    pub fn write_target(&self, relative: &Path, shown: &str) -> Result<PathBuf, ConfineError> {
         match self.dir.symlink_metadata(dot(relative)) {
             Ok(metadata) if metadata.is_symlink() => {
                 let target = self
@@ -316,7 +330,7 @@ fn nonblocking(options: &mut OpenOptions) {
 fn nonblocking(_options: &mut OpenOptions) {}
 
 /// A file type in words.
-fn kind_of(file_type: &cap_std::fs::FileType) -> &'static str {
+fn kind_of(file_type: cap_std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use cap_std::fs::FileTypeExt as _;

@@ -239,17 +239,15 @@ fn beneath_skill(skill_dir: &Path, requested: &Path) -> Result<(Beneath, PathBuf
     let joined = skill_dir.join(requested);
     let normalized = normalize(&joined).ok_or_else(outside)?;
     let beneath = Beneath::open(skill_dir).map_err(|source| Error::io(skill_dir, source))?;
-    let relative = match beneath.relative(&normalized) {
-        Some(relative) => relative,
+    let relative = if let Some(relative) = beneath.relative(&normalized) {
+        relative
+    } else {
         // An absolute path through the folder's real location (its links resolved).
-        None => {
-            let real =
-                fs::canonicalize(skill_dir).map_err(|source| Error::io(skill_dir, source))?;
-            normalized
-                .strip_prefix(&real)
-                .map(Path::to_path_buf)
-                .map_err(|_| outside())?
-        }
+        let real = fs::canonicalize(skill_dir).map_err(|source| Error::io(skill_dir, source))?;
+        normalized
+            .strip_prefix(&real)
+            .map(Path::to_path_buf)
+            .map_err(|_| outside())?
     };
     Ok((beneath, relative))
 }

@@ -1,10 +1,15 @@
 //! Test support: [`MockServer`], a scripted model server speaking real HTTP on loopback.
 //!
-//! A test pushes dialect-neutral [`Turn`]s (text, tool calls, usage) or error replies; the server
-//! renders each for whoever asks — the Anthropic Messages API (`/v1/messages`) or
-//! OpenAI-compatible Chat Completions (`/chat/completions`), streamed as server-sent events or
-//! whole as JSON, as the request says — and records every request so tests can assert on what
-//! the model was sent. [`hub::HubServer`] stands in for the Hugging Face hub.
+//! A test pushes dialect-neutral [`Turn`]s (text, tool calls, usage), error replies or faults
+//! (stalls, cut streams, in-stream errors); the server renders each for whoever asks — the
+//! Anthropic Messages API (`/v1/messages`) or OpenAI-compatible Chat Completions
+//! (`/chat/completions`), streamed as server-sent events or whole as JSON, as the request says —
+//! and records every request so tests can assert on what the model was sent.
+//!
+//! The server is strict: before answering, it checks each request the way the real API does
+//! ([`strict`]) and refuses what the real API refuses, with HTTP 400 and the real error body, so
+//! a history the real service would reject fails the test too. [`MockServer::rejections`] lists
+//! what was refused. [`hub::HubServer`] stands in for the Hugging Face hub.
 
 #![allow(
     clippy::expect_used,
@@ -13,7 +18,7 @@
 )]
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,6 +28,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub mod hub;
+mod render;
+mod serve;
+pub mod strict;
+
+pub use render::sse_events;
 
 /// The embedding model for tests, benchmarks and evaluations: `$SKILLET_EMBED_MODEL`, else the
 /// folder `scripts/fetch-model.sh` caches it in (`~/.cache/skillet-ci/all-MiniLM-L6-v2`);
@@ -41,10 +51,14 @@ pub fn embedding_model_dir() -> Option<std::path::PathBuf> {
 /// One model answer, rendered in whichever dialect the request speaks.
 #[derive(Debug, Clone, Default)]
 pub struct Turn {
-    /// The text, if any.
+    /// The text, if any. `Some("")` sends an empty text block (Anthropic streams
+    /// `content_block_start` with text `""` and no delta), as the real API sometimes does.
     pub text: Option<String>,
     /// Tool calls: (id, name, input).
     pub tool_calls: Vec<(String, String, Value)>,
+    /// A last tool call whose arguments were cut off: (id, name, the arguments' text as sent,
+    /// not valid JSON). Anthropic's whole-JSON answer carries the text as a JSON string `input`.
+    pub cut_call: Option<(String, String, String)>,
     /// Overrides the stop reason (`max_tokens`); by default `tool_use` when there are calls,
     /// else `end_turn`.
     pub stop: Option<String>,
@@ -65,17 +79,20 @@ pub struct MockUsage {
     pub cache_write: u64,
 }
 
+/// The usage the constructors report.
+const TURN_USAGE: MockUsage = MockUsage {
+    input: 100,
+    output: 10,
+    cache_read: 0,
+    cache_write: 0,
+};
+
 impl Turn {
     /// A text answer.
     pub fn text(text: &str) -> Self {
         Self {
             text: Some(text.to_string()),
-            usage: MockUsage {
-                input: 100,
-                output: 10,
-                cache_read: 0,
-                cache_write: 0,
-            },
+            usage: TURN_USAGE,
             ..Self::default()
         }
     }
@@ -84,12 +101,18 @@ impl Turn {
     pub fn tool(id: &str, name: &str, input: Value) -> Self {
         Self {
             tool_calls: vec![(id.to_string(), name.to_string(), input)],
-            usage: MockUsage {
-                input: 100,
-                output: 10,
-                cache_read: 0,
-                cache_write: 0,
-            },
+            usage: TURN_USAGE,
+            ..Self::default()
+        }
+    }
+
+    /// An answer the output limit cut inside a tool call: its arguments end as `partial` (not
+    /// valid JSON) and the stop reason is `max_tokens`.
+    pub fn cut_tool(id: &str, name: &str, partial: &str) -> Self {
+        Self {
+            cut_call: Some((id.to_string(), name.to_string(), partial.to_string())),
+            stop: Some("max_tokens".to_string()),
+            usage: TURN_USAGE,
             ..Self::default()
         }
     }
@@ -102,7 +125,7 @@ impl Turn {
         self
     }
 
-    /// Sets the text too.
+    /// Sets the text too (`""` sends an empty text block).
     #[must_use]
     pub fn with_text(mut self, text: &str) -> Self {
         self.text = Some(text.to_string());
@@ -119,7 +142,7 @@ impl Turn {
     fn stop_reason(&self) -> &str {
         match &self.stop {
             Some(stop) => stop,
-            None if self.tool_calls.is_empty() => "end_turn",
+            None if self.tool_calls.is_empty() && self.cut_call.is_none() => "end_turn",
             None => "tool_use",
         }
     }
@@ -139,11 +162,47 @@ pub enum Reply {
         /// `retry-after` in seconds.
         retry_after: Option<u64>,
     },
+    /// An error status in the dialect's error shape whose `retry-after` header is sent verbatim,
+    /// whatever it says: `inf`, `NaN`, `-1`, `1e308`, an HTTP date.
+    RetryAfter {
+        /// The HTTP status.
+        status: u16,
+        /// The header's value.
+        value: String,
+    },
     /// A streamed answer cut off after this many events (the connection closes).
     CutStream(Turn, usize),
+    /// A streamed answer that sends this many events, then goes silent with the connection
+    /// open (until the client leaves, or [`STALL_LIMIT`]). A non-streamed request gets the
+    /// headers and half the JSON body, then silence.
+    Stall(Turn, usize),
+    /// Reads the request and never answers, not even the status line (until the client
+    /// leaves, or [`STALL_LIMIT`]).
+    Silent,
+    /// An error status whose body never finishes: the headers promise
+    /// [`STALLED_BODY_LENGTH`] bytes, a few are sent, then silence.
+    StalledStatus(u16),
+    /// A streamed answer that sends `after` events of `turn`, then an in-stream error event of
+    /// type `kind` (Anthropic's `event: error`, or an OpenAI-style error chunk), and closes. A
+    /// non-streamed request gets the matching status (529 for `overloaded_error`) instead.
+    StreamError {
+        /// The answer whose first events are sent.
+        turn: Turn,
+        /// How many of its events come before the error.
+        after: usize,
+        /// The error type (`overloaded_error`).
+        kind: String,
+        /// The error message.
+        message: String,
+    },
     /// Another reply, sent after a pause (to test cancelling and timeouts).
     Delayed(Duration, Box<Reply>),
 }
+
+/// The longest a stalled reply holds its connection open.
+pub const STALL_LIMIT: Duration = Duration::from_mins(1);
+/// The body length a [`Reply::StalledStatus`] promises (and never sends).
+pub const STALLED_BODY_LENGTH: usize = 4096;
 
 impl Reply {
     /// An error in the provider's JSON shape.
@@ -153,6 +212,25 @@ impl Reply {
             body: json!({"type": "error", "error": {"type": "error", "message": message}})
                 .to_string(),
             retry_after: None,
+        }
+    }
+
+    /// An error status with this `retry-after` header value, sent verbatim.
+    pub fn retry_after(status: u16, value: &str) -> Self {
+        Self::RetryAfter {
+            status,
+            value: value.to_string(),
+        }
+    }
+
+    /// Anthropic's in-stream `overloaded_error` ("Overloaded"), sent right after
+    /// `message_start` (the role chunk for OpenAI), before any content.
+    pub fn overloaded() -> Self {
+        Self::StreamError {
+            turn: Turn::text("never sent"),
+            after: 1,
+            kind: "overloaded_error".to_string(),
+            message: "Overloaded".to_string(),
         }
     }
 }
@@ -166,6 +244,8 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// The body as JSON (`null` when it was not JSON).
     pub body: Value,
+    /// Why the strict server refused it (the API's error message); `None` when it was served.
+    pub rejection: Option<String>,
 }
 
 impl RecordedRequest {
@@ -186,6 +266,8 @@ struct State {
     /// Whether requests are recorded (benchmarks turn it off).
     recording: bool,
     requests: Vec<RecordedRequest>,
+    /// The messages of refused requests, recorded even when requests are not.
+    rejections: Vec<String>,
 }
 
 /// A server on a free `127.0.0.1` port answering each connection on its own thread with
@@ -237,20 +319,21 @@ impl Drop for Listener {
     }
 }
 
-/// A scripted model server on `127.0.0.1`, stopped when dropped.
+/// A scripted, strict model server on `127.0.0.1`, stopped when dropped.
 pub struct MockServer {
     state: Arc<Mutex<State>>,
     listener: Listener,
 }
 
 impl MockServer {
-    /// Starts a server on a free loopback port.
+    /// Starts a server on a free loopback port. It refuses, as the real APIs do, every request
+    /// they would refuse ([`strict`]); a refused request is recorded and takes no scripted reply.
     pub fn start() -> Self {
         let state = Arc::new(Mutex::new(State {
             recording: true,
             ..State::default()
         }));
-        let listener = Listener::start(&state, serve);
+        let listener = Listener::start(&state, serve::serve);
         Self { state, listener }
     }
 
@@ -277,65 +360,21 @@ impl MockServer {
         state.recording = false;
     }
 
-    /// Every request received so far.
+    /// Every request received so far, refused ones included.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.state.lock().expect("state").requests.clone()
+    }
+
+    /// The error messages of the requests refused so far (as the real API words them), in
+    /// order; empty when every request was one the real API accepts.
+    pub fn rejections(&self) -> Vec<String> {
+        self.state.lock().expect("state").rejections.clone()
     }
 
     /// How many replies are still queued.
     pub fn pending(&self) -> usize {
         self.state.lock().expect("state").script.len()
     }
-}
-
-fn serve(mut connection: TcpStream, state: &Mutex<State>) {
-    let _ = connection.set_read_timeout(Some(Duration::from_secs(10)));
-    let Some(request) = read_request(&connection) else {
-        return;
-    };
-    let reply = {
-        let mut state = state.lock().expect("state");
-        if state.recording {
-            state.requests.push(request.clone());
-        }
-        state.script.pop_front().or_else(|| state.fallback.clone())
-    };
-    let anthropic = request.path.ends_with("/messages");
-    let stream = request.body.get("stream").and_then(Value::as_bool) == Some(true);
-    let mut reply = reply;
-    while let Some(Reply::Delayed(pause, inner)) = reply {
-        std::thread::sleep(pause);
-        reply = Some(*inner);
-    }
-    let result = match reply {
-        None => write_json(
-            &mut connection,
-            500,
-            &json!({"error": {"message": "mock server: no reply scripted"}}).to_string(),
-            None,
-        ),
-        Some(Reply::Status {
-            status,
-            body,
-            retry_after,
-        }) => write_json(&mut connection, status, &body, retry_after),
-        Some(Reply::Turn(turn)) if stream => {
-            write_sse(&mut connection, &sse_events(&turn, anthropic), None)
-        }
-        Some(Reply::Turn(turn)) => {
-            let body = if anthropic {
-                anthropic_json(&turn)
-            } else {
-                openai_json(&turn)
-            };
-            write_json(&mut connection, 200, &body.to_string(), None)
-        }
-        Some(Reply::CutStream(turn, after)) => {
-            write_sse(&mut connection, &sse_events(&turn, anthropic), Some(after))
-        }
-        Some(Reply::Delayed(..)) => Ok(()),
-    };
-    let _ = result;
 }
 
 fn read_request(connection: &TcpStream) -> Option<RecordedRequest> {
@@ -367,183 +406,6 @@ fn read_request(connection: &TcpStream) -> Option<RecordedRequest> {
         path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        rejection: None,
     })
-}
-
-fn write_json(
-    connection: &mut TcpStream,
-    status: u16,
-    body: &str,
-    retry_after: Option<u64>,
-) -> std::io::Result<()> {
-    let retry = retry_after.map_or_else(String::new, |s| format!("retry-after: {s}\r\n"));
-    write!(
-        connection,
-        "HTTP/1.1 {status} Status\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{retry}connection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    connection.flush()
-}
-
-fn write_sse(
-    connection: &mut TcpStream,
-    events: &[String],
-    cut_after: Option<usize>,
-) -> std::io::Result<()> {
-    write!(
-        connection,
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n"
-    )?;
-    for (index, event) in events.iter().enumerate() {
-        if cut_after == Some(index) {
-            break;
-        }
-        connection.write_all(event.as_bytes())?;
-        connection.flush()?;
-    }
-    connection.shutdown(std::net::Shutdown::Both)
-}
-
-/// The SSE frames of a turn in either dialect.
-pub fn sse_events(turn: &Turn, anthropic: bool) -> Vec<String> {
-    if anthropic {
-        anthropic_sse(turn)
-    } else {
-        openai_sse(turn)
-    }
-}
-
-fn frame(event: &str, data: &Value) -> String {
-    format!("event: {event}\ndata: {data}\n\n")
-}
-
-/// Splits text in two, to exercise deltas.
-fn halves(text: &str) -> (String, String) {
-    let middle = text
-        .char_indices()
-        .nth(text.chars().count() / 2)
-        .map_or(text.len(), |(i, _)| i);
-    (text[..middle].to_string(), text[middle..].to_string())
-}
-
-fn anthropic_sse(turn: &Turn) -> Vec<String> {
-    let mut events = vec![frame(
-        "message_start",
-        &json!({"type": "message_start", "message": {"id": "msg_mock", "type": "message", "role": "assistant", "content": [], "usage": {
-            "input_tokens": turn.usage.input, "output_tokens": 1,
-            "cache_read_input_tokens": turn.usage.cache_read, "cache_creation_input_tokens": turn.usage.cache_write}}}),
-    )];
-    events.push(frame("ping", &json!({"type": "ping"})));
-    // Each block: its start, its content in two deltas, its stop.
-    let mut blocks: Vec<(Value, Value, &str, String)> = Vec::new();
-    if let Some(text) = &turn.text {
-        blocks.push((
-            json!({"type": "text", "text": ""}),
-            json!({"type": "text_delta"}),
-            "text",
-            text.clone(),
-        ));
-    }
-    for (id, name, input) in &turn.tool_calls {
-        blocks.push((
-            json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
-            json!({"type": "input_json_delta"}),
-            "partial_json",
-            input.to_string(),
-        ));
-    }
-    for (index, (start, delta, field, content)) in blocks.into_iter().enumerate() {
-        events.push(frame(
-            "content_block_start",
-            &json!({"type": "content_block_start", "index": index, "content_block": start}),
-        ));
-        let (first, second) = halves(&content);
-        for piece in [first, second] {
-            let mut delta = delta.clone();
-            delta[field] = json!(piece);
-            events.push(frame(
-                "content_block_delta",
-                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
-            ));
-        }
-        events.push(frame(
-            "content_block_stop",
-            &json!({"type": "content_block_stop", "index": index}),
-        ));
-    }
-    events.push(frame("message_delta", &json!({"type": "message_delta", "delta": {"stop_reason": turn.stop_reason()}, "usage": {"output_tokens": turn.usage.output}})));
-    events.push(frame("message_stop", &json!({"type": "message_stop"})));
-    events
-}
-
-fn anthropic_json(turn: &Turn) -> Value {
-    let mut content = Vec::new();
-    if let Some(text) = &turn.text {
-        content.push(json!({"type": "text", "text": text}));
-    }
-    for (id, name, input) in &turn.tool_calls {
-        content.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
-    }
-    json!({"id": "msg_mock", "type": "message", "role": "assistant", "content": content,
-        "stop_reason": turn.stop_reason(),
-        "usage": {"input_tokens": turn.usage.input, "output_tokens": turn.usage.output,
-            "cache_read_input_tokens": turn.usage.cache_read, "cache_creation_input_tokens": turn.usage.cache_write}})
-}
-
-fn openai_finish(turn: &Turn) -> &str {
-    match turn.stop_reason() {
-        "tool_use" => "tool_calls",
-        "max_tokens" => "length",
-        _ => "stop",
-    }
-}
-
-fn openai_usage(turn: &Turn) -> Value {
-    json!({"prompt_tokens": turn.usage.input + turn.usage.cache_read, "completion_tokens": turn.usage.output,
-        "total_tokens": turn.usage.input + turn.usage.cache_read + turn.usage.output,
-        "prompt_tokens_details": {"cached_tokens": turn.usage.cache_read}})
-}
-
-fn openai_sse(turn: &Turn) -> Vec<String> {
-    let chunk = |delta: Value, finish: Option<&str>| {
-        format!(
-            "data: {}\n\n",
-            json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        )
-    };
-    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
-    if let Some(text) = &turn.text {
-        let (first, second) = halves(text);
-        for piece in [first, second] {
-            events.push(chunk(json!({"content": piece}), None));
-        }
-    }
-    for (index, (id, name, input)) in turn.tool_calls.iter().enumerate() {
-        events.push(chunk(json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}), None));
-        let (first, second) = halves(&input.to_string());
-        for piece in [first, second] {
-            events.push(chunk(
-                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
-                None,
-            ));
-        }
-    }
-    events.push(chunk(json!({}), Some(openai_finish(turn))));
-    events.push(format!("data: {}\n\n", json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "choices": [], "usage": openai_usage(turn)})));
-    events.push("data: [DONE]\n\n".to_string());
-    events
-}
-
-fn openai_json(turn: &Turn) -> Value {
-    let calls: Vec<Value> = turn
-        .tool_calls
-        .iter()
-        .map(|(id, name, input)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": input.to_string()}}))
-        .collect();
-    let mut message = json!({"role": "assistant", "content": turn.text});
-    if !calls.is_empty() {
-        message["tool_calls"] = Value::Array(calls);
-    }
-    json!({"id": "chatcmpl-mock", "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": openai_finish(turn)}],
-        "usage": openai_usage(turn)})
 }

@@ -1,5 +1,8 @@
-//! `bash {command, timeout?}`: runs a command in the working directory, with a timeout, an
-//! output cap and a blocklist of plainly destructive commands.
+//! `bash {command, timeout?}`: runs a command in the working directory, in the sandbox
+//! ([`crate::sandbox`]), with the secrets of skillet's environment removed, a timeout, an output
+//! cap and a blocklist of plainly destructive commands (a guard against slips, not a boundary:
+//! the sandbox is). The command runs in its own process group, which is killed whole when it
+//! times out, when the turn is cancelled, and when it returns (nothing it started is left).
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -10,6 +13,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt as _;
 
+use crate::permission::ApprovalRequest;
 use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg, usize_arg};
 
 /// The timeout when the model gives none.
@@ -56,6 +60,27 @@ static BLOCKLIST: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     .filter_map(|(pattern, why)| Regex::new(pattern).ok().map(|regex| (regex, why)))
     .collect()
 });
+
+/// Variables never passed to commands: the provider keys by name, and any name ending in one of
+/// [`SECRET_SUFFIXES`].
+pub const SECRET_NAMES: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+/// Name endings (case-insensitive) of variables that hold secrets.
+pub const SECRET_SUFFIXES: [&str; 7] = [
+    "_API_KEY",
+    "_TOKEN",
+    "_SECRET",
+    "_PASSWORD",
+    "_SECRET_KEY",
+    "_ACCESS_KEY",
+    "_PRIVATE_KEY",
+];
+
+/// Whether an environment variable holds a secret that commands must not see.
+pub fn is_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAMES.contains(&upper.as_str())
+        || SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
+}
 
 /// Why a command is refused, if it is.
 pub fn blocked(command: &str) -> Option<&'static str> {
@@ -111,6 +136,13 @@ impl Tool for Bash {
                     u64::try_from(s).unwrap_or(MAX_TIMEOUT_SECS)
                 })
                 .clamp(1, MAX_TIMEOUT_SECS);
+            context.approve(&ApprovalRequest {
+                tool: self.name().to_string(),
+                kind: ToolKind::Execute,
+                summary: command.to_string(),
+                detail: None,
+                protected: None,
+            })?;
             run(command, context, Duration::from_secs(timeout)).await
         })
     }
@@ -127,17 +159,22 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
-    // Its own process group, so a timeout stops everything it started.
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(is_secret) {
+            shell.env_remove(&name);
+        }
+    }
+    // Its own process group, so a timeout or a cancelled turn stops everything it started.
     #[cfg(unix)]
     shell.process_group(0);
-    let mut child = shell
-        .spawn()
+    let (mut child, _status) = crate::sandbox::spawn(shell, &context.sandbox, &context.cwd)
+        .await
         .map_err(|error| ToolError::new(format!("cannot start bash: {error}")))?;
+    let _group = GroupGuard(child.id());
     let mut stdout = child
         .stdout
         .take()
         .ok_or_else(|| ToolError::new("cannot read the command's output"))?;
-    let child_id = child.id();
     let mut output = CappedOutput::default();
     let reading = async {
         let mut buffer = [0_u8; 8192];
@@ -149,8 +186,7 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
         }
         child.wait().await
     };
-    let Ok(status) = tokio::time::timeout(timeout, reading).await else {
-        kill_group(child_id);
+    let Ok(exit) = tokio::time::timeout(timeout, reading).await else {
         let partial = output.finish();
         return Err(ToolError::new(format!(
             "the command timed out after {} s and was stopped; output so far:\n{}",
@@ -163,7 +199,7 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
         )));
     };
     let mut text = output.finish();
-    match status {
+    match exit {
         Ok(status) if status.success() => {}
         Ok(status) => {
             let code = status.code().map_or_else(
@@ -180,6 +216,16 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
         text = "(no output)".to_string();
     }
     Ok(text)
+}
+
+/// Kills the command's process group when dropped: after it returns, when it times out, and
+/// when the turn is cancelled (the future holding it is dropped).
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
 }
 
 /// Kills the command's whole process group (it may have started children). The group is the

@@ -2,8 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::paths::{Access, display, resolve};
+use crate::paths::{Access, resolve};
 use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg};
+use crate::tools::change;
 
 /// Edits a file in place.
 pub struct EditFile;
@@ -40,25 +41,29 @@ impl Tool for EditFile {
             let requested = string_arg(input, "path")?;
             let old_text = string_arg(input, "old_text")?;
             let new_text = string_arg(input, "new_text")?;
-            let path = resolve(context, requested, Access::Write)?;
-            let shown = display(context, &path);
             if old_text.is_empty() {
                 return Err(ToolError::new(
                     "old_text is empty; use write_file to create a file",
                 ));
             }
-            let text = std::fs::read_to_string(&path)
-                .map_err(|error| ToolError::new(format!("cannot read {shown}: {error}")))?;
-            let count = text.matches(old_text).count();
-            match count {
+            let resolved = resolve(context, requested, Access::Write)?;
+            let shown = &resolved.shown;
+            let (target, old) = change::current(&resolved).await?;
+            let Some(old) = old else {
+                return Err(ToolError::new(format!(
+                    "{shown} does not exist; use write_file to create it"
+                )));
+            };
+            let text = std::str::from_utf8(&old)
+                .map_err(|_| ToolError::new(format!("{shown} is not a UTF-8 text file")))?;
+            match text.matches(old_text).count() {
                 0 => Err(ToolError::new(format!(
                     "old_text does not occur in {shown}; read the file and copy the text exactly"
                 ))),
                 1 => {
                     let updated = text.replacen(old_text, new_text, 1);
-                    std::fs::write(&path, &updated).map_err(|error| {
-                        ToolError::new(format!("cannot write {shown}: {error}"))
-                    })?;
+                    change::apply(context, self.name(), &resolved, target, Some(&old), updated)
+                        .await?;
                     Ok(format!("edited {shown}: replaced 1 occurrence"))
                 }
                 n => Err(ToolError::new(format!(

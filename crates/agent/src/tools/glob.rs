@@ -47,15 +47,20 @@ impl Tool for Glob {
                 .build()
                 .map_err(|error| ToolError::new(format!("bad glob pattern '{pattern}': {error}")))?
                 .compile_matcher();
-            let mut found = Vec::new();
-            for entry in walk(context) {
-                if entry.file_type().is_some_and(|kind| kind.is_file())
-                    && let Ok(relative) = entry.path().strip_prefix(&context.cwd)
-                    && matcher.is_match(relative)
-                {
-                    found.push(relative.display().to_string());
+            let cwd = context.cwd.clone();
+            let mut found = crate::tools::change::blocking(move || {
+                let mut found = Vec::new();
+                for entry in walk(&cwd) {
+                    if entry.file_type().is_some_and(|kind| kind.is_file())
+                        && let Ok(relative) = entry.path().strip_prefix(&cwd)
+                        && matcher.is_match(relative)
+                    {
+                        found.push(relative.display().to_string());
+                    }
                 }
-            }
+                Ok(found)
+            })
+            .await?;
             found.sort();
             if found.is_empty() {
                 return Ok(format!("no files match {pattern}"));
@@ -79,8 +84,8 @@ impl Tool for Glob {
 }
 
 /// The files of the working directory, .gitignore and hidden files respected.
-pub(crate) fn walk(context: &ToolContext) -> impl Iterator<Item = ignore::DirEntry> {
-    ignore::WalkBuilder::new(&context.cwd)
+pub(crate) fn walk(cwd: &std::path::Path) -> impl Iterator<Item = ignore::DirEntry> {
+    ignore::WalkBuilder::new(cwd)
         .require_git(false)
         .build()
         .filter_map(Result::ok)

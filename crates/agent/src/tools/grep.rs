@@ -4,15 +4,16 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::paths::{Access, resolve};
+use crate::paths::{Access, Resolved, resolve};
 use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg};
+use crate::tools::change;
 
 /// The most matching lines listed.
 pub const MAX_GREP_MATCHES: usize = 200;
 /// A longer matching line is cut.
 const MAX_GREP_LINE_CHARS: usize = 300;
 /// Larger files are skipped.
-const MAX_GREP_FILE_BYTES: u64 = 5 * 1024 * 1024;
+pub const MAX_GREP_FILE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// Searches file contents.
 pub struct Grep;
@@ -49,13 +50,14 @@ impl Tool for Grep {
         context: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
-            let pattern = string_arg(input, "pattern")?;
-            let regex = regex::Regex::new(pattern)
+            let pattern = string_arg(input, "pattern")?.to_string();
+            let regex = regex::Regex::new(&pattern)
                 .map_err(|error| ToolError::new(format!("bad regular expression: {error}")))?;
-            let base = match input.get("path").and_then(Value::as_str) {
-                Some(path) => resolve(context, path, Access::Read)?,
-                None => context.cwd.clone(),
-            };
+            let resolved = resolve(
+                context,
+                input.get("path").and_then(Value::as_str).unwrap_or("."),
+                Access::Read,
+            )?;
             let filter = match input.get("glob").and_then(Value::as_str) {
                 Some(glob) => Some(
                     globset::Glob::new(glob)
@@ -64,54 +66,71 @@ impl Tool for Grep {
                 ),
                 None => None,
             };
-            let mut out = String::new();
-            let mut matches = 0;
-            let mut more = false;
-            let walker = ignore::WalkBuilder::new(&base).require_git(false).build();
-            'files: for entry in walker.filter_map(Result::ok) {
-                if !entry.file_type().is_some_and(|kind| kind.is_file()) {
-                    continue;
-                }
-                let path = entry.path();
-                if let Some(filter) = &filter
-                    && !path.file_name().is_some_and(|name| filter.is_match(name))
-                {
-                    continue;
-                }
-                if entry
-                    .metadata()
-                    .is_ok_and(|m| m.len() > MAX_GREP_FILE_BYTES)
-                {
-                    continue;
-                }
-                let Ok(text) = std::fs::read_to_string(path) else {
-                    continue; // binary or unreadable
-                };
-                let shown = path
-                    .strip_prefix(&context.cwd)
-                    .map_or_else(|_| path.display().to_string(), |p| p.display().to_string());
-                for (index, line) in text.lines().enumerate() {
-                    if regex.is_match(line) {
-                        if matches == MAX_GREP_MATCHES {
-                            more = true;
-                            break 'files;
-                        }
-                        let line: String = line.chars().take(MAX_GREP_LINE_CHARS).collect();
-                        let _ = writeln!(out, "{shown}:{}: {line}", index + 1);
-                        matches += 1;
-                    }
-                }
-            }
-            if matches == 0 {
-                return Ok(format!("no lines match {pattern}"));
-            }
-            if more {
-                let _ = write!(
-                    out,
-                    "[stopped at {MAX_GREP_MATCHES} matches; narrow the search]"
-                );
-            }
-            Ok(out)
+            let cwd = context.cwd.clone();
+            change::blocking(move || Ok(search(&resolved, &regex, filter.as_ref(), &cwd, &pattern)))
+                .await
         })
     }
+}
+
+/// Searches the files beneath `resolved`; each is read through the root it lies in.
+fn search(
+    resolved: &Resolved,
+    regex: &regex::Regex,
+    filter: Option<&globset::GlobMatcher>,
+    cwd: &std::path::Path,
+    pattern: &str,
+) -> String {
+    let mut out = String::new();
+    let mut matches = 0;
+    let mut more = false;
+    let root = resolved.beneath.root();
+    let walker = ignore::WalkBuilder::new(resolved.absolute())
+        .require_git(false)
+        .build();
+    'files: for entry in walker.filter_map(Result::ok) {
+        if !entry.file_type().is_some_and(|kind| kind.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        if let Some(filter) = filter
+            && !path.file_name().is_some_and(|name| filter.is_match(name))
+        {
+            continue;
+        }
+        let Ok(relative) = path.strip_prefix(root) else {
+            continue;
+        };
+        let shown = path
+            .strip_prefix(cwd)
+            .map_or_else(|_| path.display().to_string(), |p| p.display().to_string());
+        // Too large, binary, unreadable, or led outside by a link swapped in: skipped.
+        let Ok(bytes) = resolved.beneath.read(relative, &shown, MAX_GREP_FILE_BYTES) else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        for (index, line) in text.lines().enumerate() {
+            if regex.is_match(line) {
+                if matches == MAX_GREP_MATCHES {
+                    more = true;
+                    break 'files;
+                }
+                let line: String = line.chars().take(MAX_GREP_LINE_CHARS).collect();
+                let _ = writeln!(out, "{shown}:{}: {line}", index + 1);
+                matches += 1;
+            }
+        }
+    }
+    if matches == 0 {
+        return format!("no lines match {pattern}");
+    }
+    if more {
+        let _ = write!(
+            out,
+            "[stopped at {MAX_GREP_MATCHES} matches; narrow the search]"
+        );
+    }
+    out
 }

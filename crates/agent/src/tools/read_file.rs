@@ -1,11 +1,14 @@
 //! `read_file {path, offset?, limit?}`: numbered lines, capped.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
+use skillet_skills::confine::ConfineError;
 
-use crate::paths::{Access, display, resolve};
+use crate::paths::{Access, confine_error, resolve};
 use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg, usize_arg};
+use crate::tools::change;
 
 /// Lines shown when no limit is given.
 pub const DEFAULT_LINE_LIMIT: usize = 2_000;
@@ -51,29 +54,40 @@ impl Tool for ReadFile {
     ) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
             let requested = string_arg(input, "path")?;
-            let path = resolve(context, requested, Access::Read)?;
-            let shown = display(context, &path);
-            let metadata = std::fs::metadata(&path)
-                .map_err(|error| ToolError::new(format!("cannot read {shown}: {error}")))?;
-            if metadata.is_dir() {
-                return Err(ToolError::new(format!(
-                    "{shown} is a folder; use glob to list files"
-                )));
-            }
-            if metadata.len() > MAX_FILE_BYTES {
-                return Err(ToolError::new(format!(
-                    "{shown} is {} bytes, over the {MAX_FILE_BYTES}-byte limit; use grep to find what you need",
-                    metadata.len()
-                )));
-            }
-            let bytes = std::fs::read(&path)
-                .map_err(|error| ToolError::new(format!("cannot read {shown}: {error}")))?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| ToolError::new(format!("{shown} is not a UTF-8 text file")))?;
+            let resolved = resolve(context, requested, Access::Read)?;
+            let shown = resolved.shown.clone();
             let offset = usize_arg(input, "offset")?.unwrap_or(1).max(1);
             let limit = usize_arg(input, "limit")?
                 .unwrap_or(DEFAULT_LINE_LIMIT)
                 .max(1);
+            let beneath = Arc::clone(&resolved.beneath);
+            let relative = resolved.relative.clone();
+            let shown_in = shown.clone();
+            let bytes = change::blocking(move || {
+                let cannot_read = |error: ConfineError| match error {
+                    ConfineError::Io { source, .. } => {
+                        ToolError::new(format!("cannot read {shown_in}: {source}"))
+                    }
+                    other => confine_error(other),
+                };
+                let metadata = beneath.metadata(&relative, &shown_in).map_err(cannot_read)?;
+                if metadata.is_dir() {
+                    return Err(ToolError::new(format!(
+                        "{shown_in} is a folder; use glob to list files"
+                    )));
+                }
+                beneath
+                    .read(&relative, &shown_in, MAX_FILE_BYTES)
+                    .map_err(|error| match error {
+                        ConfineError::TooLarge { size, .. } => ToolError::new(format!(
+                            "{shown_in} is {size} bytes, over the {MAX_FILE_BYTES}-byte limit; use grep to find what you need"
+                        )),
+                        other => cannot_read(other),
+                    })
+            })
+            .await?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| ToolError::new(format!("{shown} is not a UTF-8 text file")))?;
             Ok(number_lines(&text, offset, limit, &shown))
         })
     }

@@ -1,9 +1,11 @@
-//! `write_file {path, content}`: creates or replaces a file in the working directory.
+//! `write_file {path, content}`: creates or replaces a file in the working directory,
+//! atomically, after approval of its diff.
 
 use serde_json::{Value, json};
 
-use crate::paths::{Access, display, resolve};
+use crate::paths::{Access, resolve};
 use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg};
+use crate::tools::change;
 
 /// Writes a file.
 pub struct WriteFile;
@@ -38,22 +40,21 @@ impl Tool for WriteFile {
         Box::pin(async move {
             let requested = string_arg(input, "path")?;
             let text = string_arg(input, "content")?;
-            let path = resolve(context, requested, Access::Write)?;
-            let shown = display(context, &path);
-            if path.is_dir() {
-                return Err(ToolError::new(format!("{shown} is a folder")));
-            }
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|error| {
-                    ToolError::new(format!("cannot create the folder for {shown}: {error}"))
-                })?;
-            }
-            let existed = path.exists();
-            std::fs::write(&path, text)
-                .map_err(|error| ToolError::new(format!("cannot write {shown}: {error}")))?;
+            let resolved = resolve(context, requested, Access::Write)?;
+            let (target, old) = change::current(&resolved).await?;
+            let created = change::apply(
+                context,
+                self.name(),
+                &resolved,
+                target,
+                old.as_deref(),
+                text.to_string(),
+            )
+            .await?;
             Ok(format!(
-                "{} {shown} ({} bytes, {} lines)",
-                if existed { "replaced" } else { "created" },
+                "{} {} ({} bytes, {} lines)",
+                if created { "created" } else { "replaced" },
+                resolved.shown,
                 text.len(),
                 text.lines().count()
             ))

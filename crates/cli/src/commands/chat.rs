@@ -13,10 +13,10 @@ use skillet_agent::tool::ToolKind;
 use skillet_skills::{Invoker, Library, render_skill};
 
 use super::Context;
-use super::session::{TextView, library, runtime, settings, start};
+use super::session::{TextView, find_resumed, library, runtime, settings, start};
 use crate::EXIT_USAGE;
 use crate::args::AgentArgs;
-use crate::output::warn;
+use crate::output::{terminal_safe, warn};
 use crate::settings::{Settings, user_data_dir};
 
 /// The prompt shown for each line.
@@ -38,17 +38,8 @@ struct TerminalApprover;
 
 impl Approver for TerminalApprover {
     fn approve(&self, request: &ApprovalRequest) -> Approval {
-        let what = match request.kind {
-            ToolKind::Execute => "run",
-            ToolKind::Write => "write",
-            ToolKind::Read => "read",
-        };
         let mut stderr = std::io::stderr().lock();
-        let _ = write!(
-            stderr,
-            "allow {} to {what} `{}`? [y]es / [n]o / [a]lways this session: ",
-            request.tool, request.summary
-        );
+        let _ = stderr.write_all(approval_text(request).as_bytes());
         let _ = stderr.flush();
         let mut answer = String::new();
         if std::io::stdin().lock().read_line(&mut answer).is_err() {
@@ -62,6 +53,42 @@ impl Approver for TerminalApprover {
     }
 }
 
+/// The question asked before a write or a command. The command, path and diff come from the
+/// model: control characters and escape sequences in them are shown, never acted on, so what is
+/// shown is what runs. A command of several lines is shown whole, each line marked.
+pub fn approval_text(request: &ApprovalRequest) -> String {
+    let mut text = String::new();
+    match request.kind {
+        ToolKind::Execute => {
+            let _ = writeln!(text, "{} wants to run:", request.tool);
+            for line in request.summary.split('\n') {
+                let _ = writeln!(text, "  $ {}", terminal_safe(line, false));
+            }
+        }
+        ToolKind::Write | ToolKind::Read => {
+            let _ = writeln!(
+                text,
+                "{} wants to change {}:",
+                request.tool,
+                terminal_safe(&request.summary, false)
+            );
+            if let Some(detail) = &request.detail {
+                for line in detail.lines() {
+                    let _ = writeln!(text, "  {}", terminal_safe(line, false));
+                }
+            }
+        }
+    }
+    match request.protected {
+        Some(why) => {
+            let _ = writeln!(text, "  careful: this {why}; asked every time");
+            text.push_str("allow? [y]es / [n]o: ");
+        }
+        None => text.push_str("allow? [y]es / [n]o / [a]lways this session: "),
+    }
+    text
+}
+
 pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     let settings = match settings(context, args, false) {
         Ok(settings) => settings,
@@ -70,6 +97,14 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
+    let (resumed_context, resumed) = match args.resume.as_deref() {
+        None => (None, None),
+        Some(id) => {
+            let (context, resumed) = find_resumed(context, &settings, id)?;
+            (Some(context), Some(resumed))
+        }
+    };
+    let context = resumed_context.as_ref().unwrap_or(context);
     let permissions = Permissions::Ask(Arc::new(TerminalApprover));
     let runtime = runtime()?;
     let skills = library(context);
@@ -77,7 +112,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         context,
         &settings,
         &skills,
-        args.resume.as_deref(),
+        resumed,
         permissions.clone(),
         None,
     )?;
@@ -92,8 +127,8 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     }
     warn(&format!(
         "skillet · {} · {} · {} skills · /help for commands",
-        settings.model,
-        context.env.cwd.display(),
+        terminal_safe(&settings.model, false),
+        terminal_safe(&context.env.cwd.display().to_string(), false),
         skills.model_invocable().count()
     ));
     loop {
@@ -231,9 +266,9 @@ fn skills_table(skills: &Library) -> String {
         let _ = writeln!(
             out,
             "{}{marks}: {}\n    {} ({})",
-            skill.name,
-            skill.description,
-            skill.file.display(),
+            terminal_safe(&skill.name, false),
+            terminal_safe(&skill.description, false),
+            terminal_safe(&skill.file.display().to_string(), false),
             skill.root_kind.as_str()
         );
     }

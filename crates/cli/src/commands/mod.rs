@@ -30,6 +30,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 pub struct Context {
     pub env: Environment,
     pub roots: Vec<Root>,
+    /// The `--skills-dir` folders, absolute.
+    explicit: Vec<PathBuf>,
 }
 
 impl Context {
@@ -38,15 +40,52 @@ impl Context {
         let cwd = match &global.cwd {
             Some(dir) => std::fs::canonicalize(current.join(dir))
                 .with_context(|| format!("--cwd {}: no such folder", dir.display()))?,
-            None => std::fs::canonicalize(&current).unwrap_or(current),
+            None => std::fs::canonicalize(&current).unwrap_or_else(|_| current.clone()),
         };
         let env = Environment {
             cwd,
             home: env::path(env::HOME),
             xdg_config_home: env::path(env::XDG_CONFIG_HOME),
         };
-        let explicit: Vec<PathBuf> = global.skills_dirs.clone();
+        let explicit: Vec<PathBuf> = global
+            .skills_dirs
+            .iter()
+            .map(|dir| current.join(dir))
+            .collect();
         let roots = resolve_roots(&explicit, &env);
-        Ok(Self { env, roots })
+        Ok(Self {
+            env,
+            roots,
+            explicit,
+        })
+    }
+
+    /// The same command, working in another folder (a resumed session's own).
+    pub fn at(&self, cwd: PathBuf) -> Self {
+        let env = Environment {
+            cwd,
+            home: self.env.home.clone(),
+            xdg_config_home: self.env.xdg_config_home.clone(),
+        };
+        let roots = resolve_roots(&self.explicit, &env);
+        Self {
+            env,
+            roots,
+            explicit: self.explicit.clone(),
+        }
+    }
+
+    /// Every skill root a write must not touch without asking: the default ones of this
+    /// folder (also when `--skills-dir` replaces them for discovery) and those in use.
+    pub fn skill_roots(&self) -> Vec<PathBuf> {
+        let mut roots: Vec<PathBuf> = skillet_skills::default_roots(&self.env)
+            .into_iter()
+            .map(|root| root.path)
+            .chain(self.roots.iter().map(|root| root.path.clone()))
+            .filter_map(|path| skillet_skills::confine::normalize(&path))
+            .collect();
+        roots.sort();
+        roots.dedup();
+        roots
     }
 }

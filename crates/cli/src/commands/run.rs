@@ -6,14 +6,15 @@ use std::process::ExitCode;
 use skillet_agent::permission::Permissions;
 
 use super::Context;
-use super::session::{TextView, event_json, library, runtime, settings, start};
+use super::session::{TextView, event_json, find_resumed, library, runtime, settings, start};
 use crate::args::RunArgs;
 use crate::output::warn;
 use crate::{EXIT_FAILURE, EXIT_USAGE};
 
 /// What the model is told when it may not write or run commands.
 const DENIED: &str = "writes and commands are not allowed in `skillet run` without --yes \
-                      (or `yes = true` in skillet.toml); say what you would change instead";
+                      (or `yes = true` in the user's ~/.config/skillet/skillet.toml); say what \
+                      you would change instead";
 
 pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let settings = match settings(context, &args.agent, args.yes) {
@@ -23,6 +24,14 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
+    let (resumed_context, resumed) = match args.agent.resume.as_deref() {
+        None => (None, None),
+        Some(id) => {
+            let (context, resumed) = find_resumed(context, &settings, id)?;
+            (Some(context), Some(resumed))
+        }
+    };
+    let context = resumed_context.as_ref().unwrap_or(context);
     let permissions = if settings.yes {
         Permissions::Allow
     } else {
@@ -36,7 +45,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         context,
         &settings,
         &skills,
-        args.agent.resume.as_deref(),
+        resumed,
         permissions,
         Some(&args.prompt),
     )?;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 use skillet_agent::permission::Permissions;
+use skillet_agent::sandbox::SandboxPolicy;
 use skillet_agent::transcript::{self, Transcript};
 use skillet_agent::{Agent, AgentConfig, AgentEvent, SkillMatch, preview};
 use skillet_llm::{Anthropic, OpenAi, Provider, ProviderKind, Transport};
@@ -16,13 +17,14 @@ use skillet_skills::{Library, discover, find_git_root};
 use super::Context;
 use crate::args::AgentArgs;
 use crate::env;
-use crate::output::warn;
-use crate::settings::{Settings, Sources, user_config_dir, user_data_dir};
+use crate::output::{terminal_safe, warn};
+use crate::settings::{Settings, SettingsError, Sources, user_config_dir, user_data_dir};
 
-/// Resolves the settings; an `Err` is a usage error to print before exiting with 2.
-pub fn settings(context: &Context, args: &AgentArgs, yes: bool) -> Result<Settings, String> {
+/// Resolves the settings (printing what a project file tried to set); an `Err` is a usage
+/// error to print before exiting with 2.
+pub fn settings(context: &Context, args: &AgentArgs, yes: bool) -> Result<Settings, SettingsError> {
     let project_root = find_git_root(&context.env.cwd).unwrap_or_else(|| context.env.cwd.clone());
-    Settings::resolve(
+    let settings = Settings::resolve(
         args,
         yes,
         &Sources {
@@ -31,7 +33,11 @@ pub fn settings(context: &Context, args: &AgentArgs, yes: bool) -> Result<Settin
             user_config_dir: user_config_dir(),
             user_data_dir: user_data_dir(),
         },
-    )
+    )?;
+    for warning in &settings.warnings {
+        warn(warning);
+    }
+    Ok(settings)
 }
 
 /// The provider the settings name.
@@ -70,12 +76,56 @@ pub fn library(context: &Context) -> Arc<Library> {
     Arc::new(library)
 }
 
+/// A stored session to continue.
+pub struct Resumed {
+    /// Its transcript.
+    pub path: PathBuf,
+    /// Its header.
+    pub header: transcript::SessionHeader,
+    /// Its history, as stored.
+    pub history: Vec<skillet_llm::Message>,
+}
+
+/// Finds the session `--resume` names (`latest`: this project's newest) and the context it
+/// runs in: its own working directory, wherever skillet was started.
+pub fn find_resumed(
+    context: &Context,
+    settings: &Settings,
+    id: &str,
+) -> anyhow::Result<(Context, Resumed)> {
+    let path = session_path(&settings.sessions_dir, id, &context.env.cwd)?;
+    let (header, history) = transcript::load(&path)?;
+    let cwd = std::fs::canonicalize(&header.cwd).with_context(|| {
+        format!(
+            "session {} worked in {}, which is gone; it cannot be resumed there",
+            header.id,
+            header.cwd.display()
+        )
+    })?;
+    if cwd != context.env.cwd {
+        warn(&format!(
+            "note: session {} works in {}; continuing there",
+            header.id,
+            terminal_safe(&cwd.display().to_string(), false)
+        ));
+    }
+    let context = context.at(cwd);
+    Ok((
+        context,
+        Resumed {
+            path,
+            header,
+            history,
+        },
+    ))
+}
+
 /// A new or resumed agent with its transcript attached.
 pub fn start(
     context: &Context,
     settings: &Settings,
     library: &Arc<Library>,
-    resume: Option<&str>,
+    resume: Option<Resumed>,
     permissions: Permissions,
     first_message: Option<&str>,
 ) -> anyhow::Result<Agent> {
@@ -94,40 +144,61 @@ pub fn start(
             _ => Some(Arc::new(super::matching::session_index(library))),
         },
         first_message: first_message.map(str::to_string),
+        protected: context.skill_roots(),
+        sandbox: SandboxPolicy {
+            enabled: settings.sandbox.enabled,
+            network: settings.sandbox.network,
+            writable: settings.sandbox.writable.clone(),
+        },
     };
     let agent = match resume {
         None => {
             let mut agent = Agent::new(provider, library, &config);
             let transcript = Transcript::create(&settings.sessions_dir, agent.header())?;
-            agent.attach_transcript(transcript);
+            agent.attach_transcript(transcript)?;
             agent
         }
-        Some(id) => {
-            let path = session_path(&settings.sessions_dir, id)?;
-            let (header, history) = transcript::load(&path)?;
-            let mut agent = Agent::resume(provider, library, &config, header, history);
-            agent.attach_transcript(Transcript::append_to(&path)?);
+        Some(resumed) => {
+            let mut agent =
+                Agent::resume(provider, library, &config, resumed.header, &resumed.history);
+            agent.attach_transcript(Transcript::append_to(&resumed.path)?)?;
             warn(&format!(
                 "resumed session {} ({} messages)",
                 agent.header().id,
                 agent.history().len()
             ));
+            for repair in agent.repairs() {
+                warn(&format!("note: repaired the stored history: {repair}"));
+            }
             agent
         }
     };
     if let Some(summary) = agent.catalog_report().summary() {
         warn(&format!("warning: {summary}"));
     }
+    if let Some(notice) = agent.sandbox_status().notice() {
+        warn(&format!("warning: {notice}"));
+    }
     Ok(agent)
 }
 
-/// The transcript of a session id, or of the latest session for `latest`.
-fn session_path(dir: &Path, id: &str) -> anyhow::Result<PathBuf> {
+/// The transcript of a session id, or for `latest` of the newest session of the project
+/// `cwd` is in (its git root, else `cwd` itself).
+fn session_path(dir: &Path, id: &str, cwd: &Path) -> anyhow::Result<PathBuf> {
     if id != "latest" {
+        anyhow::ensure!(
+            !id.is_empty()
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "'{}' is not a session id (they look like 20261130-042927-29b8)",
+            terminal_safe(id, false)
+        );
         let path = dir.join(format!("{id}.jsonl"));
         anyhow::ensure!(path.is_file(), "no session '{id}' in {}", dir.display());
         return Ok(path);
     }
+    let project = find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
     let mut sessions: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("no sessions yet in {}", dir.display()))?
         .filter_map(Result::ok)
@@ -136,8 +207,24 @@ fn session_path(dir: &Path, id: &str) -> anyhow::Result<PathBuf> {
         .collect();
     sessions.sort();
     sessions
-        .pop()
-        .with_context(|| format!("no sessions yet in {}", dir.display()))
+        .into_iter()
+        .rev()
+        .find(|path| {
+            transcript::read_header(path).is_ok_and(|header| {
+                let session_cwd =
+                    std::fs::canonicalize(&header.cwd).unwrap_or(header.cwd);
+                let session_project =
+                    find_git_root(&session_cwd).unwrap_or_else(|| session_cwd.clone());
+                session_project == project
+            })
+        })
+        .with_context(|| {
+            format!(
+                "no session of this project ({}) in {}\n  hint: `--resume ID` continues a session of another project",
+                project.display(),
+                dir.display()
+            )
+        })
 }
 
 /// Shows events as text: the answer on stdout as it streams, one `> TOOL: preview` line per
@@ -155,10 +242,11 @@ impl TextView {
         }
     }
 
-    /// Shows one event.
+    /// Shows one event. Everything shown is untrusted and passes [`terminal_safe`].
     pub fn show(&mut self, event: &AgentEvent) {
         match event {
             AgentEvent::Text(text) => {
+                let text = terminal_safe(text, true);
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(text.as_bytes());
                 let _ = out.flush();
@@ -166,8 +254,27 @@ impl TextView {
             }
             AgentEvent::ToolResult { name, content, .. } => {
                 self.end_line();
-                warn(&format!("> {name}: {}", preview(content)));
+                warn(&format!(
+                    "> {}: {}",
+                    terminal_safe(name, false),
+                    terminal_safe(&preview(content), false)
+                ));
             }
+            AgentEvent::Subagent { event, .. } => match event.as_ref() {
+                AgentEvent::ToolResult { name, content, .. } => {
+                    self.end_line();
+                    warn(&format!(
+                        "  > [task] {}: {}",
+                        terminal_safe(name, false),
+                        terminal_safe(&preview(content), false)
+                    ));
+                }
+                AgentEvent::Notice(text) => {
+                    self.end_line();
+                    warn(&format!("  note: [task] {}", terminal_safe(text, false)));
+                }
+                _ => {}
+            },
             AgentEvent::Retrying {
                 attempt,
                 delay_ms,
@@ -175,12 +282,13 @@ impl TextView {
             } => {
                 self.end_line();
                 warn(&format!(
-                    "retrying (attempt {attempt}) in {delay_ms} ms: {reason}"
+                    "retrying (attempt {attempt}) in {delay_ms} ms: {}",
+                    terminal_safe(reason, false)
                 ));
             }
             AgentEvent::Notice(text) => {
                 self.end_line();
-                warn(&format!("note: {text}"));
+                warn(&format!("note: {}", terminal_safe(text, true)));
             }
             AgentEvent::ToolCall { .. } | AgentEvent::Usage(_) => {}
         }
@@ -221,6 +329,11 @@ pub fn event_json(event: &AgentEvent) -> Value {
         }
         AgentEvent::Notice(text) => json!({"type": "notice", "text": text}),
         AgentEvent::Usage(usage) => json!({"type": "usage", "usage": usage}),
+        AgentEvent::Subagent { call_id, event } => {
+            let mut inner = event_json(event);
+            inner["subagent"] = json!(call_id);
+            inner
+        }
     }
 }
 

@@ -1,0 +1,79 @@
+//! Skill matching on each user message: a note of the skills that fit is appended to the
+//! message (`suggest`), and with `auto` the best one's Layer 2 too. Only ever appended to the
+//! new message; nothing sent before changes.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use skillet_llm::ContentBlock;
+
+use crate::agent::{AUTO_LOAD_SCORE, AgentConfig, AgentEvent, MAX_SUGGESTIONS, SkillMatch};
+use crate::tool::ToolContext;
+
+/// The blocks of a new user message: the text, then (when skill matching is on) a note of the
+/// skills that fit and, for `auto`, the best one's Layer 2. Empty text is left out.
+pub(crate) fn compose_user_message(
+    config: &AgentConfig,
+    tools: &ToolContext,
+    injected: &mut HashSet<String>,
+    user_text: &str,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Vec<ContentBlock> {
+    let mut content = Vec::new();
+    if !user_text.trim().is_empty() {
+        content.push(ContentBlock::text(user_text));
+    }
+    let (Some(index), mode) = (&config.skill_index, config.skill_match) else {
+        return content;
+    };
+    if mode == SkillMatch::Off || content.is_empty() {
+        return content;
+    }
+    let ranked = match index.rank(user_text, skillet_retrieval::Mode::Hybrid, MAX_SUGGESTIONS) {
+        Ok((_, ranked)) => ranked,
+        Err(error) => {
+            events(AgentEvent::Notice(format!(
+                "skill matching failed: {error}"
+            )));
+            return content;
+        }
+    };
+    let library = &tools.library;
+    let relevant: Vec<_> = ranked
+        .iter()
+        .filter(|r| r.relevant)
+        .filter_map(|r| library.get(index.name(r.index)).map(|skill| (r, skill)))
+        .filter(|(_, skill)| skill.model_invocable())
+        .collect();
+    if relevant.is_empty() {
+        return content;
+    }
+    let mut note = String::from(
+        "<skill_suggestions>\nThese skills may fit this request; load one with load_skill if it does:\n",
+    );
+    for (_, skill) in &relevant {
+        let description: String = skill.description.chars().take(200).collect();
+        let _ = writeln!(note, "- {}: {description}", skill.name);
+    }
+    note.push_str("</skill_suggestions>");
+    content.push(ContentBlock::text(note));
+    let names: Vec<&str> = relevant.iter().map(|(_, s)| s.name.as_str()).collect();
+    events(AgentEvent::Notice(format!(
+        "suggested skills: {}",
+        names.join(", ")
+    )));
+    if mode == SkillMatch::Auto
+        && let Some((best, skill)) = relevant.first()
+        && best.score >= AUTO_LOAD_SCORE
+        && !injected.contains(&skill.name)
+        && let Ok(body) = library.load(&skill.name, skillet_skills::Invoker::Model)
+    {
+        injected.insert(skill.name.clone());
+        content.push(ContentBlock::text(body));
+        events(AgentEvent::Notice(format!(
+            "loaded skill {} for this request",
+            skill.name
+        )));
+    }
+    content
+}

@@ -1,0 +1,326 @@
+//! One turn: send, stream the answer, run every tool call of the answer in order, answer them
+//! one to one in a single message, repeat until the model stops calling tools.
+//!
+//! The history the providers receive stays valid by construction: every call of an answer is
+//! answered in the next message, in order (calls that did not run, because the output limit cut
+//! them or their arguments are not JSON, are answered with an error the model can act on); no
+//! empty message or text block is appended; nothing appended is changed later. Results of calls
+//! that finished are kept in [`Pending`] as they come, so a cancelled turn answers those with
+//! what they really returned. `skillet_llm` checks the same rules before every request.
+
+use serde_json::Value;
+use skillet_llm::{ContentBlock, Message, Role, StopReason, StreamEvent};
+
+use crate::agent::{AgentEvent, Core, TurnOutcome};
+use crate::error::AgentError;
+use crate::tool::{BoxFuture, Subagent, ToolError};
+use crate::transcript::TranscriptEvent;
+
+/// What a call cut by the output limit is answered with.
+pub const CUT_CALL: &str = "error: the output limit cut this call off before its arguments were complete, so it did not run; call it again with less content (write a large file in smaller pieces, e.g. write_file then edit_file)";
+/// What a cut answer without calls is followed by.
+pub const CONTINUE: &str =
+    "Your answer was cut off by the output limit. Continue exactly where you stopped.";
+/// What a call left open by a cancelled turn is answered with.
+pub const CANCELLED_CALL: &str = "error: the user cancelled the turn before this call ran";
+
+/// The results of the calls of the latest answer that have finished, in order.
+#[derive(Debug, Default)]
+pub struct Pending {
+    results: Vec<ContentBlock>,
+}
+
+impl Pending {
+    /// Answers every call of `answer`: finished ones with their results, the rest with `why`.
+    /// `None` when the answer has no calls.
+    pub fn close(&mut self, answer: &Message, why: &str) -> Option<Message> {
+        let done = std::mem::take(&mut self.results);
+        let content: Vec<ContentBlock> = answer
+            .tool_uses()
+            .map(|(id, _, _)| {
+                done.iter()
+                    .find(|result| {
+                        matches!(result, ContentBlock::ToolResult { tool_use_id, .. } if tool_use_id == id)
+                    })
+                    .cloned()
+                    .unwrap_or_else(|| ContentBlock::ToolResult {
+                        tool_use_id: id.to_string(),
+                        content: why.to_string(),
+                        is_error: true,
+                    })
+            })
+            .collect();
+        (!content.is_empty()).then_some(Message {
+            role: Role::User,
+            content,
+        })
+    }
+}
+
+tokio::task_local! {
+    /// Where a subagent started by the current call sends what it does.
+    static CALL_SINK: CallSink;
+}
+
+/// A subagent's event, on its way to the parent's interface and transcript.
+enum SubEvent {
+    Event(AgentEvent),
+    Record(TranscriptEvent),
+}
+
+#[derive(Clone)]
+struct CallSink(tokio::sync::mpsc::UnboundedSender<SubEvent>);
+
+/// The loop of one turn.
+pub(crate) async fn run_loop(
+    core: &Core,
+    history: &mut Vec<Message>,
+    pending: &mut Pending,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+) -> Result<TurnOutcome, AgentError> {
+    let mut steps = 0;
+    let mut cut_before = false;
+    loop {
+        if steps == core.config.max_steps {
+            return Err(AgentError::StepLimit { steps });
+        }
+        steps += 1;
+        let request = skillet_llm::Request {
+            system: &core.system,
+            messages: history,
+            tools: &core.specs,
+            max_tokens: core.config.max_tokens,
+            stream: core.config.stream,
+        };
+        let mut forward = |event: StreamEvent| match event {
+            StreamEvent::TextDelta(text) => events(AgentEvent::Text(text)),
+            StreamEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            } => events(AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            }),
+            StreamEvent::ToolUseStart { .. } => {}
+        };
+        let response = core.provider.send(request, &mut forward).await?;
+        if let Ok(mut usage) = core.usage.lock() {
+            usage.add(response.usage);
+        }
+        events(AgentEvent::Usage(response.usage));
+        record(TranscriptEvent::Usage {
+            usage: response.usage,
+        });
+        let mut message = response.message;
+        message.content.retain(
+            |block| !matches!(block, ContentBlock::Text { text } if text.trim().is_empty()),
+        );
+        let text = message.text();
+        if !core.config.stream && !text.is_empty() {
+            // Nothing was streamed: show the answer whole.
+            events(AgentEvent::Text(text.clone()));
+        }
+        if message.content.is_empty() {
+            // Nothing to append (an empty answer): the turn ends here.
+            return Ok(TurnOutcome { text, steps });
+        }
+        record(TranscriptEvent::Message {
+            message: message.clone(),
+        });
+        history.push(message);
+        let answer = history.last().cloned().unwrap_or_else(|| Message {
+            role: Role::Assistant,
+            content: Vec::new(),
+        });
+        if response.stop_reason == StopReason::MaxTokens {
+            let then = if cut_before {
+                "stopping the turn"
+            } else {
+                "asking it to continue once"
+            };
+            let notice = format!(
+                "the model reached its output limit (max_tokens {}); {then}",
+                core.config.max_tokens
+            );
+            events(AgentEvent::Notice(notice.clone()));
+            record(TranscriptEvent::Notice { text: notice });
+            // Calls of a cut answer never run: their arguments may be incomplete.
+            if let Some(results) = Pending::default().close(&answer, CUT_CALL) {
+                append(history, record, results.content);
+            } else if !cut_before {
+                append(history, record, vec![ContentBlock::text(CONTINUE)]);
+            }
+            if cut_before {
+                return Ok(TurnOutcome { text, steps });
+            }
+            cut_before = true;
+            continue;
+        }
+        if answer.tool_uses().next().is_none() {
+            return Ok(TurnOutcome { text, steps });
+        }
+        let malformed: Vec<(String, String)> = response
+            .malformed_calls
+            .iter()
+            .map(|call| (call.id.clone(), call.error.clone()))
+            .collect();
+        run_calls(core, &answer, &malformed, pending, events, record).await;
+        if let Some(results) = pending.close(&answer, CANCELLED_CALL) {
+            append(history, record, results.content);
+        }
+    }
+}
+
+/// Runs the calls of one answer in order, keeping each result in `pending` as it finishes.
+async fn run_calls(
+    core: &Core,
+    answer: &Message,
+    malformed: &[(String, String)],
+    pending: &mut Pending,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+) {
+    for (id, name, input) in answer.tool_uses() {
+        events(AgentEvent::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            input: input.clone(),
+        });
+        let outcome = match malformed.iter().find(|(bad, _)| bad == id) {
+            Some((_, error)) => Err(ToolError::new(format!(
+                "{error}; the call did not run. Call it again with complete JSON arguments (write large content in smaller pieces)"
+            ))),
+            None => run_scoped(core, id, name, input, events, record).await,
+        };
+        let (content, is_error) = match outcome {
+            Ok(content) => (content, false),
+            Err(error) => (format!("error: {error}"), true),
+        };
+        events(AgentEvent::ToolResult {
+            id: id.to_string(),
+            name: name.to_string(),
+            content: content.clone(),
+            is_error,
+        });
+        pending.results.push(ContentBlock::ToolResult {
+            tool_use_id: id.to_string(),
+            content,
+            is_error,
+        });
+    }
+}
+
+/// Runs one call; what a subagent it starts does is passed on as the subagent's, marked with
+/// the call's id.
+async fn run_scoped(
+    core: &Core,
+    id: &str,
+    name: &str,
+    input: &Value,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+) -> Result<String, ToolError> {
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let call = CALL_SINK.scope(CallSink(sender), execute(core, name, input));
+    tokio::pin!(call);
+    let mut pass_on = |event: SubEvent| match event {
+        SubEvent::Event(event) => events(AgentEvent::Subagent {
+            call_id: id.to_string(),
+            event: Box::new(event),
+        }),
+        SubEvent::Record(event) => record(TranscriptEvent::Subagent {
+            call_id: id.to_string(),
+            event: Box::new(event),
+        }),
+    };
+    let result = loop {
+        tokio::select! {
+            result = &mut call => break result,
+            Some(event) = receiver.recv() => pass_on(event),
+        }
+    };
+    while let Ok(event) = receiver.try_recv() {
+        pass_on(event);
+    }
+    result
+}
+
+/// Appends a user message of these blocks and records it.
+pub(crate) fn append(
+    history: &mut Vec<Message>,
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+    content: Vec<ContentBlock>,
+) {
+    let message = Message {
+        role: Role::User,
+        content,
+    };
+    record(TranscriptEvent::Message {
+        message: message.clone(),
+    });
+    history.push(message);
+}
+
+/// Runs one tool call. Tools that write or run ask the gate themselves, once they know what
+/// they will do.
+async fn execute(core: &Core, name: &str, input: &Value) -> Result<String, ToolError> {
+    let Some(tool) = core.tools.get(name) else {
+        let names: Vec<&str> = core.specs.iter().map(|spec| spec.name.as_str()).collect();
+        return Err(ToolError::new(format!(
+            "unknown tool '{name}'; the tools are: {}",
+            names.join(", ")
+        )));
+    };
+    if !input.is_object() {
+        return Err(ToolError::new("the arguments must be a JSON object"));
+    }
+    tool.call(input, &core.context).await
+}
+
+/// Runs a subagent: a fresh history, the same tools except `task`, only the final text back.
+/// What it does goes to the parent's interface and transcript, marked as the subagent's.
+pub(crate) struct SubagentRunner {
+    pub(crate) core: std::sync::Arc<Core>,
+}
+
+impl Subagent for SubagentRunner {
+    fn run<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Result<String, ToolError>> {
+        Box::pin(async move {
+            if prompt.trim().is_empty() {
+                return Err(ToolError::new(
+                    "the prompt is empty; say what the subagent should do",
+                ));
+            }
+            let sink = CALL_SINK.try_with(Clone::clone).ok();
+            let send = |event: SubEvent| {
+                if let Some(CallSink(sender)) = &sink {
+                    let _ = sender.send(event);
+                }
+            };
+            let mut events = |event: AgentEvent| send(SubEvent::Event(event));
+            let mut record = |event: TranscriptEvent| send(SubEvent::Record(event));
+            let mut history = Vec::new();
+            append(&mut history, &mut record, vec![ContentBlock::text(prompt)]);
+            let mut pending = Pending::default();
+            let result = run_loop(
+                &self.core,
+                &mut history,
+                &mut pending,
+                &mut events,
+                &mut record,
+            )
+            .await;
+            if let Err(error) = &result {
+                record(TranscriptEvent::Error {
+                    message: error.to_string(),
+                });
+            }
+            result
+                .map(|outcome| outcome.text)
+                .map_err(|error| ToolError::new(format!("the subagent failed: {error}")))
+        })
+    }
+}
