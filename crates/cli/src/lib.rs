@@ -17,6 +17,8 @@ pub use args::Cli;
 pub const EXIT_FAILURE: u8 = 1;
 /// Exit code for usage errors (clap uses it too).
 pub const EXIT_USAGE: u8 = 2;
+/// Exit code of a `run` the user cancelled with Ctrl-C (128 + SIGINT, as shells report it).
+pub const EXIT_CANCELLED: u8 = 130;
 
 /// Parses the process arguments, runs the command and returns its exit code. Errors are printed
 /// once, as a chain, on stderr; a closed stdout (`skillet skills list | head`) is not an error.

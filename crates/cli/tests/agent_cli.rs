@@ -422,3 +422,177 @@ fn ctrl_c_cancels_the_turn_and_the_session_goes_on() {
         .collect();
     assert_eq!(texts, ["slow question", "are you there?"]);
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_a_long_command_kills_its_grandchildren_and_keeps_the_session_valid() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    let pid_file = sandbox.project.join("grandchild.pid");
+    server.push_turn(
+        Turn::tool("quick", "bash", json!({"command": "echo quick-done"})).and_tool(
+            "long",
+            "bash",
+            json!({"command": format!(
+                "sh -c 'sleep 300 & echo $! > {}; wait' & sleep 300",
+                pid_file.display()
+            )}),
+        ),
+    );
+    server.push_turn(Turn::text("resumed after the cancel"));
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillet"))
+        .args(["run", "--yes", "start the server"])
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .env("HOME", &sandbox.home)
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HF_HUB_OFFLINE", "1")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("ANTHROPIC_BASE_URL", server.url())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&pid_file).is_ok_and(|pid| !pid.trim().is_empty()) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let grandchild: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("(cancelled)"), "{stderr}");
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        !std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+            .is_ok_and(|stat| !stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')))
+    });
+    assert!(
+        gone,
+        "grandchild {grandchild} outlived the cancelled command"
+    );
+    // The finished call keeps its result, the cancelled one says so, and --resume continues.
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "--resume", "--", "and now?"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "resumed after the cancel\n");
+    assert_eq!(server.rejections(), Vec::<String>::new());
+    let sent = server.requests()[1].body["messages"].to_string();
+    assert!(sent.contains("quick-done"), "{sent}");
+    assert!(sent.contains("the user cancelled the turn"), "{sent}");
+}
+
+#[test]
+fn resume_picks_this_projects_latest_and_works_in_the_sessions_folder() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    let other = sandbox.project.parent().unwrap().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "from the other project\n").unwrap();
+    server.push_turn(Turn::text("in project"));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "first"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    server.push_turn(Turn::text("in other"));
+    let out = run(skillet(&sandbox, Some(&server))
+        .current_dir(&other)
+        .args(["run", "second"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let other_id = sessions(&sandbox)
+        .iter()
+        .find(|path| {
+            std::fs::read_to_string(path)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap()
+                .contains(&format!("\"cwd\":\"{}\"", other.display()))
+        })
+        .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
+        .unwrap();
+    // The newest session overall is the other project's; --resume here takes this one's.
+    server.push_turn(Turn::text("back in project"));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "--resume", "--", "again"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let texts = server.requests()[2].body["messages"].to_string();
+    assert!(
+        texts.contains("first") && !texts.contains("second"),
+        "{texts}"
+    );
+    // Resuming the other project's session by id works in its folder.
+    server.push_turn(Turn::tool("r1", "read_file", json!({"path": "notes.txt"})));
+    server.push_turn(Turn::text("read it"));
+    let out = run(skillet(&sandbox, Some(&server)).args([
+        "run",
+        "--resume",
+        &other_id,
+        "read notes.txt",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("continuing there"), "{}", out.stderr);
+    let last = server.requests().last().unwrap().body["messages"].to_string();
+    assert!(last.contains("from the other project"), "{last}");
+    assert_eq!(server.rejections(), Vec::<String>::new());
+}
+
+#[test]
+fn bash_runs_without_the_api_key_or_other_secrets() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::tool("e1", "bash", json!({"command": "env"})));
+    server.push_turn(Turn::text("done"));
+    let out = run(skillet(&sandbox, Some(&server))
+        .env("GITHUB_TOKEN", "ghp_very_secret")
+        .env("SHOWN_VARIABLE", "visible-value")
+        .args(["run", "--yes", "show the environment"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = server.requests()[1].body["messages"].to_string();
+    assert!(result.contains("visible-value"), "{result}");
+    assert!(
+        !result.contains("sk-test"),
+        "the API key reached the command"
+    );
+    assert!(
+        !result.contains("ghp_very_secret"),
+        "a token reached the command"
+    );
+}
+
+#[test]
+fn json_marks_what_a_subagent_did() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::tool(
+        "t1",
+        "task",
+        json!({"description": "look", "prompt": "read notes.txt"}),
+    ));
+    server.push_turn(Turn::tool("s1", "read_file", json!({"path": "notes.txt"})));
+    server.push_turn(Turn::text("one"));
+    server.push_turn(Turn::text("The notes say one."));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "--json", "notes?"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert!(
+        events.iter().any(|e| e["type"] == "tool_result"
+            && e["name"] == "read_file"
+            && e["subagent"] == "t1")
+    );
+    assert!(
+        events.iter().any(|e| e["type"] == "tool_result"
+            && e["name"] == "task"
+            && e.get("subagent").is_none())
+    );
+}

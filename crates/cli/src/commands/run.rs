@@ -9,7 +9,7 @@ use super::Context;
 use super::session::{TextView, event_json, find_resumed, library, runtime, settings, start};
 use crate::args::RunArgs;
 use crate::output::warn;
-use crate::{EXIT_FAILURE, EXIT_USAGE};
+use crate::{EXIT_CANCELLED, EXIT_FAILURE, EXIT_USAGE};
 
 /// What the model is told when it may not write or run commands.
 const DENIED: &str = "writes and commands are not allowed in `skillet run` without --yes \
@@ -51,7 +51,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     )?;
     let mut view = TextView::new();
     let json = args.json;
-    let result = runtime.block_on(agent.run_turn(&args.prompt, &mut |event| {
+    let mut show = |event| {
         if json {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", event_json(&event));
@@ -59,8 +59,26 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         } else {
             view.show(&event);
         }
-    }));
+    };
+    // Ctrl-C cancels the turn: the running command's process group is killed with it, and the
+    // calls left open are answered in the transcript, so `--resume` continues from here.
+    let result = runtime.block_on(async {
+        tokio::select! {
+            result = agent.run_turn(&args.prompt, &mut show) => Some(result),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
     view.end_line();
+    let Some(result) = result else {
+        agent.close_cancelled_turn();
+        warn(&format!("(cancelled) · session {}", agent.header().id));
+        if json {
+            let cancelled = serde_json::json!({"type": "cancelled", "session": agent.header().id});
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{cancelled}")?;
+        }
+        return Ok(ExitCode::from(EXIT_CANCELLED));
+    };
     let usage = agent.usage();
     let session = &agent.header().id;
     match result {

@@ -182,8 +182,8 @@ pub fn start(
     Ok(agent)
 }
 
-/// The transcript of a session id, or for `latest` of the newest session of the project
-/// `cwd` is in (its git root, else `cwd` itself).
+/// The transcript of a session id, or for `latest` of the session of the project `cwd` is in
+/// (its git root, else `cwd` itself) written to last.
 fn session_path(dir: &Path, id: &str, cwd: &Path) -> anyhow::Result<PathBuf> {
     if id != "latest" {
         anyhow::ensure!(
@@ -199,25 +199,26 @@ fn session_path(dir: &Path, id: &str, cwd: &Path) -> anyhow::Result<PathBuf> {
         return Ok(path);
     }
     let project = find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
-    let mut sessions: Vec<PathBuf> = std::fs::read_dir(dir)
+    let sessions = std::fs::read_dir(dir)
         .with_context(|| format!("no sessions yet in {}", dir.display()))?
         .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
-        .collect();
-    sessions.sort();
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
+        .filter_map(|entry| {
+            let modified = entry.metadata().and_then(|m| m.modified()).ok()?;
+            Some((modified, entry.path()))
+        });
+    // The most recently written session whose folder is in this project.
     sessions
-        .into_iter()
-        .rev()
-        .find(|path| {
+        .filter(|(_, path)| {
             transcript::read_header(path).is_ok_and(|header| {
-                let session_cwd =
-                    std::fs::canonicalize(&header.cwd).unwrap_or(header.cwd);
+                let session_cwd = std::fs::canonicalize(&header.cwd).unwrap_or(header.cwd);
                 let session_project =
                     find_git_root(&session_cwd).unwrap_or_else(|| session_cwd.clone());
                 session_project == project
             })
         })
+        .max()
+        .map(|(_, path)| path)
         .with_context(|| {
             format!(
                 "no session of this project ({}) in {}\n  hint: `--resume ID` continues a session of another project",

@@ -1,0 +1,517 @@
+//! Containment, on real files and real processes: file tools never reach outside the working
+//! directory (dangling links, links swapped while writing, hard links), protected paths are
+//! refused or asked for each time, and `bash` runs in the sandbox without the user's secrets and
+//! leaves no process behind.
+
+#![cfg(unix)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::print_stderr,
+    reason = "tests"
+)]
+
+use std::os::unix::fs::symlink;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use skillet_agent::permission::{Approval, ApprovalRequest, Approver, Gate, Permissions};
+use skillet_agent::sandbox::{SandboxPolicy, SandboxStatus, probe};
+use skillet_agent::tool::{CatalogPlacement, ToolContext, ToolError, ToolTable};
+use skillet_skills::{Library, Root, RootKind, discover};
+
+struct Fixture {
+    _temp: tempfile::TempDir,
+    root: PathBuf,
+    cwd: PathBuf,
+    outside: PathBuf,
+    library: Arc<Library>,
+}
+
+fn fixture() -> Fixture {
+    // Not under the temp dir, which the sandbox leaves writable.
+    let temp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = temp.path().canonicalize().unwrap();
+    let cwd = root.join("work");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(cwd.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(cwd.join(".agents/skills/s")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(cwd.join("notes.md"), "notes\n").unwrap();
+    let library = Arc::new(discover(&[Root::new(
+        cwd.join(".agents/skills"),
+        RootKind::Project,
+    )]));
+    Fixture {
+        _temp: temp,
+        root,
+        cwd,
+        outside,
+        library,
+    }
+}
+
+fn context(fixture: &Fixture, permissions: Permissions, sandbox: SandboxPolicy) -> ToolContext {
+    ToolContext {
+        cwd: fixture.cwd.clone(),
+        library: Arc::clone(&fixture.library),
+        catalog: String::new(),
+        placement: CatalogPlacement::System,
+        todos: Mutex::new(Vec::new()),
+        subagent: None,
+        skill_index: None,
+        gate: Arc::new(Gate::new(permissions)),
+        protected: vec![fixture.cwd.join(".agents/skills")],
+        sandbox,
+    }
+}
+
+async fn call(context: &ToolContext, tool: &str, input: Value) -> Result<String, ToolError> {
+    ToolTable::standard(false)
+        .get(tool)
+        .unwrap()
+        .call(&input, context)
+        .await
+}
+
+/// Every entry beneath `dir`, for "nothing appeared here".
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn writes_never_follow_a_link_out() {
+    let f = fixture();
+    let ctx = context(&f, Permissions::Allow, SandboxPolicy::default());
+    symlink("../outside/planted.txt", f.cwd.join("dangling.md")).unwrap();
+    symlink(&f.outside, f.cwd.join("out")).unwrap();
+    std::fs::write(f.outside.join("victim.txt"), "victim").unwrap();
+    symlink(f.outside.join("victim.txt"), f.cwd.join("to-victim.txt")).unwrap();
+    for (path, expected) in [
+        (
+            "dangling.md",
+            "is a link to a missing file or to something outside",
+        ),
+        ("out/planted.txt", "leads outside"),
+        (
+            "to-victim.txt",
+            "is a link to a missing file or to something outside",
+        ),
+        ("../outside/planted.txt", "is outside the working directory"),
+        (
+            &f.outside.join("planted.txt").display().to_string(),
+            "is outside the working directory",
+        ),
+    ] {
+        let error = call(&ctx, "write_file", json!({"path": path, "content": "x"}))
+            .await
+            .unwrap_err();
+        assert!(error.0.contains(expected), "{path}: {error}");
+        let error = call(
+            &ctx,
+            "edit_file",
+            json!({"path": path, "old_text": "victim", "new_text": "x"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            error.0.contains("outside") || error.0.contains("link"),
+            "{path}: {error}"
+        );
+    }
+    assert_eq!(entries(&f.outside), ["victim.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(f.outside.join("victim.txt")).unwrap(),
+        "victim"
+    );
+    let error = call(&ctx, "read_file", json!({"path": "to-victim.txt"}))
+        .await
+        .unwrap_err();
+    assert!(error.0.contains("leads outside"), "{error}");
+}
+
+#[tokio::test]
+async fn a_hard_link_to_an_outside_file_is_replaced_not_written_through() {
+    let f = fixture();
+    let ctx = context(&f, Permissions::Allow, SandboxPolicy::default());
+    std::fs::write(f.outside.join("victim.txt"), "victim text").unwrap();
+    std::fs::hard_link(f.outside.join("victim.txt"), f.cwd.join("hard.txt")).unwrap();
+    call(
+        &ctx,
+        "edit_file",
+        json!({"path": "hard.txt", "old_text": "victim", "new_text": "mine"}),
+    )
+    .await
+    .unwrap();
+    call(
+        &ctx,
+        "write_file",
+        json!({"path": "hard.txt", "content": "all mine"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(f.outside.join("victim.txt")).unwrap(),
+        "victim text"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.cwd.join("hard.txt")).unwrap(),
+        "all mine"
+    );
+}
+
+/// A link swapped between a folder inside and one outside, as fast as it goes, while the tool
+/// writes through it: no write ever lands outside.
+#[test]
+fn a_link_swapped_during_writes_never_leads_out() {
+    const WRITES: usize = 400;
+    let f = fixture();
+    let ctx = context(&f, Permissions::Allow, SandboxPolicy::default());
+    std::fs::create_dir_all(f.cwd.join("inside")).unwrap();
+    symlink("inside", f.cwd.join("dir")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, cwd, outside) = (Arc::clone(&stop), f.cwd.clone(), f.outside.clone());
+        std::thread::spawn(move || {
+            let mut swaps = 0_u64;
+            while !stop.load(Ordering::Relaxed) {
+                let target: PathBuf = if swaps % 2 == 0 {
+                    outside.clone()
+                } else {
+                    PathBuf::from("inside")
+                };
+                let temp = cwd.join("dir.swap");
+                let _ = std::fs::remove_file(&temp);
+                symlink(&target, &temp).unwrap();
+                std::fs::rename(&temp, cwd.join("dir")).unwrap();
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut written = 0;
+    for index in 0..WRITES {
+        let path = format!("dir/file-{index}.txt");
+        if runtime
+            .block_on(call(
+                &ctx,
+                "write_file",
+                json!({"path": path, "content": "x"}),
+            ))
+            .is_ok()
+        {
+            written += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    eprintln!("{written} of {WRITES} writes landed inside while the link swapped {swaps} times");
+    assert!(swaps > 10, "the race did not run");
+    assert!(entries(&f.outside).is_empty(), "{:?}", entries(&f.outside));
+    assert!(
+        entries(&f.root)
+            .iter()
+            .all(|e| e == "work" || e == "outside")
+    );
+}
+
+struct Recorder {
+    asked: Mutex<Vec<(String, Option<String>, Option<&'static str>)>>,
+    answer: Approval,
+}
+
+impl Approver for Recorder {
+    fn approve(&self, request: &ApprovalRequest) -> Approval {
+        self.asked.lock().unwrap().push((
+            request.summary.clone(),
+            request.detail.clone(),
+            request.protected,
+        ));
+        self.answer
+    }
+}
+
+#[tokio::test]
+async fn protected_paths_are_refused_in_run_and_asked_each_time_in_chat() {
+    let f = fixture();
+    symlink(".git/hooks/pre-commit", f.cwd.join("innocent.sh")).unwrap();
+    std::fs::write(f.cwd.join(".git/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+    let protected = [
+        ".git/hooks/pre-commit",
+        ".git/config",
+        "skillet.toml",
+        "sub/skillet.toml",
+        ".envrc",
+        ".agents/skills/s/SKILL.md",
+        "innocent.sh",
+    ];
+    let run = context(&f, Permissions::Allow, SandboxPolicy::default());
+    for path in protected {
+        let error = call(&run, "write_file", json!({"path": path, "content": "x"}))
+            .await
+            .unwrap_err();
+        assert!(error.0.starts_with("refused:"), "{path}: {error}");
+    }
+    let recorder = Arc::new(Recorder {
+        asked: Mutex::new(Vec::new()),
+        answer: Approval::Always,
+    });
+    let chat = context(
+        &f,
+        Permissions::Ask(recorder.clone()),
+        SandboxPolicy::default(),
+    );
+    for path in protected {
+        call(&chat, "write_file", json!({"path": path, "content": "x\n"}))
+            .await
+            .unwrap();
+    }
+    // "always" was answered every time, and still every protected write was asked for.
+    assert_eq!(recorder.asked.lock().unwrap().len(), protected.len());
+    assert!(
+        recorder
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|(_, _, why)| why.is_some())
+    );
+    // An ordinary file: asked once, then "always" covers it.
+    call(
+        &chat,
+        "write_file",
+        json!({"path": "a.txt", "content": "1\n"}),
+    )
+    .await
+    .unwrap();
+    call(
+        &chat,
+        "write_file",
+        json!({"path": "b.txt", "content": "2\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(recorder.asked.lock().unwrap().len(), protected.len() + 1);
+}
+
+#[tokio::test]
+async fn a_write_is_asked_for_with_its_diff() {
+    let f = fixture();
+    let recorder = Arc::new(Recorder {
+        asked: Mutex::new(Vec::new()),
+        answer: Approval::No,
+    });
+    let ctx = context(
+        &f,
+        Permissions::Ask(recorder.clone()),
+        SandboxPolicy::default(),
+    );
+    let error = call(
+        &ctx,
+        "edit_file",
+        json!({"path": "notes.md", "old_text": "notes", "new_text": "NOTES"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(error.0.contains("the user refused"), "{error}");
+    let asked = recorder.asked.lock().unwrap();
+    let (summary, detail, _) = &asked[0];
+    assert_eq!(summary, "notes.md");
+    assert_eq!(
+        detail.as_deref(),
+        Some("--- a/notes.md\n+++ b/notes.md\n@@ -1 +1 @@\n-notes\n+NOTES\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.cwd.join("notes.md")).unwrap(),
+        "notes\n"
+    );
+}
+
+/// Whether the kernel enforces the sandbox here; if not, a line saying why the sandbox tests
+/// cannot show it (or a failure, where `SKILLET_REQUIRE_SANDBOX` says it must be there: CI).
+fn landlock(f: &Fixture) -> bool {
+    match probe(&SandboxPolicy::default(), &f.cwd) {
+        SandboxStatus::Enforced => true,
+        other if std::env::var_os("SKILLET_REQUIRE_SANDBOX").is_some() => {
+            panic!("SKILLET_REQUIRE_SANDBOX is set but the sandbox is not enforced: {other:?}")
+        }
+        other => {
+            eprintln!(
+                "SKIPPED: the kernel does not enforce the sandbox here ({other:?}); the sandbox tests need Landlock"
+            );
+            false
+        }
+    }
+}
+
+#[tokio::test]
+async fn bash_cannot_write_outside_the_working_directory() {
+    let f = fixture();
+    if !landlock(&f) {
+        return;
+    }
+    let ctx = context(&f, Permissions::Allow, SandboxPolicy::default());
+    let home = f.outside.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("precious.txt"), "precious").unwrap();
+    let output = call(
+        &ctx,
+        "bash",
+        json!({"command": format!(
+            "echo x > '{outside}/planted.txt'; HOME='{home}'; rm -rf \"$HOME\"; touch inside.txt; echo tmp > \"${{TMPDIR:-/tmp}}/skillet-sandbox-$$\" && echo tmp-ok",
+            outside = f.outside.display(),
+            home = home.display()
+        )}),
+    )
+    .await
+    .unwrap();
+    assert!(output.contains("Permission denied"), "{output}");
+    assert!(output.contains("tmp-ok"), "{output}");
+    assert!(!f.outside.join("planted.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(home.join("precious.txt")).unwrap(),
+        "precious"
+    );
+    assert!(f.cwd.join("inside.txt").exists());
+    // Off, the same command can write there.
+    let off = context(
+        &f,
+        Permissions::Allow,
+        SandboxPolicy {
+            enabled: false,
+            ..SandboxPolicy::default()
+        },
+    );
+    call(
+        &off,
+        "bash",
+        json!({"command": format!("echo x > '{}/planted.txt'", f.outside.display())}),
+    )
+    .await
+    .unwrap();
+    assert!(f.outside.join("planted.txt").exists());
+}
+
+#[tokio::test]
+async fn bash_without_network_cannot_connect() {
+    let f = fixture();
+    if !landlock(&f) {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let command =
+        format!("if exec 3<>/dev/tcp/127.0.0.1/{port}; then echo connected; else echo refused; fi");
+    let open = context(&f, Permissions::Allow, SandboxPolicy::default());
+    let output = call(&open, "bash", json!({"command": command}))
+        .await
+        .unwrap();
+    assert!(output.contains("connected"), "{output}");
+    let closed = context(
+        &f,
+        Permissions::Allow,
+        SandboxPolicy {
+            network: false,
+            ..SandboxPolicy::default()
+        },
+    );
+    let output = call(&closed, "bash", json!({"command": command}))
+        .await
+        .unwrap();
+    assert!(output.contains("refused"), "{output}");
+}
+
+#[tokio::test]
+async fn bash_never_sees_the_secrets() {
+    // Whatever secrets this test process has are absent from the command's environment (the
+    // CLI test `bash_runs_without_the_api_key` sets some on purpose).
+    let f = fixture();
+    let ctx = context(&f, Permissions::Allow, SandboxPolicy::default());
+    let output = call(
+        &ctx,
+        "bash",
+        json!({"command": "env | cut -d= -f1 | sort | tr '\\n' ' '"}),
+    )
+    .await
+    .unwrap();
+    for name in std::env::vars().map(|(name, _)| name) {
+        if skillet_agent::tools::bash::is_secret(&name) {
+            assert!(
+                !output.contains(&format!("{name} ")),
+                "{name} leaked: {output}"
+            );
+        }
+    }
+    for name in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "aws_secret_access_key",
+        "DB_PASSWORD",
+        "MY_SECRET",
+        "STRIPE_SECRET_KEY",
+    ] {
+        assert!(skillet_agent::tools::bash::is_secret(name), "{name}");
+    }
+    for name in ["PATH", "HOME", "TOKENIZERS_PARALLELISM", "KEYBOARD"] {
+        assert!(!skillet_agent::tools::bash::is_secret(name), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_command_leaves_no_process_behind() {
+    let f = fixture();
+    let ctx = context(&f, Permissions::Allow, SandboxPolicy::default());
+    let pid_file = f.cwd.join("grandchild.pid");
+    let command = format!(
+        "sh -c 'sleep 300 & echo $! > {}; wait' & sleep 300",
+        pid_file.display()
+    );
+    let call = call(&ctx, "bash", json!({"command": command}));
+    // Cancel the call (as Ctrl-C drops the turn) once the grandchild runs.
+    let waited = tokio::time::timeout(Duration::from_secs(20), async {
+        tokio::select! {
+            _ = call => panic!("the command returned"),
+            () = async {
+                while !pid_file.exists() || std::fs::read_to_string(&pid_file).unwrap().trim().is_empty() {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            } => {}
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the grandchild never started");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        !alive(pid)
+    });
+    assert!(gone, "grandchild {pid} still runs");
+}
+
+/// Whether a process runs (a zombie does not count).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .split(") ")
+            .nth(1)
+            .is_some_and(|rest| rest.starts_with('Z'))
+    })
+}
