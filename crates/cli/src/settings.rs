@@ -194,6 +194,15 @@ pub enum SettingsError {
         /// The provider's name.
         provider: &'static str,
     },
+    /// A `sandbox.writable` folder that is not an absolute path.
+    #[error(
+        "skillet.toml: sandbox.writable '{}' is not an absolute path\n  hint: write the whole path, e.g. /home/me/.cargo",
+        path.display()
+    )]
+    RelativeWritable {
+        /// The path given.
+        path: PathBuf,
+    },
     /// A server other than OpenAI's needs a model name.
     #[error(
         "no model is set for {base_url}\n  hint: set MODEL_ID (or --model) to a model the server serves"
@@ -338,6 +347,14 @@ impl Settings {
             None => return Err(SettingsError::NoModel { base_url }),
         };
         let placement = placement(args.catalog, file.catalog.as_deref())?;
+        if let Some(path) = file
+            .sandbox
+            .as_ref()
+            .and_then(|sandbox| sandbox.writable.as_ref())
+            .and_then(|writable| writable.iter().find(|path| !path.is_absolute()))
+        {
+            return Err(SettingsError::RelativeWritable { path: path.clone() });
+        }
         let data_dir = sources
             .user_data_dir
             .clone()

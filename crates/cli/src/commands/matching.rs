@@ -16,7 +16,7 @@ use super::Context;
 use crate::EXIT_FAILURE;
 use crate::args::MatchModeArg;
 use crate::env;
-use crate::output::warn;
+use crate::output::{terminal_safe, warn};
 
 /// How to get the model when it is missing.
 const NO_MODEL: &str = "no embedding model, so skills are ranked by words only\n  \
@@ -236,8 +236,8 @@ pub fn run_match(
                 "{:>2}. {mark} {:.3}  {}  {}",
                 rank + 1,
                 r.score,
-                skill.name,
-                description
+                terminal_safe(&skill.name, false),
+                terminal_safe(&description, false)
             )?;
         }
         if ranked.iter().all(|r| !r.relevant) {

@@ -14,7 +14,7 @@ use skillet_skills::{
 use super::Context;
 use crate::EXIT_FAILURE;
 use crate::args::{CatalogFormatArg, SkillsCommand};
-use crate::output::warn;
+use crate::output::{terminal_safe, warn};
 
 /// The widest a description is shown in the `list` table.
 const LIST_DESCRIPTION_CHARS: usize = 72;
@@ -78,9 +78,9 @@ fn write_table(out: &mut impl Write, library: &Library) -> io::Result<()> {
         writeln!(
             out,
             "{:<name_width$}  {:<8}  {flags}{}",
-            skill.name,
+            terminal_safe(&skill.name, false),
             skill.root_kind.as_str(),
-            shorten(&skill.description, LIST_DESCRIPTION_CHARS)
+            terminal_safe(&shorten(&skill.description, LIST_DESCRIPTION_CHARS), false)
         )?;
     }
     Ok(())
@@ -97,11 +97,11 @@ fn shorten(text: &str, limit: usize) -> String {
 fn print_diagnostics(library: &Library) {
     for skill in library.skills() {
         for diagnostic in &skill.diagnostics {
-            warn(&diagnostic.to_string());
+            warn(&terminal_safe(&diagnostic.to_string(), true));
         }
     }
     for diagnostic in library.diagnostics() {
-        warn(&diagnostic.to_string());
+        warn(&terminal_safe(&diagnostic.to_string(), true));
     }
 }
 
@@ -134,7 +134,7 @@ fn show(context: &Context, name: &str) -> anyhow::Result<ExitCode> {
     match library.load(name, Invoker::User) {
         Ok(text) => {
             let mut out = io::stdout().lock();
-            writeln!(out, "{text}")?;
+            writeln!(out, "{}", terminal_safe(&text, true))?;
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
@@ -154,7 +154,7 @@ fn catalog(context: &Context, format: CatalogFormatArg, budget: usize) -> anyhow
     let catalog = render_catalog(library.skills(), format, budget);
     if !catalog.text.is_empty() {
         let mut out = io::stdout().lock();
-        writeln!(out, "{}", catalog.text)?;
+        writeln!(out, "{}", terminal_safe(&catalog.text, true))?;
         out.flush()?;
     }
     if let Some(summary) = catalog.report.summary() {
