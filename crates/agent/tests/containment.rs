@@ -184,7 +184,7 @@ fn a_link_swapped_during_writes_never_leads_out() {
         std::thread::spawn(move || {
             let mut swaps = 0_u64;
             while !stop.load(Ordering::Relaxed) {
-                let target: PathBuf = if swaps % 2 == 0 {
+                let target: PathBuf = if swaps.is_multiple_of(2) {
                     outside.clone()
                 } else {
                     PathBuf::from("inside")
@@ -228,8 +228,11 @@ fn a_link_swapped_during_writes_never_leads_out() {
     );
 }
 
+/// What an approval showed: the summary, the detail, why the path is protected.
+type Asked = (String, Option<String>, Option<&'static str>);
+
 struct Recorder {
-    asked: Mutex<Vec<(String, Option<String>, Option<&'static str>)>>,
+    asked: Mutex<Vec<Asked>>,
     answer: Approval,
 }
 

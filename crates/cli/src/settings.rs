@@ -347,14 +347,7 @@ impl Settings {
             None => return Err(SettingsError::NoModel { base_url }),
         };
         let placement = placement(args.catalog, file.catalog.as_deref())?;
-        if let Some(path) = file
-            .sandbox
-            .as_ref()
-            .and_then(|sandbox| sandbox.writable.as_ref())
-            .and_then(|writable| writable.iter().find(|path| !path.is_absolute()))
-        {
-            return Err(SettingsError::RelativeWritable { path: path.clone() });
-        }
+        let sandbox = sandbox_settings(file.sandbox)?;
         let data_dir = sources
             .user_data_dir
             .clone()
@@ -375,19 +368,7 @@ impl Settings {
             stream: !args.no_stream && file.stream.unwrap_or(true),
             sessions_dir: data_dir.join("sessions"),
             skill_match: skill_match(args.skill_match, file.skill_match.as_deref())?,
-            sandbox: SandboxSettings {
-                enabled: file
-                    .sandbox
-                    .as_ref()
-                    .and_then(|s| s.enabled)
-                    .unwrap_or(true),
-                network: file
-                    .sandbox
-                    .as_ref()
-                    .and_then(|s| s.network)
-                    .unwrap_or(true),
-                writable: file.sandbox.and_then(|s| s.writable).unwrap_or_default(),
-            },
+            sandbox,
             warnings,
         })
     }
@@ -411,6 +392,21 @@ fn read_files(sources: &Sources<'_>) -> Result<(FileConfig, Vec<String>), Settin
         None => FileConfig::default(),
     };
     Ok((project.or(user), warnings))
+}
+
+/// The sandbox: on, with the network, nothing writable beyond the defaults, unless the file
+/// says otherwise; extra writable folders must be absolute.
+fn sandbox_settings(file: Option<SandboxFile>) -> Result<SandboxSettings, SettingsError> {
+    let file = file.unwrap_or_default();
+    let writable = file.writable.unwrap_or_default();
+    if let Some(path) = writable.iter().find(|path| !path.is_absolute()) {
+        return Err(SettingsError::RelativeWritable { path: path.clone() });
+    }
+    Ok(SandboxSettings {
+        enabled: file.enabled.unwrap_or(true),
+        network: file.network.unwrap_or(true),
+        writable,
+    })
 }
 
 /// What is done with matching skills: the flag, else the file, else suggest.

@@ -6,15 +6,14 @@
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
-use std::sync::LazyLock;
 use std::time::Duration;
 
-use regex::Regex;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt as _;
 
 use crate::permission::ApprovalRequest;
 use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg, usize_arg};
+pub use crate::tools::blocklist::blocked;
 
 /// The timeout when the model gives none.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -22,44 +21,6 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 pub const MAX_TIMEOUT_SECS: u64 = 600;
 /// The most output characters returned; the middle of longer output is cut.
 pub const MAX_OUTPUT_CHARS: usize = 50_000;
-
-/// Commands refused outright: they destroy the machine or its data, whatever the intent.
-static BLOCKLIST: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
-    [
-        (
-            r"\brm\s+(-[-\w]*\s+)*(/|/\*|~/?|\$HOME/?|/home/?|/usr/?|/etc/?)(\s|;|&|$)",
-            "deletes the root, home or system folders",
-        ),
-        (r"\bmkfs(\.\w+)?\b", "formats a disk"),
-        (
-            r"\bdd\b[^|;&]*\bof=/dev/(sd|hd|nvme|vd|xvd|disk|mmcblk)",
-            "overwrites a disk",
-        ),
-        (
-            r">\s*/dev/(sd|hd|nvme|vd|xvd|disk|mmcblk)",
-            "overwrites a disk",
-        ),
-        (
-            r"(^|[;&|]\s*)(sudo\s+)?(shutdown|reboot|halt|poweroff)\b",
-            "stops the machine",
-        ),
-        (
-            r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
-            "is a fork bomb",
-        ),
-        (
-            r"\bchmod\s+(-\w+\s+)*-R\s+\S+\s+/(\s|$)",
-            "changes permissions of the whole system",
-        ),
-        (
-            r"\bchown\s+(-\w+\s+)*-R\s+\S+\s+/(\s|$)",
-            "changes owners of the whole system",
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(pattern, why)| Regex::new(pattern).ok().map(|regex| (regex, why)))
-    .collect()
-});
 
 /// Variables never passed to commands: the provider keys by name, and any name ending in one of
 /// [`SECRET_SUFFIXES`].
@@ -80,14 +41,6 @@ pub fn is_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_NAMES.contains(&upper.as_str())
         || SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
-}
-
-/// Why a command is refused, if it is.
-pub fn blocked(command: &str) -> Option<&'static str> {
-    BLOCKLIST
-        .iter()
-        .find(|(regex, _)| regex.is_match(command))
-        .map(|(_, why)| *why)
 }
 
 /// Runs shell commands.
@@ -286,37 +239,6 @@ impl CappedOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn blocklist_catches_the_plainly_destructive_and_spares_the_rest() {
-        for command in [
-            "rm -rf /",
-            "rm -rf / --no-preserve-root",
-            "sudo rm -fr ~",
-            "rm -rf $HOME",
-            "mkfs.ext4 /dev/sda1",
-            "dd if=/dev/zero of=/dev/sda bs=1M",
-            "echo x > /dev/nvme0n1",
-            "sudo shutdown -h now",
-            "ls; reboot",
-            ":(){ :|:& };:",
-            "chmod -R 777 /",
-        ] {
-            assert!(blocked(command).is_some(), "{command}");
-        }
-        for command in [
-            "rm -rf ./build",
-            "rm -rf target/",
-            "rm file.txt",
-            "ls /",
-            "echo reboot later",
-            "dd if=a of=b",
-            "grep -r shutdown src/",
-            "chmod -R 755 ./dist",
-        ] {
-            assert!(blocked(command).is_none(), "{command}");
-        }
-    }
 
     #[test]
     fn output_keeps_head_and_tail() {

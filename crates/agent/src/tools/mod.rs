@@ -1,6 +1,7 @@
 //! The tools, one file each.
 
 pub mod bash;
+pub mod blocklist;
 pub mod change;
 pub mod edit_file;
 pub mod glob;
