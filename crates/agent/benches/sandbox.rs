@@ -18,7 +18,12 @@
 //! cargo bench -p skillet-agent --bench sandbox
 //! ```
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "benchmark setup")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    reason = "benchmark setup"
+)]
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -38,8 +43,8 @@ fn main() {
     let cwd = temp.path().canonicalize().unwrap();
     for (name, policy) in [("network", policy(true)), ("no network", policy(false))] {
         match sandbox::probe(&policy, &cwd) {
-            SandboxStatus::Enforced => println!("sandbox ({name}): Landlock enforced"),
-            status => println!(
+            SandboxStatus::Enforced => eprintln!("sandbox ({name}): Landlock enforced"),
+            status => eprintln!(
                 "sandbox ({name}): Landlock NOT enforced ({status:?}): the sandboxed figures \
                  measure the fallback, not Landlock"
             ),
