@@ -367,6 +367,7 @@ async fn bash_cannot_write_outside_the_working_directory() {
         return;
     }
     let ctx = context(&f, Permissions::Allow, SandboxPolicy::default());
+    // A deletion the blocklist cannot see (through a variable): the sandbox stops it.
     let home = f.outside.join("home");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(home.join("precious.txt"), "precious").unwrap();
@@ -374,7 +375,7 @@ async fn bash_cannot_write_outside_the_working_directory() {
         &ctx,
         "bash",
         json!({"command": format!(
-            "echo x > '{outside}/planted.txt'; HOME='{home}'; rm -rf \"$HOME\"; touch inside.txt; echo tmp > \"${{TMPDIR:-/tmp}}/skillet-sandbox-$$\" && echo tmp-ok",
+            "echo x > '{outside}/planted.txt'; D='{home}'; rm -rf \"$D\"; touch inside.txt; echo tmp > \"${{TMPDIR:-/tmp}}/skillet-sandbox-$$\" && echo tmp-ok",
             outside = f.outside.display(),
             home = home.display()
         )}),
