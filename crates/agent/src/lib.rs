@@ -29,4 +29,4 @@ pub use agent::{
 };
 pub use error::AgentError;
 pub use prompt::system_prompt;
-pub use turn::{CANCELLED_CALL, CONTINUE, CUT_CALL};
+pub use turn::{CANCELLED_CALL, CONTINUE, CUT_CALL, INTERRUPTED_CALL};

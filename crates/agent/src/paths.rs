@@ -124,20 +124,25 @@ pub const PROTECTED_NAMES: [(&str, &str); 2] = [
 /// if it must: git's folder (hooks run code), skillet's config, `.envrc`, and the skill roots
 /// (what skills say steers the model).
 pub fn protection(context: &ToolContext, path: &Path) -> Option<&'static str> {
-    if path
-        .components()
-        .any(|component| component == Component::Normal(".git".as_ref()))
-    {
+    // Names compare without case: on a case-insensitive file system `.GIT` is `.git`.
+    if path.components().any(|component| {
+        matches!(component, Component::Normal(name) if name.eq_ignore_ascii_case(".git"))
+    }) {
         return Some("is inside .git (its hooks and config run code)");
     }
     if let Some(name) = path.file_name().and_then(|name| name.to_str())
         && let Some((_, why)) = PROTECTED_NAMES
             .iter()
-            .find(|(protected, _)| *protected == name)
+            .find(|(protected, _)| protected.eq_ignore_ascii_case(name))
     {
         return Some(why);
     }
-    if context.protected.iter().any(|root| path.starts_with(root)) {
+    let lower = |path: &Path| path.to_string_lossy().to_lowercase();
+    if context
+        .protected
+        .iter()
+        .any(|root| path.starts_with(root) || Path::new(&lower(path)).starts_with(lower(root)))
+    {
         return Some("is in a skill folder (what skills say steers the model)");
     }
     None

@@ -2,7 +2,10 @@
 //!
 //! A command may read anywhere the user can, write only beneath the working directory, the
 //! temp dir and any folder the user's own config adds, and (with `network = false`) make no TCP
-//! connection and bind no TCP port. It cannot signal processes outside the sandbox. Landlock
+//! connection and bind no TCP port. It cannot signal processes outside the sandbox, reach
+//! abstract UNIX sockets made outside it, or write to the terminal. Before Landlock ABI 9 the
+//! kernel does not control connecting to UNIX sockets on disk (a Docker or systemd socket is a
+//! door out); [`crate::tools::bash`] drops the variables that point at the usual ones. Landlock
 //! restricts a thread and what it starts, so the command is spawned from a fresh thread that
 //! restricts itself first and ends right after: skillet's own threads keep their rights, and no
 //! `unsafe` `pre_exec` hook is needed.
@@ -63,8 +66,9 @@ impl SandboxStatus {
     }
 }
 
-/// Devices a command may write to (output thrown away, terminals).
-pub const WRITABLE_DEVICES: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Devices a command may write to (output thrown away). Not the terminal: what a command writes
+/// there would bypass skillet's neutralising of escape sequences.
+pub const WRITABLE_DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
 
 /// Spawns `command` under `policy`, with `cwd` writable. Returns the child and how it is
 /// contained. A sandbox that the kernel supports but that cannot be set up is an error: the
@@ -88,7 +92,10 @@ pub async fn spawn(
                 let _runtime = handle.enter();
                 command.spawn().map(|child| (child, status))
             });
-            let _ = sender.send(result);
+            // Cancelled while starting: nobody will wait for the command, so stop it whole.
+            if let Err(Ok((child, _))) = sender.send(result) {
+                crate::tools::bash::kill_group(child.id());
+            }
         })?;
     receiver.await.map_err(|_| {
         std::io::Error::other("the sandbox thread ended without starting the command")
@@ -132,17 +139,17 @@ mod imp {
     /// Restricts the calling thread (and everything it starts from now on).
     pub(super) fn restrict(writable: &[PathBuf], network: bool) -> std::io::Result<SandboxStatus> {
         let error = |error: landlock::RulesetError| std::io::Error::other(error.to_string());
+        // Abstract UNIX sockets (X11, some session buses) are local doors out of the sandbox,
+        // closed whatever the network setting.
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
             .handle_access(AccessFs::from_all(TARGET_ABI))
             .map_err(error)?
-            .scope(Scope::Signal)
+            .scope(Scope::Signal | Scope::AbstractUnixSocket)
             .map_err(error)?;
         if !network {
             ruleset = ruleset
                 .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
-                .map_err(error)?
-                .scope(Scope::AbstractUnixSocket)
                 .map_err(error)?;
         }
         let status = ruleset
@@ -154,7 +161,7 @@ mod imp {
             .map_err(error)?
             .add_rules(path_beneath_rules(
                 WRITABLE_DEVICES,
-                AccessFs::from_all(TARGET_ABI),
+                AccessFs::WriteFile | AccessFs::ReadFile | AccessFs::Truncate,
             ))
             .map_err(error)?
             .restrict_self()

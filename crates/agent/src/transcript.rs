@@ -100,14 +100,15 @@ impl Transcript {
     }
 
     /// Opens an existing transcript to append to it.
+    /// A last line a crash cut short is moved to `ID.jsonl.torn` first, so the next event does
+    /// not join it on one line (and get lost with it).
     pub fn append_to(path: &Path) -> Result<Self, AgentError> {
-        let file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(|source| AgentError::Transcript {
-                path: path.to_path_buf(),
-                message: source.to_string(),
-            })?;
+        let error = |source: std::io::Error| AgentError::Transcript {
+            path: path.to_path_buf(),
+            message: source.to_string(),
+        };
+        cut_torn_tail(path).map_err(error)?;
+        let file = OpenOptions::new().append(true).open(path).map_err(error)?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
@@ -146,7 +147,8 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
     let file = File::open(path).map_err(|source| error(source.to_string()))?;
     let mut header = None;
     let mut messages = Vec::new();
-    for (index, line) in BufReader::new(file).lines().enumerate() {
+    let mut lines = BufReader::new(file).lines().enumerate().peekable();
+    while let Some((index, line)) = lines.next() {
         let line = line.map_err(|source| error(source.to_string()))?;
         if line.trim().is_empty() {
             continue;
@@ -157,10 +159,10 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
             Ok(TranscriptEvent::Repaired { messages: repaired }) => messages = repaired,
             Ok(_) => {}
             // A crash can cut the last line short: keep what came before it.
-            Err(_) if header.is_some() => break,
+            Err(_) if header.is_some() && lines.peek().is_none() => break,
             Err(parse) => {
                 return Err(error(format!(
-                    "line {} is not a transcript event ({parse})",
+                    "line {} is not a transcript event ({parse}); the file is damaged there",
                     index + 1
                 )));
             }
@@ -169,6 +171,49 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
     let header = header.ok_or_else(|| error("no session header".to_string()))?;
     Ok((header, messages))
 }
+
+/// Moves a last line without its newline (a crash cut it) to `PATH.torn`, leaving the file
+/// ending in a newline.
+fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+    let length = file.metadata()?.len();
+    if length == 0 {
+        return Ok(());
+    }
+    // Read back from the end until a newline: the torn tail is what follows it.
+    let mut end = length;
+    let mut tail: Vec<u8> = Vec::new();
+    loop {
+        let start = end.saturating_sub(TAIL_CHUNK);
+        let mut chunk = vec![0; usize::try_from(end - start).unwrap_or(0)];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut chunk)?;
+        if let Some(newline) = chunk.iter().rposition(|&byte| byte == b'\n') {
+            let keep = start + u64::try_from(newline).unwrap_or(0) + 1;
+            tail.splice(0..0, chunk[newline + 1..].iter().copied());
+            if tail.is_empty() {
+                return Ok(());
+            }
+            let mut torn = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path.with_extension("jsonl.torn"))?;
+            torn.write_all(&tail)?;
+            torn.write_all(b"\n")?;
+            return file.set_len(keep);
+        }
+        tail.splice(0..0, chunk);
+        if start == 0 {
+            // One line, cut: nothing before it to keep apart from.
+            return Ok(());
+        }
+        end = start;
+    }
+}
+
+/// How much of a transcript's end is read at a time looking for its last newline.
+const TAIL_CHUNK: u64 = 64 * 1024;
 
 /// The most bytes read of a transcript's first line to learn its session header.
 pub const MAX_HEADER_BYTES: u64 = 16 * 1024 * 1024;
@@ -274,5 +319,27 @@ mod tests {
         assert_eq!(loaded, header);
         assert_eq!(messages.len(), 2, "read as written; resuming repairs");
         assert_eq!(read_header(&path).unwrap(), header);
+        // Appending first moves the torn line aside, so the next event is whole.
+        let mut appended = Transcript::append_to(&path).unwrap();
+        appended
+            .record(&TranscriptEvent::Message {
+                message: Message::user("after the crash"),
+            })
+            .unwrap();
+        let (_, messages) = load(&path).unwrap();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(
+            std::fs::read_to_string(path.with_extension("jsonl.torn")).unwrap(),
+            "{\"type\":\"message\",\"mess\n"
+        );
+        // Damage in the middle is an error naming the line, not a silent cut.
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.insert_str(text.find('\n').unwrap() + 1, "garbage\n");
+        std::fs::write(&path, text).unwrap();
+        let error = load(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("line 2 is not a transcript event"),
+            "{error}"
+        );
     }
 }

@@ -23,18 +23,24 @@ pub const CONTINUE: &str =
     "Your answer was cut off by the output limit. Continue exactly where you stopped.";
 /// What a call left open by a cancelled turn is answered with.
 pub const CANCELLED_CALL: &str = "error: the user cancelled the turn before this call ran";
+/// What the call running when the turn was cancelled is answered with.
+pub const INTERRUPTED_CALL: &str = "error: the user cancelled the turn while this call ran; it was stopped and may have done part of its work, so check its effects before running it again";
 
 /// The results of the calls of the latest answer that have finished, in order.
 #[derive(Debug, Default)]
 pub struct Pending {
     results: Vec<ContentBlock>,
+    /// The call running now, if any.
+    running: Option<String>,
 }
 
 impl Pending {
     /// Answers every call of `answer`: finished ones with their results, the rest with `why`.
     /// `None` when the answer has no calls.
+    /// The call running when the turn stopped gets [`INTERRUPTED_CALL`] instead.
     pub fn close(&mut self, answer: &Message, why: &str) -> Option<Message> {
         let done = std::mem::take(&mut self.results);
+        let running = self.running.take();
         let content: Vec<ContentBlock> = answer
             .tool_uses()
             .map(|(id, _, _)| {
@@ -45,7 +51,12 @@ impl Pending {
                     .cloned()
                     .unwrap_or_else(|| ContentBlock::ToolResult {
                         tool_use_id: id.to_string(),
-                        content: why.to_string(),
+                        content: if running.as_deref() == Some(id) {
+                            INTERRUPTED_CALL
+                        } else {
+                            why
+                        }
+                        .to_string(),
                         is_error: true,
                     })
             })
@@ -118,6 +129,7 @@ pub(crate) async fn run_loop(
         message.content.retain(
             |block| !matches!(block, ContentBlock::Text { text } if text.trim().is_empty()),
         );
+        let renamed = unique_call_ids(&mut message, history);
         let text = message.text();
         if !core.config.stream && !text.is_empty() {
             // Nothing was streamed: show the answer whole.
@@ -165,13 +177,61 @@ pub(crate) async fn run_loop(
         let malformed: Vec<(String, String)> = response
             .malformed_calls
             .iter()
-            .map(|call| (call.id.clone(), call.error.clone()))
+            .map(|call| {
+                let id = renamed
+                    .iter()
+                    .find(|(old, _)| *old == call.id)
+                    .map_or_else(|| call.id.clone(), |(_, new)| new.clone());
+                (id, call.error.clone())
+            })
             .collect();
         run_calls(core, &answer, &malformed, pending, events, record).await;
         if let Some(results) = pending.close(&answer, CANCELLED_CALL) {
             append(history, record, results.content);
         }
     }
+}
+
+/// Gives the calls of a new answer ids the APIs accept: only `[A-Za-z0-9_-]`, none empty, none
+/// used before in the session or twice in the answer (some servers number calls `call_0` on
+/// every answer; one repeated id would make every later request fail). Returns the renamings
+/// (old, new). The answer has not been sent back yet, so nothing sent is edited.
+fn unique_call_ids(message: &mut Message, history: &[Message]) -> Vec<(String, String)> {
+    let mut used: std::collections::HashSet<String> = history
+        .iter()
+        .flat_map(Message::tool_uses)
+        .map(|(id, ..)| id.to_string())
+        .collect();
+    let mut renamed = Vec::new();
+    for block in &mut message.content {
+        let ContentBlock::ToolUse { id, .. } = block else {
+            continue;
+        };
+        let mut clean: String = id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if clean.is_empty() {
+            clean = "call".to_string();
+        }
+        let mut candidate = clean.clone();
+        let mut n = 2;
+        while used.contains(&candidate) {
+            candidate = format!("{clean}_{n}");
+            n += 1;
+        }
+        used.insert(candidate.clone());
+        if candidate != *id {
+            renamed.push((std::mem::replace(id, candidate.clone()), candidate));
+        }
+    }
+    renamed
 }
 
 /// Runs the calls of one answer in order, keeping each result in `pending` as it finishes.
@@ -189,12 +249,14 @@ async fn run_calls(
             name: name.to_string(),
             input: input.clone(),
         });
+        pending.running = Some(id.to_string());
         let outcome = match malformed.iter().find(|(bad, _)| bad == id) {
             Some((_, error)) => Err(ToolError::new(format!(
                 "{error}; the call did not run. Call it again with complete JSON arguments (write large content in smaller pieces)"
             ))),
             None => run_scoped(core, id, name, input, events, record).await,
         };
+        pending.running = None;
         let (content, is_error) = match outcome {
             Ok(content) => (content, false),
             Err(error) => (format!("error: {error}"), true),

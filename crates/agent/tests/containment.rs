@@ -251,6 +251,7 @@ impl Approver for Recorder {
 async fn protected_paths_are_refused_in_run_and_asked_each_time_in_chat() {
     let f = fixture();
     symlink(".git/hooks/pre-commit", f.cwd.join("innocent.sh")).unwrap();
+    symlink(".git", f.cwd.join("docs")).unwrap();
     std::fs::write(f.cwd.join(".git/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
     let protected = [
         ".git/hooks/pre-commit",
@@ -260,6 +261,10 @@ async fn protected_paths_are_refused_in_run_and_asked_each_time_in_chat() {
         ".envrc",
         ".agents/skills/s/SKILL.md",
         "innocent.sh",
+        "docs/config",
+        "docs/hooks/post-checkout",
+        ".GIT/config",
+        "Skillet.toml",
     ];
     let run = context(&f, Permissions::Allow, SandboxPolicy::default());
     for path in protected {

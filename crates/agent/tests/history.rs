@@ -221,7 +221,7 @@ async fn a_cancelled_turn_keeps_the_results_of_calls_that_finished() {
             ("fast".to_string(), "finished-first\n".to_string()),
             (
                 "slow".to_string(),
-                skillet_agent::CANCELLED_CALL.to_string()
+                skillet_agent::INTERRUPTED_CALL.to_string()
             )
         ]
     );
@@ -358,4 +358,34 @@ async fn a_subagents_work_is_in_the_transcript_and_the_events_marked_as_its() {
     let (_, history) = transcript::load(&path).unwrap();
     assert_eq!(history, agent.history());
     assert_eq!(history.len(), 4);
+}
+
+#[tokio::test]
+async fn repeated_or_odd_call_ids_from_a_server_are_made_unique() {
+    let f = fixture();
+    let server = MockServer::start();
+    for provider in providers(&server) {
+        // Some servers number calls afresh on every answer, or use ids Anthropic refuses.
+        server.push_turn(Turn::tool(
+            "call_0",
+            "read_file",
+            json!({"path": "notes.txt"}),
+        ));
+        server.push_turn(
+            Turn::tool("call_0", "read_file", json!({"path": "notes.txt"})).and_tool(
+                "functions.read_file:0",
+                "read_file",
+                json!({"path": "notes.txt"}),
+            ),
+        );
+        server.push_turn(Turn::text("read twice"));
+        let mut agent = Agent::new(provider, &f.library, &config(&f));
+        assert_eq!(turn(&mut agent, "read").await.0.unwrap(), "read twice");
+        let ids: Vec<String> = results(agent.history())
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(ids, ["call_0", "call_0_2", "functions_read_file_0"]);
+        all_accepted(&server);
+    }
 }

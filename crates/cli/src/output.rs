@@ -13,19 +13,25 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
-/// Prints `error: …` with its causes, once.
+/// Prints `error: …` with its causes, once (neutralised: errors can carry a server's words).
 pub fn print_error(error: &anyhow::Error) {
     let mut stderr = io::stderr().lock();
-    let _ = writeln!(stderr, "error: {error}");
+    let _ = writeln!(stderr, "error: {}", terminal_safe(&error.to_string(), true));
     for cause in error.chain().skip(1) {
-        let _ = writeln!(stderr, "  caused by: {cause}");
+        let _ = writeln!(
+            stderr,
+            "  caused by: {}",
+            terminal_safe(&cause.to_string(), true)
+        );
     }
 }
 
-/// Writes `text` to stderr (diagnostics, reports); failures to write there are ignored.
+/// Writes `text` to stderr (diagnostics, reports, errors); failures to write there are ignored.
+/// Control characters and escape sequences are neutralised, since much of what is reported
+/// quotes skills, servers or the model ([`terminal_safe`]); newlines and tabs stay.
 pub fn warn(text: &str) {
     let mut stderr = io::stderr().lock();
-    let _ = writeln!(stderr, "{text}");
+    let _ = writeln!(stderr, "{}", terminal_safe(text, true));
 }
 
 /// Untrusted text (model output, tool previews, commands and diffs shown for approval, skill
@@ -68,8 +74,9 @@ pub fn terminal_safe(text: &str, multiline: bool) -> std::borrow::Cow<'_, str> {
 /// zero-width characters, the byte-order mark, and tag characters.
 fn is_invisible_format(c: char) -> bool {
     matches!(c,
-        '\u{200b}'..='\u{200f}'
-        | '\u{202a}'..='\u{202e}'
+        '\u{061c}'
+        | '\u{200b}'..='\u{200f}'
+        | '\u{2028}'..='\u{202e}'
         | '\u{2060}'..='\u{2064}'
         | '\u{2066}'..='\u{2069}'
         | '\u{feff}'

@@ -488,7 +488,10 @@ fn ctrl_c_during_a_long_command_kills_its_grandchildren_and_keeps_the_session_va
     assert_eq!(server.rejections(), Vec::<String>::new());
     let sent = server.requests()[1].body["messages"].to_string();
     assert!(sent.contains("quick-done"), "{sent}");
-    assert!(sent.contains("the user cancelled the turn"), "{sent}");
+    assert!(
+        sent.contains("cancelled the turn while this call ran"),
+        "{sent}"
+    );
 }
 
 #[test]

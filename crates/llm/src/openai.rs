@@ -259,6 +259,10 @@ fn usage(value: Option<&Value>) -> Usage {
     }
 }
 
+/// The most tool calls read from one streamed answer (a larger `index` is refused, not
+/// allocated).
+pub const MAX_CALLS_PER_ANSWER: usize = 256;
+
 /// A tool call being streamed, by index.
 #[derive(Debug, Default)]
 struct PartialCall {
@@ -315,7 +319,7 @@ impl StreamReader for StreamAssembler {
             .into_iter()
             .flatten()
         {
-            self.call_delta(call, events);
+            self.call_delta(call, events)?;
         }
         Ok(false)
     }
@@ -335,6 +339,15 @@ impl StreamReader for StreamAssembler {
         let mut answer = Answer::default();
         answer.text(self.text);
         for (index, call) in self.calls.into_iter().enumerate() {
+            if call.name.is_empty() && call.arguments.is_empty() {
+                // A gap in the server's numbering, not a call.
+                continue;
+            }
+            if call.name.is_empty() {
+                return Err(protocol(format!(
+                    "tool call {index} has arguments but no function name"
+                )));
+            }
             let id = if call.id.is_empty() {
                 synthetic_id(index)
             } else {
@@ -348,12 +361,23 @@ impl StreamReader for StreamAssembler {
 
 impl StreamAssembler {
     /// A piece of a tool call: its id and name come first (with index), arguments in pieces.
-    fn call_delta(&mut self, call: &Value, events: &mut (dyn FnMut(StreamEvent) + Send)) {
-        let index = call
-            .get("index")
-            .and_then(Value::as_u64)
-            .and_then(|index| usize::try_from(index).ok())
-            .unwrap_or(self.calls.len().saturating_sub(1));
+    fn call_delta(
+        &mut self,
+        call: &Value,
+        events: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<(), LlmError> {
+        let index = match call.get("index") {
+            None | Some(Value::Null) => self.calls.len().saturating_sub(1),
+            Some(index) => index
+                .as_u64()
+                .and_then(|index| usize::try_from(index).ok())
+                .filter(|index| *index < MAX_CALLS_PER_ANSWER)
+                .ok_or_else(|| {
+                    protocol(format!(
+                        "a tool call's index is {index}; at most {MAX_CALLS_PER_ANSWER} calls per answer are read"
+                    ))
+                })?,
+        };
         if index >= self.calls.len() {
             self.calls.resize_with(index + 1, PartialCall::default);
         }
@@ -376,6 +400,7 @@ impl StreamAssembler {
         if let Some(arguments) = call.pointer("/function/arguments").and_then(Value::as_str) {
             partial.arguments.push_str(arguments);
         }
+        Ok(())
     }
 }
 
@@ -547,5 +572,28 @@ mod tests {
         let unique: std::collections::HashSet<&&str> = ids.iter().collect();
         assert_eq!(unique.len(), 4, "{ids:?}");
         assert!(ids.iter().all(|id| id.starts_with("call_")));
+    }
+
+    #[test]
+    fn a_huge_or_sparse_call_index_is_refused_or_skipped_without_panic() {
+        let mut sink = |_: StreamEvent| {};
+        for index in ["18446744073709551615", "1099511627776", "256"] {
+            let mut assembler = StreamAssembler::default();
+            let data = format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":{index},"id":"c","function":{{"name":"bash","arguments":"{{}}"}}}}]}}}}]}}"#
+            );
+            let error = assembler.event("", &data, &mut sink).unwrap_err();
+            assert!(error.to_string().contains("at most 256 calls"), "{error}");
+        }
+        let mut assembler = StreamAssembler::default();
+        assembler
+            .event(
+                "",
+                r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"id":"c2","function":{"name":"bash","arguments":"{}"}}]}}]}"#,
+                &mut sink,
+            )
+            .unwrap();
+        let response = assembler.finish().unwrap();
+        assert_eq!(response.message.tool_uses().count(), 1);
     }
 }

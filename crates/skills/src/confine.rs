@@ -268,24 +268,56 @@ impl Beneath {
         })
     }
 
-    /// Where a write to `relative` lands: itself, or the target of a link inside the root; a
-    /// link to a missing file or out of the root is refused.
+    /// Where a write to `relative` lands, as a path beneath the root with every link inside the
+    /// root resolved (in its folders and at its end), so checks by name see the real file: a
+    /// folder linked to `.git` is `.git`. A link to a missing file or out of the root is refused.
     pub fn write_target(&self, relative: &Path, shown: &str) -> Result<PathBuf, ConfineError> {
+        let link = || ConfineError::Link {
+            shown: shown.to_string(),
+            root: self.root.clone(),
+        };
         match self.dir.symlink_metadata(dot(relative)) {
             Ok(metadata) if metadata.is_symlink() => {
-                let target = self
-                    .dir
-                    .canonicalize(relative)
-                    .map_err(|_| ConfineError::Link {
-                        shown: shown.to_string(),
-                        root: self.root.clone(),
-                    })?;
-                Ok(target)
+                return self.real(relative).map_err(|_| link());
             }
-            Ok(_) => Ok(relative.to_path_buf()),
-            Err(source) if source.kind() == io::ErrorKind::NotFound => Ok(relative.to_path_buf()),
-            Err(source) => Err(self.error(shown, source)),
+            Ok(_) => {}
+            Err(source) if source.kind() == io::ErrorKind::NotFound => {}
+            Err(source) => return Err(self.error(shown, source)),
         }
+        // Resolve the deepest folder that exists; what follows it does not exist yet.
+        let mut existing = relative.parent();
+        let mut rest: Vec<&std::ffi::OsStr> = relative.file_name().into_iter().collect();
+        while let Some(folder) = existing {
+            if folder.as_os_str().is_empty() {
+                break;
+            }
+            match self.dir.symlink_metadata(folder) {
+                Ok(_) => break,
+                Err(source) if source.kind() == io::ErrorKind::NotFound => {
+                    rest.extend(folder.file_name());
+                    existing = folder.parent();
+                }
+                Err(source) => return Err(self.error(shown, source)),
+            }
+        }
+        let mut target = match existing {
+            Some(folder) if !folder.as_os_str().is_empty() => self
+                .real(folder)
+                .map_err(|source| self.error(shown, source))?,
+            _ => PathBuf::new(),
+        };
+        target.extend(rest.iter().rev());
+        Ok(target)
+    }
+
+    /// `relative` with every link resolved, beneath the root (the root itself is empty).
+    fn real(&self, relative: &Path) -> io::Result<PathBuf> {
+        let real = self.dir.canonicalize(relative)?;
+        Ok(if real == Path::new(".") {
+            PathBuf::new()
+        } else {
+            real
+        })
     }
 
     fn error(&self, shown: &str, source: io::Error) -> ConfineError {
@@ -426,6 +458,25 @@ mod tests {
             .write_atomic(Path::new("a/b/c.txt"), "a/b/c.txt", b"deep")
             .unwrap();
         assert!(written.created);
+        // A folder linked inside the root resolves to its target, for checks by name.
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        symlink(".git", root.join("docs")).unwrap();
+        assert_eq!(
+            beneath
+                .write_target(Path::new("docs/hooks/pre-commit"), "x")
+                .unwrap(),
+            PathBuf::from(".git/hooks/pre-commit")
+        );
+        assert_eq!(
+            beneath
+                .write_target(Path::new("docs/new/deeper/f"), "x")
+                .unwrap(),
+            PathBuf::from(".git/new/deeper/f")
+        );
+        assert_eq!(
+            beneath.write_target(Path::new("fresh/f.txt"), "x").unwrap(),
+            PathBuf::from("fresh/f.txt")
+        );
         assert!(matches!(
             beneath.read(Path::new("../outside"), "../outside", 10),
             Err(ConfineError::Outside { .. })

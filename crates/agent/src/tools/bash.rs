@@ -36,10 +36,20 @@ pub const SECRET_SUFFIXES: [&str; 7] = [
     "_PRIVATE_KEY",
 ];
 
+/// Variables naming a door out of the sandbox (an agent or bus socket on disk), not passed
+/// to commands either.
+pub const DOOR_NAMES: [&str; 4] = [
+    "SSH_AUTH_SOCK",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "GPG_AGENT_INFO",
+    "DOCKER_HOST",
+];
+
 /// Whether an environment variable holds a secret that commands must not see.
 pub fn is_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_NAMES.contains(&upper.as_str())
+        || DOOR_NAMES.contains(&upper.as_str())
         || SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
 }
 
@@ -185,7 +195,7 @@ impl Drop for GroupGuard {
 /// child's own (`process_group(0)`): the kernel never gives a new process the id of an existing
 /// group, so no other group can be hit.
 #[cfg(unix)]
-fn kill_group(pid: Option<u32>) {
+pub(crate) fn kill_group(pid: Option<u32>) {
     let Some(pid) = pid
         .and_then(|pid| i32::try_from(pid).ok())
         .and_then(rustix::process::Pid::from_raw)
@@ -197,7 +207,7 @@ fn kill_group(pid: Option<u32>) {
 
 /// Elsewhere only the shell itself is stopped (when the child is dropped).
 #[cfg(not(unix))]
-fn kill_group(_pid: Option<u32>) {}
+pub(crate) fn kill_group(_pid: Option<u32>) {}
 
 /// Keeps the head and the tail of a long output, counting what falls between.
 #[derive(Default)]

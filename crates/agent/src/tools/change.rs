@@ -78,16 +78,17 @@ pub async fn apply(
 
 /// A unified diff of the change, capped at [`MAX_DIFF_LINES`].
 pub fn diff(shown: &str, old: Option<&[u8]>, new: &str) -> String {
-    let old_text = match old.map(std::str::from_utf8) {
-        None => "",
-        Some(Ok(text)) => text,
-        Some(Err(_)) => {
-            return format!(
-                "{shown}: a binary file of {} bytes, replaced by {} bytes of text",
-                old.map_or(0, <[u8]>::len),
-                new.len()
-            );
-        }
+    let (old_text, note) = match old.map(std::str::from_utf8) {
+        None => ("", String::new()),
+        Some(Ok(text)) => (text, String::new()),
+        // The new text is shown whole, as if the file were new.
+        Some(Err(_)) => (
+            "",
+            format!(
+                "(the old {shown} is a binary file of {} bytes; all of it is replaced)\n",
+                old.map_or(0, <[u8]>::len)
+            ),
+        ),
     };
     let diff = TextDiff::from_lines(old_text, new);
     let from = if old.is_some() {
@@ -95,11 +96,12 @@ pub fn diff(shown: &str, old: Option<&[u8]>, new: &str) -> String {
     } else {
         "/dev/null".to_string()
     };
-    let text = diff
-        .unified_diff()
-        .context_radius(DIFF_CONTEXT)
-        .header(&from, &format!("b/{shown}"))
-        .to_string();
+    let text = note
+        + &diff
+            .unified_diff()
+            .context_radius(DIFF_CONTEXT)
+            .header(&from, &format!("b/{shown}"))
+            .to_string();
     let total = text.lines().count();
     if total <= MAX_DIFF_LINES {
         return if text.is_empty() {
@@ -115,7 +117,7 @@ pub fn diff(shown: &str, old: Option<&[u8]>, new: &str) -> String {
         .join("\n");
     let _ = write!(
         shown_text,
-        "\n[… {} more diff lines not shown]",
+        "\n[… {} more diff lines not shown: the change is longer than the approval can show; refuse it unless you trust it whole]",
         total - MAX_DIFF_LINES
     );
     shown_text
@@ -140,9 +142,14 @@ mod tests {
             created.starts_with("--- /dev/null\n+++ b/new.txt"),
             "{created}"
         );
-        assert!(diff("b.bin", Some(&[0xff, 0xfe]), "x").contains("binary file of 2 bytes"));
+        let binary = diff("b.bin", Some(&[0xff, 0xfe]), "payload\n");
+        assert!(binary.contains("binary file of 2 bytes"), "{binary}");
+        assert!(binary.contains("+payload"), "{binary}");
         let long = "line\n".repeat(1000);
         let text = diff("l", None, &long);
-        assert!(text.ends_with("more diff lines not shown]"), "{text}");
+        assert!(
+            text.ends_with("refuse it unless you trust it whole]"),
+            "{text}"
+        );
     }
 }

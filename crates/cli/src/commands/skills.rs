@@ -97,11 +97,11 @@ fn shorten(text: &str, limit: usize) -> String {
 fn print_diagnostics(library: &Library) {
     for skill in library.skills() {
         for diagnostic in &skill.diagnostics {
-            warn(&terminal_safe(&diagnostic.to_string(), true));
+            warn(&diagnostic.to_string());
         }
     }
     for diagnostic in library.diagnostics() {
-        warn(&terminal_safe(&diagnostic.to_string(), true));
+        warn(&diagnostic.to_string());
     }
 }
 
@@ -193,7 +193,7 @@ fn validate(context: &Context, paths: &[PathBuf], json: bool) -> anyhow::Result<
         writeln!(out)?;
     } else {
         for diagnostic in validations.iter().flat_map(|v| &v.diagnostics) {
-            writeln!(out, "{diagnostic}")?;
+            writeln!(out, "{}", terminal_safe(&diagnostic.to_string(), true))?;
         }
         let skills = validations
             .iter()
