@@ -10,6 +10,7 @@
 
 mod agent;
 mod error;
+pub mod guard;
 pub mod paths;
 pub mod permission;
 mod prompt;

@@ -72,6 +72,11 @@ impl Gate {
         }
     }
 
+    /// True when writes and commands run without anyone being asked (`run --yes`).
+    pub fn asks_nobody(&self) -> bool {
+        matches!(self.permissions, Permissions::Allow)
+    }
+
     /// `Ok` when the call may run; otherwise what the model is told.
     pub fn check(&self, request: &ApprovalRequest) -> Result<(), String> {
         if request.kind == ToolKind::Read {

@@ -268,6 +268,13 @@ impl Beneath {
         })
     }
 
+    /// Removes a file (or a link, not what it points to) beneath the root.
+    pub fn remove_file(&self, relative: &Path, shown: &str) -> Result<(), ConfineError> {
+        self.dir
+            .remove_file(relative)
+            .map_err(|source| self.error(shown, source))
+    }
+
     /// Where a write to `relative` lands, as a path beneath the root with every link inside the
     /// root resolved (in its folders and at its end), so checks by name see the real file: a
     /// folder linked to `.git` is `.git`. A link to a missing file or out of the root is refused.

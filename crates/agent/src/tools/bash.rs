@@ -106,7 +106,41 @@ impl Tool for Bash {
                 detail: None,
                 protected: None,
             })?;
-            run(command, context, Duration::from_secs(timeout)).await
+            // Where nobody was asked, the files that run code later are put back after the
+            // command (the sandbox cannot keep it out of them), also when it is cancelled.
+            let mut put_back = context
+                .gate
+                .asks_nobody()
+                .then(|| PutBack(crate::guard::Guard::watch(&context.cwd, &context.protected)));
+            let mut output = run(command, context, Duration::from_secs(timeout)).await;
+            if let Some(guard) = put_back.as_mut().and_then(|put_back| put_back.0.take()) {
+                let changed = guard.restore();
+                if !changed.is_empty() {
+                    let list: Vec<String> = changed
+                        .iter()
+                        .map(|(path, restored)| {
+                            format!(
+                                "{}{}",
+                                path.display(),
+                                if *restored {
+                                    ""
+                                } else {
+                                    " (could not be put back)"
+                                }
+                            )
+                        })
+                        .collect();
+                    let note = format!(
+                        "\n[refused: the command changed {}; skillet put them back. `skillet run` does not change git's config and hooks, .envrc, skillet.toml or skill folders (they run code or steer the model later): tell the user what to change instead]",
+                        list.join(", ")
+                    );
+                    output = match output {
+                        Ok(text) => Ok(text + &note),
+                        Err(error) => Err(ToolError::new(error.0 + &note)),
+                    };
+                }
+            }
+            output
         })
     }
 }
@@ -179,6 +213,17 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
         text = "(no output)".to_string();
     }
     Ok(text)
+}
+
+/// Puts protected files back when dropped (a cancelled command), unless the normal path did.
+struct PutBack(Option<crate::guard::Guard>);
+
+impl Drop for PutBack {
+    fn drop(&mut self) {
+        if let Some(guard) = &self.0 {
+            guard.restore();
+        }
+    }
 }
 
 /// Kills the command's process group when dropped: after it returns, when it times out, and
