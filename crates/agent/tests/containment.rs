@@ -31,9 +31,26 @@ struct Fixture {
     library: Arc<Library>,
 }
 
+/// A folder for fixtures that is not under the temp dir, which the sandbox leaves writable: the
+/// target dir's, else one in the home folder's cache.
+fn fixture_base() -> PathBuf {
+    let temp = std::env::temp_dir().canonicalize().unwrap();
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&target).unwrap();
+    if !target.canonicalize().unwrap().starts_with(&temp) {
+        return target;
+    }
+    let home = PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/skillet-tests");
+    std::fs::create_dir_all(&home).unwrap();
+    assert!(
+        !home.canonicalize().unwrap().starts_with(&temp),
+        "no folder outside the temp dir for the sandbox tests"
+    );
+    home
+}
+
 fn fixture() -> Fixture {
-    // Not under the temp dir, which the sandbox leaves writable.
-    let temp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let temp = tempfile::tempdir_in(fixture_base()).unwrap();
     let root = temp.path().canonicalize().unwrap();
     let cwd = root.join("work");
     let outside = root.join("outside");
