@@ -72,9 +72,17 @@ impl Gate {
         }
     }
 
-    /// True when writes and commands run without anyone being asked (`run --yes`).
-    pub fn asks_nobody(&self) -> bool {
-        matches!(self.permissions, Permissions::Allow)
+    /// True when calls of this kind run without anyone being asked about each: `run --yes`, or
+    /// `chat` once the user allowed the kind "always".
+    pub fn asks_nobody(&self, kind: ToolKind) -> bool {
+        match &self.permissions {
+            Permissions::Allow => true,
+            Permissions::Deny { .. } => false,
+            Permissions::Ask(_) => self
+                .always
+                .lock()
+                .is_ok_and(|always| always.contains(&kind)),
+        }
     }
 
     /// `Ok` when the call may run; otherwise what the model is told.

@@ -127,13 +127,22 @@ impl Transcript {
             message: error.to_string(),
         })?;
         line.push('\n');
-        self.file
+        let before = self.file.metadata().map(|metadata| metadata.len());
+        let written = self
+            .file
             .write_all(line.as_bytes())
-            .and_then(|()| self.file.flush())
-            .map_err(|source| AgentError::Transcript {
+            .and_then(|()| self.file.flush());
+        if let Err(source) = written {
+            // A line written in part would join the next one: cut it back.
+            if let Ok(before) = before {
+                let _ = self.file.set_len(before);
+            }
+            return Err(AgentError::Transcript {
                 path: self.path.clone(),
                 message: source.to_string(),
-            })
+            });
+        }
+        Ok(())
     }
 }
 
@@ -147,13 +156,15 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
     let file = File::open(path).map_err(|source| error(source.to_string()))?;
     let mut header = None;
     let mut messages = Vec::new();
-    let mut lines = BufReader::new(file).lines().enumerate().peekable();
+    // Split on bytes: a line a crash cut inside a character is not UTF-8, and is still only a
+    // torn last line.
+    let mut lines = BufReader::new(file).split(b'\n').enumerate().peekable();
     while let Some((index, line)) = lines.next() {
         let line = line.map_err(|source| error(source.to_string()))?;
-        if line.trim().is_empty() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        match serde_json::from_str::<TranscriptEvent>(&line) {
+        match serde_json::from_slice::<TranscriptEvent>(&line) {
             Ok(TranscriptEvent::Session(found)) => header = Some(found),
             Ok(TranscriptEvent::Message { message }) => messages.push(message),
             Ok(TranscriptEvent::Repaired { messages: repaired }) => messages = repaired,
@@ -172,45 +183,57 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
     Ok((header, messages))
 }
 
-/// Moves a last line without its newline (a crash cut it) to `PATH.torn`, leaving the file
-/// ending in a newline.
+/// Makes the file end in a newline before appending: a last line without one that is a whole
+/// event only lost its newline, which is added; one a crash cut is moved to `PATH.torn`.
 fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let mut file = OpenOptions::new().read(true).write(true).open(path)?;
     let length = file.metadata()?.len();
-    if length == 0 {
-        return Ok(());
-    }
-    // Read back from the end until a newline: the torn tail is what follows it.
+    // Find where the last line starts, reading back from the end a chunk at a time.
     let mut end = length;
-    let mut tail: Vec<u8> = Vec::new();
-    loop {
+    let mut start_of_tail = 0;
+    while end > 0 {
         let start = end.saturating_sub(TAIL_CHUNK);
         let mut chunk = vec![0; usize::try_from(end - start).unwrap_or(0)];
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut chunk)?;
-        if let Some(newline) = chunk.iter().rposition(|&byte| byte == b'\n') {
-            let keep = start + u64::try_from(newline).unwrap_or(0) + 1;
-            tail.splice(0..0, chunk[newline + 1..].iter().copied());
-            if tail.is_empty() {
-                return Ok(());
-            }
-            let mut torn = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path.with_extension("jsonl.torn"))?;
-            torn.write_all(&tail)?;
-            torn.write_all(b"\n")?;
-            return file.set_len(keep);
-        }
-        tail.splice(0..0, chunk);
-        if start == 0 {
-            // One line, cut: nothing before it to keep apart from.
+        if end == length && chunk.last() == Some(&b'\n') {
             return Ok(());
+        }
+        if let Some(newline) = chunk.iter().rposition(|&byte| byte == b'\n') {
+            start_of_tail = start + u64::try_from(newline).unwrap_or(0) + 1;
+            break;
         }
         end = start;
     }
+    if length == start_of_tail {
+        return Ok(());
+    }
+    let mut tail = Vec::new();
+    file.seek(SeekFrom::Start(start_of_tail))?;
+    (&mut file)
+        .take(MAX_TORN_TAIL_BYTES)
+        .read_to_end(&mut tail)?;
+    if serde_json::from_slice::<TranscriptEvent>(&tail).is_ok() {
+        file.seek(SeekFrom::End(0))?;
+        return file.write_all(b"\n");
+    }
+    if start_of_tail == 0 {
+        // Nothing whole before it (a cut header): leave it for the reader to refuse.
+        return Ok(());
+    }
+    let mut torn = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path.with_extension("jsonl.torn"))?;
+    file.seek(SeekFrom::Start(start_of_tail))?;
+    std::io::copy(&mut (&mut file).take(length - start_of_tail), &mut torn)?;
+    torn.write_all(b"\n")?;
+    file.set_len(start_of_tail)
 }
+
+/// A torn last line longer than this is moved aside without checking whether it is whole.
+const MAX_TORN_TAIL_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How much of a transcript's end is read at a time looking for its last newline.
 const TAIL_CHUNK: u64 = 64 * 1024;
@@ -341,5 +364,46 @@ mod tests {
             error.contains("line 2 is not a transcript event"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_last_line_cut_in_a_character_or_only_missing_its_newline() {
+        let temp = tempfile::tempdir().unwrap();
+        let header = SessionHeader {
+            id: "s2".into(),
+            created: 0,
+            cwd: PathBuf::from("/w"),
+            provider: "anthropic".into(),
+            model: "m".into(),
+            system: "sys".into(),
+            tools: vec![],
+        };
+        let mut transcript = Transcript::create(temp.path(), &header).unwrap();
+        let path = transcript.path().to_path_buf();
+        transcript
+            .record(&TranscriptEvent::Message {
+                message: Message::user("d\u{e9}j\u{e0} vu"),
+            })
+            .unwrap();
+        drop(transcript);
+        // Only the newline lost: the event is kept, and the next one lands on its own line.
+        let text = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &text[..text.len() - 1]).unwrap();
+        let mut appended = Transcript::append_to(&path).unwrap();
+        appended
+            .record(&TranscriptEvent::Message {
+                message: Message::user("next"),
+            })
+            .unwrap();
+        assert_eq!(load(&path).unwrap().1.len(), 2);
+        assert!(!path.with_extension("jsonl.torn").exists());
+        // Cut inside the two bytes of "é": not UTF-8, still only a torn last line.
+        let text = std::fs::read(&path).unwrap();
+        let mut torn = text.clone();
+        torn.extend_from_slice(&text[text.len() / 2..]);
+        let e_acute = torn.iter().rposition(|&b| b == 0xc3).unwrap();
+        torn.truncate(e_acute + 1);
+        std::fs::write(&path, &torn).unwrap();
+        assert_eq!(load(&path).unwrap().1.len(), 2);
     }
 }

@@ -587,3 +587,77 @@ async fn in_run_bash_cannot_leave_changes_to_gits_config_hooks_or_skills() {
     assert!(!output.contains("refused"), "{output}");
     assert!(f.cwd.join(".envrc").exists());
 }
+
+#[tokio::test]
+async fn the_put_back_survives_links_and_replaced_folders() {
+    let f = fixture();
+    std::fs::write(f.cwd.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(f.cwd.join(".git/modules/sub")).unwrap();
+    std::fs::write(f.cwd.join(".git/modules/sub/config"), "[core]\n").unwrap();
+    std::fs::write(f.cwd.join("keep.txt"), "project file").unwrap();
+    let run = context(&f, Permissions::Allow, SandboxPolicy::default());
+    // A protected file turned into a link to a copy: put back as the file it was.
+    let output = call(
+        &run,
+        "bash",
+        json!({"command": "cp .git/config c && ln -sf ../c .git/config && echo '[core] fsmonitor = evil' >> .git/modules/sub/config"}),
+    )
+    .await
+    .unwrap();
+    assert!(output.contains(".git/config"), "{output}");
+    let config = std::fs::symlink_metadata(f.cwd.join(".git/config")).unwrap();
+    assert!(config.is_file(), "still a link");
+    assert_eq!(
+        std::fs::read_to_string(f.cwd.join(".git/modules/sub/config")).unwrap(),
+        "[core]\n"
+    );
+    // A watched folder replaced by a link to the project: reported, nothing removed through it.
+    let output = call(
+        &run,
+        "bash",
+        json!({"command": "rm -rf .git/hooks && ln -s ../.. .git/hooks"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        output.contains(".git/hooks (could not be put back"),
+        "{output}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.cwd.join("keep.txt")).unwrap(),
+        "project file"
+    );
+    assert!(f.cwd.join("notes.md").exists());
+}
+
+#[tokio::test]
+async fn in_chat_always_commands_get_the_put_back_too() {
+    let f = fixture();
+    let recorder = Arc::new(Recorder {
+        asked: Mutex::new(Vec::new()),
+        answer: Approval::Always,
+    });
+    let chat = context(&f, Permissions::Ask(recorder), SandboxPolicy::default());
+    // The command approved with "always" was seen: its change stays.
+    call(
+        &chat,
+        "bash",
+        json!({"command": "echo 'export A=1' > .envrc"}),
+    )
+    .await
+    .unwrap();
+    assert!(f.cwd.join(".envrc").exists());
+    // The next ones run unseen: put back.
+    let output = call(
+        &chat,
+        "bash",
+        json!({"command": "echo 'export B=1' > .envrc"}),
+    )
+    .await
+    .unwrap();
+    assert!(output.contains("[refused"), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(f.cwd.join(".envrc")).unwrap(),
+        "export A=1\n"
+    );
+}

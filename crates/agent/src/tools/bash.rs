@@ -99,6 +99,8 @@ impl Tool for Bash {
                     u64::try_from(s).unwrap_or(MAX_TIMEOUT_SECS)
                 })
                 .clamp(1, MAX_TIMEOUT_SECS);
+            // Decided before asking: a command the user approves now was reviewed.
+            let unattended = context.gate.asks_nobody(ToolKind::Execute);
             context.approve(&ApprovalRequest {
                 tool: self.name().to_string(),
                 kind: ToolKind::Execute,
@@ -108,9 +110,7 @@ impl Tool for Bash {
             })?;
             // Where nobody was asked, the files that run code later are put back after the
             // command (the sandbox cannot keep it out of them), also when it is cancelled.
-            let mut put_back = context
-                .gate
-                .asks_nobody()
+            let mut put_back = unattended
                 .then(|| PutBack(crate::guard::Guard::watch(&context.cwd, &context.protected)));
             let mut output = run(command, context, Duration::from_secs(timeout)).await;
             if let Some(guard) = put_back.as_mut().and_then(|put_back| put_back.0.take()) {
@@ -118,20 +118,20 @@ impl Tool for Bash {
                 if !changed.is_empty() {
                     let list: Vec<String> = changed
                         .iter()
-                        .map(|(path, restored)| {
+                        .map(|change| {
                             format!(
                                 "{}{}",
-                                path.display(),
-                                if *restored {
+                                change.path.display(),
+                                if change.restored {
                                     ""
                                 } else {
-                                    " (could not be put back)"
+                                    " (could not be put back: tell the user)"
                                 }
                             )
                         })
                         .collect();
                     let note = format!(
-                        "\n[refused: the command changed {}; skillet put them back. `skillet run` does not change git's config and hooks, .envrc, skillet.toml or skill folders (they run code or steer the model later): tell the user what to change instead]",
+                        "\n[refused: the command changed {}; skillet put them back. Commands nobody reviews may not change git's config and hooks, .envrc, skillet.toml or skill folders (they run code or steer the model later): tell the user what to change instead]",
                         list.join(", ")
                     );
                     output = match output {

@@ -76,13 +76,19 @@ impl Context {
     }
 
     /// Every skill root a write must not touch without asking: the default ones of this
-    /// folder (also when `--skills-dir` replaces them for discovery) and those in use.
+    /// folder (also when `--skills-dir` replaces them for discovery) and those in use, as
+    /// written and, for links, where they lead.
     pub fn skill_roots(&self) -> Vec<PathBuf> {
         let mut roots: Vec<PathBuf> = skillet_skills::default_roots(&self.env)
             .into_iter()
             .map(|root| root.path)
             .chain(self.roots.iter().map(|root| root.path.clone()))
             .filter_map(|path| skillet_skills::confine::normalize(&path))
+            // A root that is a link is protected where it leads too.
+            .flat_map(|path| {
+                let real = std::fs::canonicalize(&path).ok();
+                std::iter::once(path).chain(real)
+            })
             .collect();
         roots.sort();
         roots.dedup();
