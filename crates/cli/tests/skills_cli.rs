@@ -344,3 +344,19 @@ fn usage_errors_exit_2() {
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("--cwd no-such-dir"), "{}", out.stderr);
 }
+
+#[test]
+fn an_empty_list_says_where_it_looked() {
+    let sandbox = tempfile::tempdir().unwrap();
+    let out = run(skillet(sandbox.path()).args(["skills", "list"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.starts_with("no skills found; looked in:\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains(".agents/skills (project) (absent)"), "{}", out.stderr);
+    assert!(out.stderr.contains(".claude/skills (user) (absent)"), "{}", out.stderr);
+    assert!(out.stderr.contains("skillet skills new NAME"), "{}", out.stderr);
+}

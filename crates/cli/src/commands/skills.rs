@@ -52,7 +52,25 @@ fn list(context: &Context, json: bool) -> anyhow::Result<ExitCode> {
     out.flush()?;
     drop(out);
     print_diagnostics(&library);
+    if library.skills().is_empty() && !json {
+        warn(&no_skills_found(context));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where skillet looked, for a list that came back empty.
+fn no_skills_found(context: &Context) -> String {
+    let mut text = String::from("no skills found; looked in:");
+    for root in &context.roots {
+        let state = if root.path.is_dir() { "" } else { " (absent)" };
+        text.push_str(&format!(
+            "\n  {} ({}){state}",
+            root.path.display(),
+            root.kind.as_str()
+        ));
+    }
+    text.push_str("\n  hint: `skillet skills new NAME` creates one in .agents/skills");
+    text
 }
 
 fn write_table(out: &mut impl Write, library: &Library) -> io::Result<()> {
