@@ -21,6 +21,7 @@ pub mod history;
 mod openai;
 mod provider;
 mod retry_after;
+pub mod sse;
 mod transport;
 mod types;
 

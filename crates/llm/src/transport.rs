@@ -9,13 +9,13 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use eventsource_stream::{Event, Eventsource};
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::{Awaiting, LlmError, duration_text};
 use crate::retry_after;
+use crate::sse::{Event, Parser};
 use crate::types::StreamEvent;
 
 /// How long connecting may take.
@@ -27,6 +27,12 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_mins(5);
 pub const REQUEST_TIMEOUT: Duration = Duration::from_mins(10);
 /// How long the body of an error status may take to arrive.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a streamed answer may go on, whole (a server that keeps sending pings or empty
+/// chunks never goes silent); sized for slow local models writing long answers.
+pub const STREAM_TIMEOUT: Duration = Duration::from_hours(1);
+/// The most bytes one answer may take, streamed or whole (a bigger one is an error, not a
+/// memory exhaustion).
+pub const MAX_ANSWER_BYTES: u64 = 64 * 1024 * 1024;
 /// Statuses worth retrying: rate limits, server errors, Anthropic's "overloaded".
 pub const RETRY_STATUSES: [u16; 5] = [429, 500, 502, 503, 529];
 /// Error types worth retrying when a provider reports them inside a stream, before any
@@ -147,6 +153,10 @@ pub struct Transport {
     pub request_timeout: Duration,
     /// How long the body of an error status may take.
     pub body_timeout: Duration,
+    /// How long a streamed answer may go on, whole.
+    pub stream_timeout: Duration,
+    /// The most bytes one answer may take.
+    pub max_answer_bytes: u64,
 }
 
 impl Transport {
@@ -167,6 +177,8 @@ impl Transport {
             idle_timeout: IDLE_TIMEOUT,
             request_timeout: REQUEST_TIMEOUT,
             body_timeout: BODY_TIMEOUT,
+            stream_timeout: STREAM_TIMEOUT,
+            max_answer_bytes: MAX_ANSWER_BYTES,
         })
     }
 
@@ -188,13 +200,16 @@ impl Transport {
             after: timeout,
             awaiting: Awaiting::WholeAnswer,
         };
-        let text = tokio::time::timeout_at(started + timeout, response.text())
-            .await
-            .map_err(|_| late())?
-            .map_err(|error| LlmError::StreamCut {
-                provider,
-                message: error_chain(&error),
-            })?;
+        let text = tokio::time::timeout_at(
+            started + timeout,
+            capped_text(response, self.max_answer_bytes),
+        )
+        .await
+        .map_err(|_| late())?
+        .map_err(|error| LlmError::StreamCut {
+            provider,
+            message: error_chain(&error),
+        })?;
         serde_json::from_str(&text).map_err(|error| LlmError::Protocol {
             provider,
             message: format!("the answer is not JSON ({error}): {}", excerpt(&text)),
@@ -209,10 +224,24 @@ impl Transport {
         attempts: &mut Attempts,
         events: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<EventStream, LlmError> {
-        let (response, _) = self.post(post, attempts, Awaiting::Start, events).await?;
+        let (response, started) = self.post(post, attempts, Awaiting::Start, events).await?;
+        let limit = self.max_answer_bytes;
+        let mut seen: u64 = 0;
+        let bytes = response.bytes_stream().map(move |chunk| {
+            let chunk = chunk.map_err(|error| BodyError::Http(error_chain(&error)))?;
+            seen = seen.saturating_add(u64::try_from(chunk.len()).unwrap_or(u64::MAX));
+            if seen > limit {
+                return Err(BodyError::TooLarge(limit));
+            }
+            Ok(chunk)
+        });
         Ok(EventStream {
-            inner: Box::pin(response.bytes_stream().eventsource()),
+            inner: Box::pin(bytes),
+            parser: Parser::default(),
+            ready: std::collections::VecDeque::new(),
             idle: self.idle_timeout,
+            deadline: started + self.stream_timeout,
+            total: self.stream_timeout,
             provider: post.context.provider,
         })
     }
@@ -350,35 +379,87 @@ fn is_retryable_kind(kind: &str) -> bool {
             .is_ok_and(|status| RETRY_STATUSES.contains(&status))
 }
 
-type RawEvents = std::pin::Pin<
-    Box<
-        dyn Stream<Item = Result<Event, eventsource_stream::EventStreamError<reqwest::Error>>>
-            + Send,
-    >,
->;
+/// Why an answer's bytes stopped.
+#[derive(Debug, thiserror::Error)]
+enum BodyError {
+    /// The connection failed.
+    #[error("{0}")]
+    Http(String),
+    /// The answer outgrew [`MAX_ANSWER_BYTES`].
+    #[error("the answer passed {0} bytes, the most skillet reads; gave up")]
+    TooLarge(u64),
+}
 
-/// Server-sent events, each waited for at most the idle timeout.
+/// A whole answer's text, at most `limit` bytes.
+async fn capped_text(mut response: reqwest::Response, limit: u64) -> Result<String, BodyError> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| BodyError::Http(error_chain(&error)))?
+    {
+        if u64::try_from(bytes.len() + chunk.len()).unwrap_or(u64::MAX) > limit {
+            return Err(BodyError::TooLarge(limit));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+type RawBytes = std::pin::Pin<Box<dyn Stream<Item = Result<bytes::Bytes, BodyError>> + Send>>;
+
+/// Server-sent events, each waited for at most the idle timeout, all of them within the stream
+/// timeout.
 pub struct EventStream {
-    inner: RawEvents,
+    inner: RawBytes,
+    parser: Parser,
+    ready: std::collections::VecDeque<Event>,
     idle: Duration,
+    deadline: tokio::time::Instant,
+    total: Duration,
     provider: &'static str,
 }
 
 impl EventStream {
     /// The next event; `None` when the stream ended.
     pub async fn next(&mut self) -> Option<Result<Event, LlmError>> {
-        match tokio::time::timeout(self.idle, self.inner.next()).await {
-            Err(_) => Some(Err(LlmError::Timeout {
-                provider: self.provider,
-                after: self.idle,
-                awaiting: Awaiting::NextEvent,
-            })),
-            Ok(None) => None,
-            Ok(Some(Ok(event))) => Some(Ok(event)),
-            Ok(Some(Err(error))) => Some(Err(LlmError::StreamCut {
-                provider: self.provider,
-                message: error_chain(&error),
-            })),
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Some(Ok(event));
+            }
+            let idle_end = tokio::time::Instant::now() + self.idle;
+            let (end, whole) = if self.deadline < idle_end {
+                (self.deadline, true)
+            } else {
+                (idle_end, false)
+            };
+            match tokio::time::timeout_at(end, self.inner.next()).await {
+                Err(_) if whole => {
+                    return Some(Err(LlmError::StreamCut {
+                        provider: self.provider,
+                        message: format!(
+                            "the answer went on for over {}; gave up",
+                            crate::error::duration_text(self.total)
+                        ),
+                    }));
+                }
+                Err(_) => {
+                    return Some(Err(LlmError::Timeout {
+                        provider: self.provider,
+                        after: self.idle,
+                        awaiting: Awaiting::NextEvent,
+                    }));
+                }
+                // An event the stream did not end with a blank line is not whole: dropped.
+                Ok(None) => return None,
+                Ok(Some(Ok(chunk))) => self.ready.extend(self.parser.feed(&chunk)),
+                Ok(Some(Err(error))) => {
+                    return Some(Err(LlmError::StreamCut {
+                        provider: self.provider,
+                        message: error.to_string(),
+                    }));
+                }
+            }
         }
     }
 }

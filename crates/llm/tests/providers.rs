@@ -735,3 +735,47 @@ async fn provider_send_refuses_an_invalid_history_before_sending() {
     }
     assert_eq!(server.requests().len(), 0);
 }
+
+#[tokio::test]
+async fn a_stream_that_never_ends_is_cut_at_the_stream_timeout() {
+    let server = MockServer::start();
+    let mut transport = transport();
+    transport.stream_timeout = Duration::from_millis(400);
+    for provider in with_transport(&server, transport) {
+        server.push(Reply::Endless(Turn::text("never done")));
+        let error = send(&provider, true, &mut Vec::new()).await.unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("the answer went on for over 400 ms; gave up"),
+            "{error}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_huge_event_is_read_within_the_byte_cap_or_refused_past_it() {
+    let server = MockServer::start();
+    // 10 MB in one answer passes under the default cap.
+    for provider in with_transport(&server, transport()) {
+        server.push(Reply::HugeEvent(10 * 1024 * 1024));
+        let response = send(&provider, true, &mut Vec::new()).await.unwrap();
+        assert_eq!(response.message.text().len(), 10 * 1024 * 1024);
+    }
+    let mut small = transport();
+    small.max_answer_bytes = 1024 * 1024;
+    for provider in with_transport(&server, small) {
+        server.push(Reply::HugeEvent(10 * 1024 * 1024));
+        let error = send(&provider, true, &mut Vec::new()).await.unwrap_err();
+        assert!(
+            error.to_string().contains("passed 1048576 bytes"),
+            "{error}"
+        );
+        server.push_turn(Turn::text(&"y".repeat(2 * 1024 * 1024)));
+        let error = send(&provider, false, &mut Vec::new()).await.unwrap_err();
+        assert!(
+            error.to_string().contains("passed 1048576 bytes"),
+            "{error}"
+        );
+    }
+}

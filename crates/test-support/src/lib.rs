@@ -195,6 +195,11 @@ pub enum Reply {
         /// The error message.
         message: String,
     },
+    /// A streamed answer that never ends: the first events of `turn`, then a ping (Anthropic)
+    /// or an empty chunk (OpenAI) every 20 ms until the client leaves or [`STALL_LIMIT`].
+    Endless(Turn),
+    /// A streamed answer whose one text event carries this many bytes.
+    HugeEvent(usize),
     /// Another reply, sent after a pause (to test cancelling and timeouts).
     Delayed(Duration, Box<Reply>),
 }

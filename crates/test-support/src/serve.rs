@@ -148,8 +148,37 @@ fn answer(
             &error_body(dialect, &kind, &message),
             &[],
         ),
+        Some(Reply::Endless(turn)) => endless(connection, &turn, anthropic),
+        Some(Reply::HugeEvent(size)) => {
+            let turn = crate::Turn::text(&"x".repeat(size));
+            write_sse(connection, &sse_events(&turn, anthropic), None)
+        }
         Some(Reply::Delayed(..)) => Ok(()),
     }
+}
+
+/// The first events of `turn`, then keep-alives (pings, or empty chunks) every 20 ms until the
+/// client leaves or [`STALL_LIMIT`].
+fn endless(connection: &mut TcpStream, turn: &crate::Turn, anthropic: bool) -> std::io::Result<()> {
+    write_sse_head(connection)?;
+    write_events(connection, &sse_events(turn, anthropic), 2)?;
+    let keep_alive = if anthropic {
+        "event: ping\ndata: {\"type\":\"ping\"}\n\n"
+    } else {
+        "data: {\"id\":\"chatcmpl-mock\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{}}]}\n\n"
+    };
+    let started = Instant::now();
+    while started.elapsed() < STALL_LIMIT {
+        if connection
+            .write_all(keep_alive.as_bytes())
+            .and_then(|()| connection.flush())
+            .is_err()
+        {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
 }
 
 /// Keeps a connection open, sending nothing, until the client leaves or [`STALL_LIMIT`].
