@@ -356,7 +356,19 @@ fn an_empty_list_says_where_it_looked() {
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains(".agents/skills (project) (absent)"), "{}", out.stderr);
-    assert!(out.stderr.contains(".claude/skills (user) (absent)"), "{}", out.stderr);
-    assert!(out.stderr.contains("skillet skills new NAME"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(".agents/skills (project) (absent)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(".claude/skills (user) (absent)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("skillet skills new NAME"),
+        "{}",
+        out.stderr
+    );
 }

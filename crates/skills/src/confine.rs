@@ -125,9 +125,20 @@ impl Beneath {
             .map_err(|source| self.error(shown, source))
     }
 
-    /// Reads a regular file of at most `limit` bytes. FIFOs, sockets and devices are refused
-    /// without blocking on them.
+    /// Reads a regular file of at most `limit` bytes. FIFOs, sockets and devices (and links to
+    /// them) are refused before they are opened; one swapped in after that check is opened
+    /// without blocking and refused after the open.
     pub fn read(&self, relative: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, ConfineError> {
+        let before = self
+            .dir
+            .metadata(dot(relative))
+            .map_err(|source| self.error(shown, source))?;
+        if !before.is_file() {
+            return Err(ConfineError::NotFile {
+                shown: shown.to_string(),
+                kind: kind_of(before.file_type()),
+            });
+        }
         let mut options = OpenOptions::new();
         options.read(true);
         nonblocking(&mut options);
@@ -362,7 +373,8 @@ fn dot(relative: &Path) -> &Path {
 #[cfg(unix)]
 fn nonblocking(options: &mut OpenOptions) {
     use cap_std::fs::OpenOptionsExt as _;
-    options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
+    use rustix::fs::OFlags;
+    options.custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits().cast_signed());
 }
 
 #[cfg(not(unix))]

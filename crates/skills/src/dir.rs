@@ -14,7 +14,8 @@ pub(crate) enum Kind {
     Dir,
     File,
     Symlink,
-    Other,
+    /// A FIFO, a socket, a device: never opened. The words say which ("a FIFO").
+    Other(&'static str),
 }
 
 /// An open folder: its path, and on Unix its descriptor (shared with the reader threads, which
@@ -67,17 +68,20 @@ mod imp {
             })
         }
 
+        /// Opens `name` in this folder for reading: a link there is not followed, a FIFO does
+        /// not block. The caller checks that it is a regular file.
         pub(crate) fn open_file(&self, name: &OsStr) -> io::Result<File> {
             let fd = openat(
                 &*self.fd,
                 name,
-                OFlags::RDONLY | OFlags::CLOEXEC,
+                OFlags::RDONLY | OFlags::CLOEXEC | crate::regular::safe_open_flags(),
                 Mode::empty(),
             )?;
             Ok(File::from(fd))
         }
 
-        pub(crate) fn entries(&self) -> io::Result<Vec<(OsString, Kind)>> {
+        /// The folder's entries, at most `limit` of them; true when there were more.
+        pub(crate) fn entries(&self, limit: usize) -> io::Result<(Vec<(OsString, Kind)>, bool)> {
             let mut buffer = vec![MaybeUninit::<u8>::uninit(); LISTING_BUFFER_BYTES];
             let mut listing = RawDir::new(&*self.fd, &mut buffer);
             let mut entries = Vec::new();
@@ -87,24 +91,39 @@ mod imp {
                 if name == b"." || name == b".." {
                     continue;
                 }
+                if entries.len() == limit {
+                    return Ok((entries, true));
+                }
                 let name = OsStr::from_bytes(name);
-                let file_type = match entry.file_type() {
+                let kind = match entry.file_type() {
                     // Some file systems do not say; ask, without following links.
-                    FileType::Unknown => statat(&*self.fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                        .map_or(FileType::Unknown, |stat| {
-                            FileType::from_raw_mode(stat.st_mode)
-                        }),
-                    known => known,
-                };
-                let kind = match file_type {
-                    FileType::Directory => Kind::Dir,
-                    FileType::RegularFile => Kind::File,
-                    FileType::Symlink => Kind::Symlink,
-                    _ => Kind::Other,
+                    FileType::Unknown => self.kind_of(name).unwrap_or(Kind::Other(UNKNOWN)),
+                    known => kind_from(known),
                 };
                 entries.push((name.to_os_string(), kind));
             }
-            Ok(entries)
+            Ok((entries, false))
+        }
+
+        /// What `name` in this folder is, without following a link; `None` when it is missing.
+        pub(crate) fn kind_of(&self, name: &OsStr) -> Option<Kind> {
+            statat(&*self.fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                .ok()
+                .map(|stat| kind_from(FileType::from_raw_mode(stat.st_mode)))
+        }
+    }
+
+    const UNKNOWN: &str = "a file of unknown type";
+
+    fn kind_from(file_type: FileType) -> Kind {
+        match file_type {
+            FileType::Directory => Kind::Dir,
+            FileType::RegularFile => Kind::File,
+            FileType::Symlink => Kind::Symlink,
+            FileType::Fifo => Kind::Other("a FIFO"),
+            FileType::Socket => Kind::Other("a socket"),
+            FileType::BlockDevice | FileType::CharacterDevice => Kind::Other("a device"),
+            FileType::Unknown => Kind::Other(UNKNOWN),
         }
     }
 }
@@ -129,22 +148,35 @@ mod imp {
         }
 
         pub(crate) fn open_file(&self, name: &OsStr) -> io::Result<File> {
-            File::open(self.path.join(name))
+            crate::regular::open_no_follow(&self.path.join(name))
         }
 
-        pub(crate) fn entries(&self) -> io::Result<Vec<(OsString, Kind)>> {
+        pub(crate) fn entries(&self, limit: usize) -> io::Result<(Vec<(OsString, Kind)>, bool)> {
             let mut entries = Vec::new();
             for entry in std::fs::read_dir(&self.path)? {
                 let entry = entry?;
-                let kind = match entry.file_type() {
-                    Ok(kind) if kind.is_symlink() => Kind::Symlink,
-                    Ok(kind) if kind.is_dir() => Kind::Dir,
-                    Ok(kind) if kind.is_file() => Kind::File,
-                    _ => Kind::Other,
-                };
-                entries.push((entry.file_name(), kind));
+                if entries.len() == limit {
+                    return Ok((entries, true));
+                }
+                entries.push((entry.file_name(), kind_from(entry.file_type())));
             }
-            Ok(entries)
+            Ok((entries, false))
+        }
+
+        pub(crate) fn kind_of(&self, name: &OsStr) -> Option<Kind> {
+            std::fs::symlink_metadata(self.path.join(name))
+                .ok()
+                .map(|metadata| kind_from(Ok(metadata.file_type())))
+        }
+    }
+
+    fn kind_from(file_type: io::Result<std::fs::FileType>) -> Kind {
+        match file_type {
+            Ok(kind) if kind.is_symlink() => Kind::Symlink,
+            Ok(kind) if kind.is_dir() => Kind::Dir,
+            Ok(kind) if kind.is_file() => Kind::File,
+            Ok(kind) => Kind::Other(crate::regular::describe(kind)),
+            Err(_) => Kind::Other("a file of unknown type"),
         }
     }
 }
@@ -161,7 +193,8 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink("sub", temp.path().join("link")).unwrap();
         let handle = DirHandle::open(temp.path()).unwrap();
-        let mut entries = handle.entries().unwrap();
+        let (mut entries, cut) = handle.entries(usize::MAX).unwrap();
+        assert!(!cut);
         entries.sort();
         let mut expected = vec![
             (OsString::from("SKILL.md"), Kind::File),
@@ -175,8 +208,33 @@ mod tests {
             .open_child(OsStr::new("sub"), temp.path().join("sub"))
             .unwrap();
         assert_eq!(child.path(), temp.path().join("sub"));
-        assert!(child.entries().unwrap().is_empty());
+        assert!(child.entries(usize::MAX).unwrap().0.is_empty());
+        // A listing reads from the folder's position: a fresh handle lists again.
+        let (some, cut) = DirHandle::open(temp.path()).unwrap().entries(1).unwrap();
+        assert_eq!(some.len(), 1);
+        assert!(cut);
+        assert_eq!(handle.kind_of(OsStr::new("SKILL.md")), Some(Kind::File));
+        assert_eq!(handle.kind_of(OsStr::new("missing")), None);
         assert!(handle.open_file(OsStr::new("SKILL.md")).is_ok());
         assert!(DirHandle::open(&temp.path().join("SKILL.md")).is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_are_listed_as_other_without_opening_them() {
+        let temp = tempfile::tempdir().unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            temp.path().join("pipe"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let handle = DirHandle::open(temp.path()).unwrap();
+        let (entries, _) = handle.entries(usize::MAX).unwrap();
+        assert_eq!(entries, [(OsString::from("pipe"), Kind::Other("a FIFO"))]);
+        // Opened by mistake, it does not block.
+        assert!(handle.open_file(OsStr::new("pipe")).is_ok());
     }
 }

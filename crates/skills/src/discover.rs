@@ -5,8 +5,8 @@
 //!   depth first, a folder before what it holds. The first skill found with a name wins; every
 //!   later copy is reported as shadowed, with both paths.
 //! - A walk goes at most [`MAX_DEPTH`] folders deep and reads at most [`MAX_DIRS_PER_ROOT`]
-//!   folders ([`MAX_DIRS_PER_EXPLICIT_ROOT`] for a root the user named); a warning says when a
-//!   bound cut the walk.
+//!   folders ([`MAX_DIRS_PER_EXPLICIT_ROOT`] for a root the user named), and at most
+//!   [`MAX_ENTRIES_PER_FOLDER`] entries of each; a warning says when a bound cut the walk.
 //! - `.git` and `node_modules` are never entered. Other hidden folders (`.name`) are skipped in
 //!   project and user roots, where they are caches and tool state, but walked in explicit roots:
 //!   a collection named on purpose may keep skills there (openai/skills' `.curated/`).
@@ -14,6 +14,11 @@
 //! - Every path is resolved to its real location. A link whose target lies outside the root it
 //!   was found in is not followed and is reported; a link is followed once, and never back into
 //!   a folder that holds it (a cycle); the same real `SKILL.md` reached twice loads once.
+//! - A skill file is read only when it is a regular file (or a link, inside the root, to one):
+//!   a `SKILL.md` that is a FIFO, a socket or a device, or a link to one, is reported and
+//!   skipped without being opened, and the open itself neither blocks nor follows a link that
+//!   was swapped in after the check ([`crate::regular`]). Reading it is bounded too
+//!   ([`crate::MAX_FRONTMATTER_BYTES`]).
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
@@ -25,8 +30,10 @@ use std::sync::{Mutex, mpsc};
 
 use crate::diagnostic::Diagnostic;
 use crate::dir::{DirHandle, Kind};
+use crate::error::Error;
+use crate::regular::describe;
 use crate::roots::{Root, RootKind};
-use crate::skill::{SKILL_FILE_NAMES, Skill, SkillLocation, read_skill};
+use crate::skill::{Opener, SKILL_FILE_NAMES, Skill, SkillLocation, read_skill};
 
 /// How many folders deep below a root the walk goes.
 pub const MAX_DEPTH: usize = 6;
@@ -37,6 +44,9 @@ pub const MAX_DIRS_PER_ROOT: usize = 2_000;
 pub const MAX_DIRS_PER_EXPLICIT_ROOT: usize = 100_000;
 /// Folder names never entered.
 pub const ALWAYS_SKIPPED: [&str; 2] = [".git", "node_modules"];
+/// How many entries of one folder the walk reads at most; past it, a warning says the rest of
+/// that folder was not searched (its own skill file, if it has one, is still found).
+pub const MAX_ENTRIES_PER_FOLDER: usize = 100_000;
 /// The most threads used to read frontmatters.
 const MAX_READ_THREADS: usize = 8;
 /// How many found skills may wait for a reader; each holds an open folder, so this bounds the
@@ -146,9 +156,9 @@ pub fn discover(roots: &[Root]) -> Library {
 
 type ReadResult = (usize, Result<Skill, Diagnostic>);
 
-/// A skill file found by the walk: its place in the walk's order, where it is, and its open
-/// folder (to open the file relative to).
-type Found = (usize, SkillLocation, DirHandle);
+/// A skill file found by the walk: its place in the walk's order, where it is, and how to open
+/// it (relative to its open folder, or at its real path when it was found through a link).
+type Found = (usize, SkillLocation, Opener);
 
 /// A reader thread: parses locations until the walk closes the channel. It never stops early,
 /// even if parsing one file panicked (a bug, reported as that file's diagnostic), since the walk
@@ -160,18 +170,17 @@ fn read_from(receiver: &Mutex<mpsc::Receiver<Found>>) -> Vec<ReadResult> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .recv();
-        let Ok((index, location, dir)) = next else {
+        let Ok((index, location, opener)) = next else {
             return results;
         };
         let file = location.file.clone();
-        let result =
-            std::panic::catch_unwind(AssertUnwindSafe(|| read_skill(location, Some(&dir))))
-                .unwrap_or_else(|_| {
-                    Err(
-                        Diagnostic::error(file, "internal error while reading this skill; skipped")
-                            .with_hint("please report this file to the skillet developers"),
-                    )
-                });
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| read_skill(location, &opener)))
+            .unwrap_or_else(|_| {
+                Err(
+                    Diagnostic::error(file, "internal error while reading this skill; skipped")
+                        .with_hint("please report this file to the skillet developers"),
+                )
+            });
         results.push((index, result));
     }
 }
@@ -307,22 +316,27 @@ impl Walk {
         child_depth: usize,
     ) -> Vec<Pending> {
         let dir = handle.path();
-        let mut entries = match handle.entries() {
-            Ok(entries) => entries,
-            Err(error) => {
-                self.diagnostics.push(Diagnostic::warning(
-                    dir,
-                    format!("cannot read folder: {error}"),
-                ));
-                return Vec::new();
-            }
+        let Some(mut entries) = self.entries(handle) else {
+            return Vec::new();
         };
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut subdirs = Vec::new();
-        // (preference index, path as found, real path)
-        let mut skill_file: Option<(usize, PathBuf, PathBuf)> = None;
+        // (preference index, path as found, real path, how to open it)
+        let mut skill_file: Option<(usize, PathBuf, PathBuf, Opener)> = None;
         for (name, kind) in entries {
             let rank = SKILL_FILE_NAMES.iter().position(|n| OsStr::new(n) == name);
+            if let (Some(_), Kind::Other(what)) = (rank, kind) {
+                // A FIFO, socket or device named SKILL.md: never opened (it could block).
+                self.diagnostics.push(
+                    Error::NotRegular {
+                        path: dir.join(&name),
+                        kind: what,
+                        through_link: false,
+                    }
+                    .to_diagnostic(),
+                );
+                continue;
+            }
             let maybe_dir = matches!(kind, Kind::Dir | Kind::Symlink);
             if (rank.is_none() && !maybe_dir) || (maybe_dir && !is_walked(&name, root.kind)) {
                 continue; // an ordinary file, or a folder never walked
@@ -338,34 +352,55 @@ impl Walk {
                 });
                 continue;
             }
-            let (real, is_dir) = if kind == Kind::Symlink {
+            let (real, target, opener) = if kind == Kind::Symlink {
                 match self.follow_link(&path, real_root) {
-                    Some(target) => target,
+                    Some((real, target)) => {
+                        let opener = Opener::Resolved(real.clone());
+                        (real, target, opener)
+                    }
                     None => continue,
                 }
             } else {
-                (path.clone(), false)
+                let opener = Opener::InDir(handle.clone(), name.clone());
+                (path.clone(), Target::File, opener)
             };
-            if is_dir {
-                // A link is followed once, and never back to a folder that holds it (a
-                // cycle). A folder reached both through a link and directly is walked twice,
-                // but its skill files load once.
-                if dir.starts_with(&real) || !self.visited_dirs.insert(real.clone()) {
-                    continue;
+            match target {
+                Target::Dir => {
+                    // A link is followed once, and never back to a folder that holds it (a
+                    // cycle). A folder reached both through a link and directly is walked
+                    // twice, but its skill files load once.
+                    if dir.starts_with(&real) || !self.visited_dirs.insert(real.clone()) {
+                        continue;
+                    }
+                    subdirs.push(Pending {
+                        parent: None,
+                        name,
+                        path: real,
+                        depth: child_depth,
+                    });
                 }
-                subdirs.push(Pending {
-                    parent: None,
-                    name,
-                    path: real,
-                    depth: child_depth,
-                });
-            } else if let Some(rank) = rank
-                && skill_file.as_ref().is_none_or(|(best, ..)| rank < *best)
-            {
-                skill_file = Some((rank, path, real));
+                Target::File => {
+                    if let Some(rank) = rank
+                        && skill_file.as_ref().is_none_or(|(best, ..)| rank < *best)
+                    {
+                        skill_file = Some((rank, path, real, opener));
+                    }
+                }
+                Target::Other(what) => {
+                    if rank.is_some() {
+                        self.diagnostics.push(
+                            Error::NotRegular {
+                                path,
+                                kind: what,
+                                through_link: true,
+                            }
+                            .to_diagnostic(),
+                        );
+                    }
+                }
             }
         }
-        if let Some((_, file, real)) = skill_file
+        if let Some((_, file, real, opener)) = skill_file
             && self.seen_files.insert(real)
         {
             let location = SkillLocation {
@@ -374,21 +409,64 @@ impl Walk {
                 root: real_root.to_path_buf(),
                 root_kind: root.kind,
             };
-            match &self.sink {
-                Some(sink) => {
-                    // Readers only stop once the channel closes, so sending cannot fail.
-                    let _ = sink.send((self.found, location, handle.clone()));
-                }
-                None => self.locations.push(location),
-            }
-            self.found += 1;
+            self.record(location, opener);
         }
         subdirs
     }
 
+    /// A folder's entries, at most [`MAX_ENTRIES_PER_FOLDER`] (with a warning when there were
+    /// more) plus its skill files; `None` (with a warning) when it cannot be read.
+    fn entries(&mut self, handle: &DirHandle) -> Option<Vec<(OsString, Kind)>> {
+        let dir = handle.path();
+        let entries = match handle.entries(MAX_ENTRIES_PER_FOLDER) {
+            Ok((entries, false)) => entries,
+            Ok((mut entries, true)) => {
+                self.diagnostics.push(
+                    Diagnostic::warning(
+                        dir,
+                        format!(
+                            "folder has more than {MAX_ENTRIES_PER_FOLDER} entries; only {MAX_ENTRIES_PER_FOLDER} were searched"
+                        ),
+                    )
+                    .with_hint("move what is not a skill out of the skills folder"),
+                );
+                // The folder's own skill file is looked up by name, wherever it lies.
+                for name in SKILL_FILE_NAMES {
+                    let name = OsStr::new(name);
+                    if !entries.iter().any(|(entry, _)| entry == name)
+                        && let Some(kind) = handle.kind_of(name)
+                    {
+                        entries.push((name.to_os_string(), kind));
+                    }
+                }
+                entries
+            }
+            Err(error) => {
+                self.diagnostics.push(Diagnostic::warning(
+                    dir,
+                    format!("cannot read folder: {error}"),
+                ));
+                return None;
+            }
+        };
+        Some(entries)
+    }
+
+    /// Hands a skill file found to the readers, or keeps it when nothing is read.
+    fn record(&mut self, location: SkillLocation, opener: Opener) {
+        match &self.sink {
+            Some(sink) => {
+                // Readers only stop once the channel closes, so sending cannot fail.
+                let _ = sink.send((self.found, location, opener));
+            }
+            None => self.locations.push(location),
+        }
+        self.found += 1;
+    }
+
     /// Resolves a link; `None` (with a diagnostic where it matters) when it is broken or leads
-    /// outside the root. Returns the real path and whether it is a folder.
-    fn follow_link(&mut self, link: &Path, real_root: &Path) -> Option<(PathBuf, bool)> {
+    /// outside the root. Returns the real path and what is there (checked without opening it).
+    fn follow_link(&mut self, link: &Path, real_root: &Path) -> Option<(PathBuf, Target)> {
         let real = match fs::canonicalize(link) {
             Ok(real) => real,
             Err(error) => {
@@ -415,9 +493,28 @@ impl Walk {
             );
             return None;
         }
-        let is_dir = real.is_dir();
-        Some((real, is_dir))
+        let target = match fs::metadata(&real) {
+            Ok(metadata) if metadata.is_dir() => Target::Dir,
+            Ok(metadata) if metadata.is_file() => Target::File,
+            Ok(metadata) => Target::Other(describe(metadata.file_type())),
+            Err(error) => {
+                self.diagnostics.push(Diagnostic::warning(
+                    link,
+                    format!("broken link, skipped: {error}"),
+                ));
+                return None;
+            }
+        };
+        Some((real, target))
     }
+}
+
+/// What a link inside a root leads to.
+enum Target {
+    Dir,
+    File,
+    /// A FIFO, a socket, a device: never opened.
+    Other(&'static str),
 }
 
 /// Whether a folder with this name is walked in a root of this kind.

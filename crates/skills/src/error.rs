@@ -37,6 +37,31 @@ pub enum Error {
         /// The limit.
         limit: u64,
     },
+    /// A file to read is not a regular file (a FIFO, a socket, a device, a folder), or is a link
+    /// to one; it is never opened for reading, so it cannot block or stream without end.
+    #[error(
+        "{}: {}{kind}, not a regular file",
+        path.display(),
+        if *through_link { "a link to " } else { "" }
+    )]
+    NotRegular {
+        /// The file, as it was named.
+        path: PathBuf,
+        /// What it is, in words ("a FIFO").
+        kind: &'static str,
+        /// True when `path` is a link and `kind` describes its target.
+        through_link: bool,
+    },
+    /// A file is over a reading limit; only the limit (plus one byte) was read.
+    #[error("{}: the file is over the {limit}-byte limit ({size} bytes); not read", path.display())]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size, or a lower bound of it.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A path asked for inside a skill leaves the skill's folder.
     #[error(
         "{} is outside the skill folder {}; only files inside a skill's folder may be read through it",
@@ -80,6 +105,8 @@ impl Error {
             Self::Io { path, .. }
             | Self::NotUtf8 { path, .. }
             | Self::BodyTooLarge { path, .. }
+            | Self::NotRegular { path, .. }
+            | Self::FileTooLarge { path, .. }
             | Self::OutsideSkill { path, .. }
             | Self::AlreadyExists { path } => Some(path),
             Self::InvalidName { .. } => None,
@@ -94,11 +121,23 @@ impl Error {
             Self::NotUtf8 { offset, .. } => {
                 format!("not valid UTF-8 (first bad byte at offset {offset}); skipped")
             }
+            Self::NotRegular {
+                kind, through_link, ..
+            } => {
+                let link = if *through_link { "a link to " } else { "" };
+                format!("{link}{kind}, not a regular file; skipped")
+            }
+            Self::FileTooLarge { size, limit, .. } => {
+                format!("the file is over the {limit}-byte limit ({size} bytes); skipped")
+            }
             other => other.to_string(),
         };
         let diagnostic = Diagnostic::error(path, message);
         match self {
             Self::NotUtf8 { .. } => diagnostic.with_hint("save the file as UTF-8"),
+            Self::NotRegular { .. } => diagnostic.with_hint(
+                "skill files are read only from regular files; replace it with one, or remove it",
+            ),
             _ => diagnostic,
         }
     }

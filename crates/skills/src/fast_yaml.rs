@@ -2,16 +2,30 @@
 //! or simply quoted string values, and one level of nested `key: value` mappings (`metadata:`).
 //!
 //! It accepts only text whose meaning under the real YAML parser is certain, and returns `None`
-//! for anything else (block scalars, lists, flow collections, escapes, comments after values,
-//! anything that could be a number, boolean or null, duplicate keys), so the caller falls back
-//! to the real parser. A differential test over the corpus checks that whenever it answers, the
-//! real parser gives the same mapping. It exists because discovery parses thousands of
-//! frontmatters at startup and the real parser costs about 10 µs each.
+//! for anything else (block scalars with subtleties, lists, nested flow collections, escapes,
+//! comments after values, anything that could be a number, boolean or null, duplicate keys), so
+//! the caller falls back to the real parser. In particular it answers only for text whose
+//! whitespace is ASCII spaces and line feeds (no tab, no-break or other Unicode space, no line or
+//! paragraph separator, which the real parser reads as a line break), with no control character
+//! or noncharacter anywhere, and with no line of only spaces inside or after a block scalar
+//! (where the real parser may keep the spaces as content). Differential tests over the corpus and
+//! over thousands of generated documents check that whenever it answers, the real parser gives
+//! the same mapping. It exists because discovery parses thousands of frontmatters at startup and
+//! the real parser costs about 10 µs each. It takes time linear in the text.
 
 use yaml_serde::{Mapping, Value};
 
 /// Parses `yaml` if it is made only of the simple shapes; `None` means "ask the real parser".
 pub(crate) fn parse_simple_mapping(yaml: &str) -> Option<Mapping> {
+    let unsettled = if yaml.is_ascii() {
+        yaml.bytes()
+            .any(|byte| (byte < b' ' && byte != b'\n' && byte != b'\r') || byte == 0x7F)
+    } else {
+        yaml.chars().any(is_unsettled_char)
+    };
+    if unsettled {
+        return None;
+    }
     let lines: Vec<&str> = yaml
         .split('\n')
         .map(|line| line.strip_suffix('\r').unwrap_or(line))
@@ -19,14 +33,16 @@ pub(crate) fn parse_simple_mapping(yaml: &str) -> Option<Mapping> {
     let mut top = Mapping::new();
     // The key of a nested mapping being filled, its indentation, and its entries.
     let mut nested: Option<(String, usize, Mapping)> = None;
+    // After a block scalar, a line of only spaces may belong to it (as content): not ours.
+    let mut after_block_scalar = false;
     let mut index = 0;
     while index < lines.len() {
         let line = lines[index];
         index += 1;
-        if line.contains(['\t', '\r']) {
+        if line.contains(['\t', '\r']) || (after_block_scalar && is_spaces(line)) {
             return None;
         }
-        if line.trim().is_empty() || line.starts_with('#') {
+        if is_blank(line) || line.starts_with('#') {
             continue; // blank and comment lines
         }
         let indent = line.len() - line.trim_start_matches(' ').len();
@@ -52,6 +68,7 @@ pub(crate) fn parse_simple_mapping(yaml: &str) -> Option<Mapping> {
                     Some(style) => {
                         let (text, used) = block_scalar(style, &lines[index..])?;
                         index += used;
+                        after_block_scalar = true;
                         Value::String(text)
                     }
                     None => scalar_value(value)?,
@@ -64,6 +81,29 @@ pub(crate) fn parse_simple_mapping(yaml: &str) -> Option<Mapping> {
         insert(&mut top, key, nested_value(entries)?)?;
     }
     (!top.is_empty()).then_some(top)
+}
+
+/// Characters on which the real parser's reading is not plainly the obvious one: whitespace
+/// other than the ASCII space and line feed (tabs, no-break and other Unicode spaces, NEL, the
+/// line and paragraph separators, which it takes for line breaks), control characters, the byte
+/// order mark, and noncharacters (U+FFFE, U+FFFF and the like, U+FDD0 to U+FDEF), some of which
+/// it refuses.
+fn is_unsettled_char(c: char) -> bool {
+    (c.is_whitespace() && !matches!(c, ' ' | '\n' | '\r'))
+        || (c.is_control() && c != '\n' && c != '\r')
+        || c == '\u{feff}'
+        || ('\u{fdd0}'..='\u{fdef}').contains(&c)
+        || (u32::from(c) & 0xFFFE) == 0xFFFE
+}
+
+/// A line that is empty or only spaces.
+fn is_blank(line: &str) -> bool {
+    line.bytes().all(|b| b == b' ')
+}
+
+/// A line of one space or more and nothing else.
+fn is_spaces(line: &str) -> bool {
+    !line.is_empty() && is_blank(line)
 }
 
 /// `key:` with nothing under it is null: not ours to decide.
@@ -91,17 +131,20 @@ impl BlockStyle {
 }
 
 /// Reads a top-level block scalar from the lines after its header: every line indented the
-/// same, no blank lines inside, no trailing spaces (the cases where folding has no subtleties).
-/// Returns the text and how many lines it used.
+/// same, no blank lines inside, no trailing spaces, no line of only spaces (the cases where
+/// folding has no subtleties). Returns the text and how many lines it used.
 fn block_scalar(style: BlockStyle, lines: &[&str]) -> Option<(String, usize)> {
     let mut content: Vec<&str> = Vec::new();
     let mut indent = 0;
     let mut used = 0;
     for line in lines {
         let this_indent = line.len() - line.trim_start_matches(' ').len();
-        if line.trim().is_empty() {
-            // A blank line may only end the block (before the next key or the end).
-            if lines[used..].iter().all(|rest| rest.trim().is_empty())
+        if is_spaces(line) {
+            return None;
+        }
+        if line.is_empty() {
+            // An empty line may only end the block (before the next key or the end).
+            if lines[used..].iter().all(|rest| rest.is_empty())
                 || lines
                     .get(used + 1)
                     .is_some_and(|next| !next.starts_with(' '))
@@ -270,6 +313,347 @@ fn may_be_number(value: &str) -> bool {
             && unsigned.matches('.').count() <= 1)
 }
 
+/// A deterministic generator of YAML-ish frontmatters for the differential tests here and in
+/// `frontmatter`: keys, plain and quoted scalars, block scalars with their indentation and
+/// blank lines, flow and block lists, comments, multi-line scalars, aliases and near misses,
+/// tabs, Unicode spaces, line and paragraph separators, noncharacters, CRLF.
+#[cfg(test)]
+pub(crate) mod generated {
+    /// A linear congruential generator: the same documents on every run.
+    pub(crate) struct Lcg(u64);
+
+    impl Lcg {
+        pub(crate) fn new(seed: u64) -> Self {
+            Self(seed)
+        }
+
+        pub(crate) fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from(self.0 >> 33).unwrap_or(0) % n
+        }
+
+        fn chance(&mut self, percent: usize) -> bool {
+            self.below(100) < percent
+        }
+
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len())]
+        }
+    }
+
+    /// Aliases are always `*zz…` and anchors `&aa…`, so an alias never resolves: the real parser
+    /// says "unknown anchor" exactly when it meets an alias token.
+    const TAME_KEYS: &[&str] = &[
+        "name",
+        "description",
+        "license",
+        "metadata",
+        "a",
+        "b_c",
+        "x-y",
+    ];
+    const WILD_KEYS: &[&str] = &[
+        "k1", "Name", "yes", "on", "null", "true", "123", "-k", "ké", "\"q\"", "'s'", "[a]", "? a",
+        "*zz", "&aa k", "a b", "- a", "!t k",
+    ];
+    const TAME_WORDS: &[&str] = &[
+        "pdf",
+        "Work with PDF files",
+        "x",
+        "true",
+        "1",
+        "-3",
+        "1.0.2",
+        "Über, 技能",
+        "use *bold* text",
+        "a:b",
+        "a#b",
+        "\"quoted\"",
+        "'it''s'",
+        "[a, b]",
+        "[]",
+        "ends   ",
+        "'*'",
+        "\"*.md\"",
+        "v*",
+    ];
+    const WILD_WORDS: &[&str] = &[
+        "False",
+        "yes",
+        "no",
+        "~",
+        "null",
+        "012",
+        "1.0",
+        "0x1F",
+        "0o7",
+        "1_000",
+        ".inf",
+        "+5",
+        "1e3",
+        "nan",
+        "inf",
+        "a: b",
+        "a #b",
+        "*zz",
+        "*zz*",
+        "* item",
+        "*.md",
+        "*zz.md",
+        "&aa x",
+        "&aa *zz",
+        "!t x",
+        "!t *zz",
+        "!!str 5",
+        "\"*zz\"",
+        "'*zz'",
+        "\"esc \\\" q\"",
+        "\"esc \\\\\"",
+        "'unbalanced",
+        "\"unclosed",
+        "-",
+        "- x",
+        "- *zz",
+        "-x",
+        "?",
+        "? x",
+        ":x",
+        "@x",
+        "`x`",
+        "%x",
+        "[x]",
+        "[a, *zz]",
+        "[*zz]",
+        "[a, [b, c]]",
+        "[a *zz]",
+        "{a: b}",
+        "{a: *zz}",
+        "{*zz: a}",
+        "{}",
+        "a\u{a0}b",
+        "\u{a0}",
+        "a\u{2028}b",
+        "\u{2029}",
+        "a\u{85}b",
+        "\u{3000}x",
+        "x\u{feff}",
+        "\u{fdd0}",
+        "\u{fffe}",
+        "\u{7}",
+        "a\tb",
+        "|",
+        ">",
+        "a, b",
+        "[a, 'b, c']",
+        "[a, , b]",
+        "Use when: *zz",
+        "Use when: x",
+        "x: *zz",
+        "a: b: c",
+        "see *zz",
+        "*zz # c",
+        "x # *zz",
+        "#*zz",
+        "a *zz b",
+        "[a,\n  *zz]",
+        "'a\n  *zz'",
+        "\"a\n  *zz\"",
+        "[a,\n*zz]",
+        "*zz]",
+        "[*zz,",
+    ];
+    const TAME_INDENTS: &[&str] = &["  ", "    "];
+    const WILD_INDENTS: &[&str] = &[" ", "   ", "\t", "\u{a0}", " \t", "", "      "];
+    const TAME_BLANKS: &[&str] = &["", "", " ", "    "];
+    const WILD_BLANKS: &[&str] = &["\t", "\u{a0}", "\u{2028}", "\u{3000}", "\u{85}"];
+    const TAME_HEADERS: &[&str] = &["|", "|-", ">", ">-"];
+    const WILD_HEADERS: &[&str] = &[
+        "|+", ">+", "|2", ">1-", "| # c", "|0", "|-  ", "> *zz", "|\t", "|\u{a0}",
+    ];
+    const TAME_BLOCK_LINES: &[&str] = &["text", "more text", "*bold* text", "a: b", "- item"];
+    const WILD_BLOCK_LINES: &[&str] = &[
+        "*zz",
+        "- *zz",
+        "key: *zz",
+        "[*zz]",
+        "'",
+        "\"",
+        "# not a comment",
+        "ends  ",
+        "---x",
+        "\u{2028}",
+        "a\u{a0}",
+    ];
+
+    /// Picks mostly from `tame`, and from `wild` at the document's rate.
+    struct Picker<'r> {
+        rng: &'r mut Lcg,
+        wild_percent: usize,
+    }
+
+    impl Picker<'_> {
+        fn pick(&mut self, tame: &[&'static str], wild: &[&'static str]) -> &'static str {
+            if self.rng.chance(self.wild_percent) {
+                self.rng.pick(wild)
+            } else {
+                self.rng.pick(tame)
+            }
+        }
+
+        fn key(&mut self) -> &'static str {
+            self.pick(TAME_KEYS, WILD_KEYS)
+        }
+
+        fn word(&mut self) -> &'static str {
+            self.pick(TAME_WORDS, WILD_WORDS)
+        }
+
+        fn indent(&mut self) -> &'static str {
+            self.pick(TAME_INDENTS, WILD_INDENTS)
+        }
+
+        fn blank(&mut self) -> &'static str {
+            self.pick(TAME_BLANKS, WILD_BLANKS)
+        }
+
+        fn value(&mut self, doc: &mut String) {
+            doc.push_str(self.word());
+            if self.rng.chance(self.wild_percent / 2) {
+                doc.push_str(self.rng.pick(&["  ", " # comment *zz", "\t", " ", "#x"]));
+            }
+        }
+
+        fn nested_mapping(&mut self, key: &str, doc: &mut String) {
+            doc.push_str(key);
+            doc.push_str(":\n");
+            let indent = self.indent();
+            for _ in 0..=self.rng.below(3) {
+                let this = if self.rng.chance(90) {
+                    indent
+                } else {
+                    self.indent()
+                };
+                doc.push_str(this);
+                doc.push_str(self.key());
+                doc.push_str(": ");
+                self.value(doc);
+                doc.push('\n');
+            }
+        }
+
+        fn block_scalar(&mut self, key: &str, doc: &mut String) {
+            doc.push_str(key);
+            doc.push_str(": ");
+            doc.push_str(self.pick(TAME_HEADERS, WILD_HEADERS));
+            doc.push('\n');
+            let indent = self.indent();
+            for _ in 0..=self.rng.below(4) {
+                if self.rng.chance(20) {
+                    doc.push_str(self.blank());
+                } else {
+                    let this = if self.rng.chance(85) {
+                        indent
+                    } else {
+                        self.indent()
+                    };
+                    doc.push_str(this);
+                    if self.rng.chance(self.wild_percent) {
+                        doc.push(' ');
+                    }
+                    let line = if self.rng.chance(50) {
+                        self.pick(TAME_BLOCK_LINES, WILD_BLOCK_LINES)
+                    } else {
+                        self.word()
+                    };
+                    doc.push_str(line);
+                }
+                doc.push('\n');
+            }
+        }
+
+        /// A plain or quoted scalar going on over a second line.
+        fn multi_line_scalar(&mut self, key: &str, doc: &mut String) {
+            doc.push_str(key);
+            doc.push_str(": ");
+            let quote = if self.rng.chance(50) {
+                self.rng.pick(&["'", "\""])
+            } else {
+                ""
+            };
+            doc.push_str(quote);
+            self.value(doc);
+            doc.push('\n');
+            doc.push_str(self.indent());
+            self.value(doc);
+            doc.push_str(quote);
+            doc.push('\n');
+        }
+    }
+
+    /// One frontmatter (the YAML between the fences).
+    pub(crate) fn document(rng: &mut Lcg) -> String {
+        let wild_percent = [0, 2, 5, 10, 30, 60][rng.below(6)];
+        let mut p = Picker { rng, wild_percent };
+        let mut doc = String::new();
+        for _ in 0..=p.rng.below(6) {
+            let key = p.key();
+            match p.rng.below(13) {
+                0..=3 => {
+                    doc.push_str(key);
+                    doc.push_str(": ");
+                    p.value(&mut doc);
+                    doc.push('\n');
+                }
+                4 => p.nested_mapping(key, &mut doc),
+                5 | 6 => p.block_scalar(key, &mut doc),
+                7 => {
+                    doc.push_str(key);
+                    doc.push_str(": [");
+                    for item in 0..p.rng.below(4) {
+                        if item > 0 {
+                            doc.push_str(", ");
+                        }
+                        doc.push_str(p.word());
+                    }
+                    doc.push_str("]\n");
+                }
+                8 => {
+                    doc.push_str(key);
+                    doc.push_str(":\n");
+                    let indent = p.rng.pick(&["", "  ", "    "]);
+                    for _ in 0..=p.rng.below(3) {
+                        doc.push_str(indent);
+                        doc.push_str("- ");
+                        p.value(&mut doc);
+                        doc.push('\n');
+                    }
+                }
+                9 => {
+                    let comment = p.pick(
+                        &["# comment *zz", "#", "  # indented", ""],
+                        &["# \u{7}", "#\u{fffe}"],
+                    );
+                    doc.push_str(comment);
+                    doc.push_str(p.blank());
+                    doc.push('\n');
+                }
+                10 | 11 => p.multi_line_scalar(key, &mut doc),
+                _ => {
+                    doc.push_str(p.blank());
+                    doc.push('\n');
+                }
+            }
+        }
+        if p.rng.chance(10) {
+            doc = doc.replace('\n', "\r\n");
+        }
+        doc
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,6 +730,63 @@ mod tests {
             "true: x\n",
             "123: x\n",
             "name: a\ndescription: multi\n  line plain\n",
+        ] {
+            assert!(
+                parse_simple_mapping(yaml).is_none(),
+                "{yaml:?} should fall back"
+            );
+        }
+    }
+
+    /// Thousands of generated documents: whenever the fast path answers, the real parser gives
+    /// the same mapping (and does not fail).
+    #[test]
+    fn generated_documents_agree_with_the_real_parser() {
+        let mut rng = generated::Lcg::new(0x5eed);
+        let (mut total, mut fast) = (0, 0);
+        for _ in 0..50_000 {
+            let yaml = generated::document(&mut rng);
+            total += 1;
+            if let Some(mapping) = parse_simple_mapping(&yaml) {
+                fast += 1;
+                let real = yaml_serde::from_str::<Value>(&yaml);
+                assert!(
+                    matches!(&real, Ok(Value::Mapping(real)) if *real == mapping),
+                    "fast path differs on {yaml:?}:\nfast: {mapping:?}\nreal: {real:?}"
+                );
+            }
+        }
+        eprintln!("fast path answered for {fast} of {total} generated documents");
+        assert!(
+            fast * 10 > total,
+            "the generator should often reach the fast path"
+        );
+    }
+
+    #[test]
+    fn spaces_and_separators_that_the_real_parser_reads_otherwise_fall_back() {
+        for yaml in [
+            // A line of only spaces deeper than the block is content to the real parser.
+            "name: a\ndescription: |\n  text\n   \nlicense: MIT\n",
+            "name: a\ndescription: |\n  text\n   \n",
+            "name: a\ndescription: >\n  text\n\n   \n",
+            "name: a\ndescription: |\n   \n  text\n",
+            "name: a\ndescription: |-\n  text\nlicense: MIT\n  \n",
+            // Unicode spaces and separators.
+            "name: a\n\u{a0}\ndescription: b\n",
+            "name: a\n\u{3000}\ndescription: b\n",
+            "name: a\ndescription: b\u{2028}c\n",
+            "name: a\ndescription: b\u{2029}\n",
+            "name: a\ndescription: b\u{85}c\n",
+            "name: a\nmetadata:\n\u{a0} author: me\n",
+            "name: a\n# comment \u{2028} x: y\ndescription: b\n",
+            // Noncharacters and control characters, even in comments.
+            "name: a\ndescription: b\u{fffe}\n",
+            "name: a\ndescription: b\u{ffff}\n",
+            "name: a\ndescription: b\u{fdd0}\n",
+            "name: a\n# \u{fffe}\ndescription: b\n",
+            "name: a\n# \u{7}\ndescription: b\n",
+            "\u{feff}name: a\n",
         ] {
             assert!(
                 parse_simple_mapping(yaml).is_none(),

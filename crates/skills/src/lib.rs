@@ -30,6 +30,13 @@
 //!
 //! The crate is pure: no async runtime, no network, no printing, no global state (the home
 //! directory comes in through [`Environment`]).
+//!
+//! A repository cannot hang or slow it through the files it reads: only regular files are
+//! opened (a FIFO, socket or device, or a link to one, is reported and never opened; opens do not
+//! block), every read is capped ([`MAX_FRONTMATTER_BYTES`], [`MAX_BODY_BYTES`],
+//! [`MAX_SKILL_FILE_BYTES`], [`MAX_VALIDATED_BYTES`]), walks and listings stop at their bounds
+//! ([`MAX_DIRS_PER_ROOT`], [`MAX_ENTRIES_PER_FOLDER`], [`MAX_LISTING_ENTRIES`]) and never loop
+//! through links, and "did you mean" compares at most [`MAX_SUGGESTION_NAME_CHARS`] characters.
 
 mod catalog;
 pub mod confine;
@@ -41,6 +48,7 @@ mod fast_yaml;
 mod fields;
 mod frontmatter;
 mod load;
+mod regular;
 mod roots;
 mod scaffold;
 mod skill;
@@ -52,23 +60,28 @@ pub use catalog::{
 };
 pub use diagnostic::{Diagnostic, Severity};
 pub use discover::{
-    ALWAYS_SKIPPED, Library, MAX_DEPTH, MAX_DIRS_PER_EXPLICIT_ROOT, MAX_DIRS_PER_ROOT, discover,
-    locate,
+    ALWAYS_SKIPPED, Library, MAX_DEPTH, MAX_DIRS_PER_EXPLICIT_ROOT, MAX_DIRS_PER_ROOT,
+    MAX_ENTRIES_PER_FOLDER, discover, locate,
 };
 pub use error::Error;
 pub use fields::{CLIENT_FIELDS, Frontmatter, SPEC_FIELDS, fold_whitespace, parse_bool};
-pub use frontmatter::FrontmatterStatus;
+pub use frontmatter::{FrontmatterStatus, MAX_YAML_DEPTH};
 pub use load::{
-    Invoker, LoadError, MAX_LISTED_FILES, MAX_NAMES_IN_ERROR, MAX_SKILL_FILE_BYTES,
-    list_skill_files, read_in_skill, render_skill, resolve_in_skill,
+    Invoker, LoadError, MAX_LISTED_FILES, MAX_LISTING_ENTRIES, MAX_NAMES_IN_ERROR,
+    MAX_SKILL_FILE_BYTES, MAX_SUGGESTION_NAME_CHARS, SkillFiles, list_skill_files, read_in_skill,
+    render_skill, resolve_in_skill, skill_files,
 };
 pub use roots::{
     Environment, PROJECT_ROOT_DIRS, PROJECT_TOP_DIR, Root, RootKind, USER_ROOT_DIRS, default_roots,
     find_git_root, resolve_roots,
 };
 pub use scaffold::scaffold_skill;
-pub use skill::{FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, SKILL_FILE_NAMES, Skill, SkillLocation};
+pub use skill::{
+    FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, MAX_FRONTMATTER_BYTES, SKILL_FILE_NAMES, Skill,
+    SkillLocation,
+};
 pub use validate::{
-    MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, RECOMMENDED_MAX_BODY_LINES,
-    Validation, find_skill_file, name_problems, validate_file, validate_path, validate_text,
+    MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_VALIDATED_BYTES,
+    RECOMMENDED_MAX_BODY_LINES, Validation, find_skill_file, name_problems, validate_file,
+    validate_path, validate_text,
 };

@@ -1,5 +1,7 @@
 //! Layer 2 (a skill's body, as the model receives it) and Layer 3 (paths inside a skill).
 
+use std::collections::HashSet;
+use std::ffi::OsString;
 use std::fmt;
 use std::fmt::Write as _;
 use std::fs;
@@ -7,18 +9,26 @@ use std::path::{Path, PathBuf};
 
 use crate::confine::{Beneath, ConfineError, normalize};
 
+use crate::diagnostic::Diagnostic;
 use crate::discover::Library;
 use crate::error::Error;
+use crate::regular::describe;
 use crate::skill::{SKILL_FILE_NAMES, Skill};
+use crate::validate::MAX_NAME_CHARS;
 
 /// How many of a skill's own files are listed when it loads.
 pub const MAX_LISTED_FILES: usize = 50;
-/// How many entries the file listing walks at most (the rest are only counted as unknown).
-const MAX_FILES_WALKED: usize = 10_000;
+/// How many folder entries listing a skill's files reads at most, in all its folders; past it
+/// the listing stops, and the count of files is a lower bound ("at least N more").
+pub const MAX_LISTING_ENTRIES: usize = 2_000;
 /// How many names an unknown-skill error lists.
 pub const MAX_NAMES_IN_ERROR: usize = 100;
 /// How many "did you mean" suggestions an unknown-skill error makes.
 const MAX_SUGGESTIONS: usize = 3;
+/// The longest name, in characters, that "did you mean" compares or an unknown-skill error
+/// repeats: twice the longest valid name. A longer name asked for gets no suggestion, and
+/// longer names in the library are not suggested.
+pub const MAX_SUGGESTION_NAME_CHARS: usize = 2 * MAX_NAME_CHARS;
 
 /// Who asks for a skill: the model may not load `disable-model-invocation` skills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +73,11 @@ impl fmt::Display for LoadError {
                 available,
                 suggestions,
             } => {
-                write!(f, "Error: Unknown skill '{name}'. Available: ")?;
+                write!(
+                    f,
+                    "Error: Unknown skill '{}'. Available: ",
+                    shown_name(name)
+                )?;
                 if available.is_empty() {
                     write!(f, "(none)")?;
                 } else {
@@ -125,7 +139,7 @@ impl Library {
 /// read), wrapped in `<skill name="…">`.
 pub fn render_skill(skill: &Skill) -> Result<String, Error> {
     let body = skill.read_body()?;
-    let (files, total) = list_skill_files(&skill.dir);
+    let listing = skill_files(&skill.dir);
     let mut text = String::with_capacity(body.len() + 512);
     let _ = writeln!(
         text,
@@ -140,66 +154,204 @@ pub fn render_skill(skill: &Skill) -> Result<String, Error> {
     text.push_str(
         "Relative paths in this skill (scripts/, references/, assets/, …) resolve against that folder.\n",
     );
-    if !files.is_empty() {
+    if !listing.files.is_empty() {
         text.push_str("Files in the skill folder (not loaded; read or run them when needed):\n");
-        for file in &files {
+        for file in &listing.files {
             let _ = writeln!(text, "- {file}");
         }
-        if total > files.len() {
-            let _ = writeln!(text, "- … and {} more", total - files.len());
+        let more = listing.total - listing.files.len();
+        if !listing.complete {
+            if more > 0 {
+                let _ = writeln!(text, "- … and at least {more} more (not all counted)");
+            } else {
+                text.push_str("- … and possibly more (not all counted)\n");
+            }
+        } else if more > 0 {
+            let _ = writeln!(text, "- … and {more} more");
         }
     }
     text.push_str("</skill>");
     Ok(text)
 }
 
+/// A skill's own files, as listed when it loads ([`skill_files`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillFiles {
+    /// Paths relative to the skill's folder, `/`-separated, sorted: at most
+    /// [`MAX_LISTED_FILES`], the first met in a walk in name order.
+    pub files: Vec<String>,
+    /// How many files were counted in all (`files` included).
+    pub total: usize,
+    /// False when the walk stopped at [`MAX_LISTING_ENTRIES`]: `total` is then a lower bound.
+    pub complete: bool,
+    /// Entries left out that are worth a word: FIFOs, sockets, devices and links to them,
+    /// folders that could not be read.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
 /// The skill's own files, relative to its folder, sorted, at most [`MAX_LISTED_FILES`], and how
-/// many there are in all. The skill file, hidden entries and links that leave the folder are
-/// left out.
+/// many there are in all (a lower bound when the listing stopped at [`MAX_LISTING_ENTRIES`]).
+/// See [`skill_files`].
 pub fn list_skill_files(dir: &Path) -> (Vec<String>, usize) {
+    let listing = skill_files(dir);
+    (listing.files, listing.total)
+}
+
+/// One folder being listed: its path relative to the skill, and its entries not yet visited, in
+/// reverse name order (so the next is popped from the end).
+struct Frame {
+    relative: PathBuf,
+    real: PathBuf,
+    entries: Vec<(OsString, fs::FileType)>,
+}
+
+/// Lists a skill's own files without reading any. The skill file, hidden entries, links that
+/// leave the folder, and anything but regular files (FIFOs, sockets, devices, and links to them)
+/// are left out. The walk goes depth first in name order; it reads at most
+/// [`MAX_LISTING_ENTRIES`] entries, keeps the first [`MAX_LISTED_FILES`] files and only counts
+/// the rest. Links inside the folder are followed, but each real folder is walked once, so a
+/// link loop ends.
+pub fn skill_files(dir: &Path) -> SkillFiles {
     let real_dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let mut found = Vec::new();
-    let mut stack = vec![PathBuf::new()];
-    let mut walked = 0;
-    while let Some(relative) = stack.pop() {
-        let Ok(entries) = fs::read_dir(real_dir.join(&relative)) else {
+    let mut listing = SkillFiles {
+        complete: true,
+        ..SkillFiles::default()
+    };
+    let mut visited = HashSet::new();
+    let mut budget = MAX_LISTING_ENTRIES;
+    let mut stack = Vec::new();
+    if let Ok(metadata) = fs::metadata(&real_dir) {
+        visited.insert(folder_id(&metadata, &real_dir));
+    }
+    if let Some(frame) = read_folder(PathBuf::new(), real_dir.clone(), &mut budget, &mut listing) {
+        stack.push(frame);
+    }
+    while let Some(frame) = stack.last_mut() {
+        let Some((name, file_type)) = frame.entries.pop() else {
+            stack.pop();
             continue;
         };
-        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-        entries.sort_by_key(fs::DirEntry::file_name);
-        let mut subdirs = Vec::new();
-        for entry in entries {
-            walked += 1;
-            if walked > MAX_FILES_WALKED {
-                break;
-            }
-            let name = entry.file_name();
-            let name_text = name.to_string_lossy();
-            if name_text.starts_with('.') {
-                continue;
-            }
-            let path = entry.path();
+        let relative = frame.relative.join(&name);
+        let path = frame.real.join(&name);
+        let at_top = frame.relative.as_os_str().is_empty();
+        if name.as_encoded_bytes().first() == Some(&b'.') {
+            continue;
+        }
+        let (real, kind, link_target) = if file_type.is_symlink() {
             let Ok(real) = fs::canonicalize(&path) else {
-                continue;
+                continue; // a broken link
             };
             if !real.starts_with(&real_dir) {
+                continue; // leads out of the skill
+            }
+            let Ok(metadata) = fs::metadata(&real) else {
+                continue;
+            };
+            (real, metadata.file_type(), Some(metadata))
+        } else {
+            (path, file_type, None)
+        };
+        if kind.is_dir() {
+            let metadata = match link_target {
+                Some(metadata) => Ok(metadata),
+                None => fs::symlink_metadata(&real),
+            };
+            let Ok(metadata) = metadata else {
+                continue;
+            };
+            if !visited.insert(folder_id(&metadata, &real)) {
+                continue; // walked already: a link loop, or a second link to it
+            }
+            if budget == 0 {
+                // Not read: the entries already read are still counted.
+                listing.complete = false;
                 continue;
             }
-            let child = relative.join(&name);
-            if real.is_dir() {
-                subdirs.push(child);
-            } else if !(relative.as_os_str().is_empty()
-                && SKILL_FILE_NAMES.contains(&name_text.as_ref()))
-            {
-                found.push(child.to_string_lossy().replace('\\', "/"));
+            if let Some(frame) = read_folder(relative, real, &mut budget, &mut listing) {
+                stack.push(frame);
             }
+        } else if kind.is_file() {
+            let name_text = name.to_string_lossy();
+            if at_top && SKILL_FILE_NAMES.contains(&name_text.as_ref()) {
+                continue;
+            }
+            listing.total += 1;
+            if listing.files.len() < MAX_LISTED_FILES {
+                listing
+                    .files
+                    .push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        } else {
+            listing.diagnostics.push(Diagnostic::warning(
+                dir.join(&relative),
+                format!(
+                    "{}{}, not a regular file; not listed",
+                    if link_target.is_some() {
+                        "a link to "
+                    } else {
+                        ""
+                    },
+                    describe(kind)
+                ),
+            ));
         }
-        stack.extend(subdirs.into_iter().rev());
     }
-    found.sort();
-    let total = found.len();
-    found.truncate(MAX_LISTED_FILES);
-    (found, total)
+    listing.files.sort();
+    listing
+}
+
+/// Reads a folder's entries, at most `budget` of them (spent), in reverse name order. Marks the
+/// listing incomplete when the budget ran out before the folder did.
+fn read_folder(
+    relative: PathBuf,
+    real: PathBuf,
+    budget: &mut usize,
+    listing: &mut SkillFiles,
+) -> Option<Frame> {
+    let reader = match fs::read_dir(&real) {
+        Ok(reader) => reader,
+        Err(error) => {
+            listing.diagnostics.push(Diagnostic::warning(
+                &real,
+                format!("cannot read folder: {error}"),
+            ));
+            return None;
+        }
+    };
+    let mut entries = Vec::new();
+    for entry in reader {
+        if *budget == 0 {
+            listing.complete = false;
+            break;
+        }
+        *budget -= 1;
+        let Ok(entry) = entry else {
+            continue;
+        };
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
+        entries.push((entry.file_name(), file_type));
+    }
+    entries.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    Some(Frame {
+        relative,
+        real,
+        entries,
+    })
+}
+
+/// What identifies a folder, however it is reached: its device and inode on Unix, else its real
+/// path.
+#[cfg(unix)]
+fn folder_id(metadata: &fs::Metadata, _real: &Path) -> (u64, u64, PathBuf) {
+    use std::os::unix::fs::MetadataExt as _;
+    (metadata.dev(), metadata.ino(), PathBuf::new())
+}
+
+#[cfg(not(unix))]
+fn folder_id(_metadata: &fs::Metadata, real: &Path) -> (u64, u64, PathBuf) {
+    (0, 0, real.to_path_buf())
 }
 
 /// The largest skill file [`read_in_skill`] reads.
@@ -266,22 +418,45 @@ fn confine_error(skill_dir: &Path, requested: &Path, error: ConfineError) -> Err
     }
 }
 
-/// Names close to `name`: by edit distance, or containing it.
+/// A name as an unknown-skill error repeats it: at most [`MAX_SUGGESTION_NAME_CHARS`]
+/// characters.
+fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.char_indices().nth(MAX_SUGGESTION_NAME_CHARS) {
+        Some((cut, _)) => format!("{}…", &name[..cut]).into(),
+        None => name.into(),
+    }
+}
+
+/// The name's characters, lowercased, when it has at most [`MAX_SUGGESTION_NAME_CHARS`]; `None`
+/// for a longer one, found without reading more than four bytes a character allows.
+fn comparable(name: &str) -> Option<Vec<char>> {
+    if name.len() > 4 * MAX_SUGGESTION_NAME_CHARS {
+        return None;
+    }
+    let chars: Vec<char> = name.to_lowercase().chars().collect();
+    (chars.len() <= MAX_SUGGESTION_NAME_CHARS).then_some(chars)
+}
+
+/// Names close to `name`: by edit distance, or containing it. The work is bounded whatever the
+/// input: a name over [`MAX_SUGGESTION_NAME_CHARS`] gets no suggestion, longer candidates are
+/// skipped, and each distance is computed only within its threshold.
 fn suggest(name: &str, available: &[String]) -> Vec<String> {
-    let wanted = name.to_lowercase();
-    let threshold = (wanted.chars().count() / 3).max(2);
+    let Some(wanted) = comparable(name) else {
+        return Vec::new();
+    };
+    let wanted_text: String = wanted.iter().collect();
+    let threshold = (wanted.len() / 3).max(2);
     let mut scored: Vec<(usize, &String)> = available
         .iter()
         .filter_map(|candidate| {
-            let lower = candidate.to_lowercase();
-            let distance = edit_distance(&wanted, &lower);
-            if distance <= threshold {
-                Some((distance, candidate))
-            } else if wanted.len() >= 3 && (lower.contains(&wanted) || wanted.contains(&lower)) {
-                Some((threshold + 1, candidate))
-            } else {
-                None
+            let lower = comparable(candidate)?;
+            if let Some(distance) = edit_distance_within(&wanted, &lower, threshold) {
+                return Some((distance, candidate));
             }
+            let lower_text: String = lower.iter().collect();
+            (wanted_text.len() >= 3
+                && (lower_text.contains(&wanted_text) || wanted_text.contains(&lower_text)))
+            .then_some((threshold + 1, candidate))
         })
         .collect();
     scored.sort();
@@ -292,31 +467,127 @@ fn suggest(name: &str, available: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        current[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+/// Levenshtein distance over characters when it is at most `limit`, else `None`. Only the band
+/// of cells within `limit` of the diagonal is computed, and the work stops as soon as a row
+/// exceeds the limit: at most `a.len() × (2 × limit + 1)` cells.
+fn edit_distance_within(a: &[char], b: &[char], limit: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > limit {
+        return None;
+    }
+    let over = limit + 1;
+    let mut previous: Vec<usize> = (0..=b.len()).map(|j| j.min(over)).collect();
+    let mut current = vec![over; b.len() + 1];
+    for (i, &ca) in a.iter().enumerate() {
+        let row = i + 1;
+        let low = row.saturating_sub(limit).max(1);
+        let high = (row + limit).min(b.len());
+        current[0] = row.min(over);
+        current[low - 1] = if low == 1 { current[0] } else { over };
+        let mut best = current[low - 1];
+        for j in low..=high {
+            let substitution = previous[j - 1] + usize::from(ca != b[j - 1]);
+            let cell = substitution
+                .min(previous[j] + 1)
+                .min(current[j - 1] + 1)
+                .min(over);
+            current[j] = cell;
+            best = best.min(cell);
+        }
+        if high < b.len() {
+            current[high + 1] = over;
+        }
+        if best > limit {
+            return None;
         }
         std::mem::swap(&mut previous, &mut current);
     }
-    previous[b.len()]
+    let distance = previous[b.len()];
+    (distance <= limit).then_some(distance)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn distance(a: &str, b: &str, limit: usize) -> Option<usize> {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        edit_distance_within(&a, &b, limit)
+    }
+
+    /// The plain dynamic programme, to check the banded one against.
+    fn full_distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut previous: Vec<usize> = (0..=b.len()).collect();
+        let mut current = vec![0; b.len() + 1];
+        for (i, ca) in a.chars().enumerate() {
+            current[0] = i + 1;
+            for (j, &cb) in b.iter().enumerate() {
+                let substitution = previous[j] + usize::from(ca != cb);
+                current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+            }
+            std::mem::swap(&mut previous, &mut current);
+        }
+        previous[b.len()]
+    }
+
     #[test]
     fn edit_distances() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("pdf", "pdf"), 0);
+        assert_eq!(distance("kitten", "sitting", 3), Some(3));
+        assert_eq!(distance("kitten", "sitting", 2), None);
+        assert_eq!(distance("", "abc", 3), Some(3));
+        assert_eq!(distance("pdf", "pdf", 2), Some(0));
+        assert_eq!(distance("abc", "", 2), None);
+        let words = [
+            "",
+            "a",
+            "ab",
+            "pdf",
+            "pfd",
+            "pdf-forms",
+            "pdf-form",
+            "forms",
+            "docx",
+            "pptx",
+            "kitten",
+            "sitting",
+            "kubernetes",
+            "flaw",
+            "lawn",
+            "aaaa",
+            "bbbbbb",
+            "abcdefgh",
+            "hgfedcba",
+            "мой-навык",
+            "мой-навк",
+        ];
+        for a in words {
+            for b in words {
+                let full = full_distance(a, b);
+                for limit in 0..10 {
+                    let expected = (full <= limit).then_some(full);
+                    assert_eq!(distance(a, b, limit), expected, "{a:?} {b:?} {limit}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn long_names_get_no_suggestion_and_are_shown_cut() {
+        let names: Vec<String> = vec!["pdf".into(), "x".repeat(MAX_SUGGESTION_NAME_CHARS + 1)];
+        let long = "p".repeat(1 << 20);
+        assert!(suggest(&long, &names).is_empty());
+        // A long candidate is never compared, even with itself.
+        assert!(suggest(&names[1], &names).is_empty());
+        assert_eq!(
+            suggest(&"x".repeat(MAX_SUGGESTION_NAME_CHARS), &names),
+            Vec::<String>::new()
+        );
+        assert_eq!(suggest("pdff", &names), ["pdf"]);
+        let shown = shown_name(&long);
+        assert_eq!(shown.chars().count(), MAX_SUGGESTION_NAME_CHARS + 1);
+        assert!(shown.ends_with('…'));
+        assert_eq!(shown_name("pdf"), "pdf");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! One skill: its fields, where it lives, and how its file is read.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -8,12 +9,23 @@ use crate::diagnostic::Diagnostic;
 use crate::dir::DirHandle;
 use crate::error::Error;
 use crate::fields::{Frontmatter, fold_whitespace};
-use crate::frontmatter::{FrontmatterStatus, parse_document};
+use crate::frontmatter::{FrontmatterStatus, Split, parse_document, split};
+use crate::regular::{check_opened, open_no_follow, open_regular, read_capped, reported_size};
 use crate::roots::RootKind;
 
-/// How many bytes of each `SKILL.md` discovery reads: enough for nearly every frontmatter.
-/// When the closing `---` lies beyond it, the whole file is read.
+/// How many bytes of each `SKILL.md` discovery reads first: enough for nearly every
+/// frontmatter. When the closing `---` lies beyond it, reading goes on, up to
+/// [`MAX_FRONTMATTER_BYTES`] and a little more.
 pub const FRONTMATTER_PREFIX_BYTES: usize = 4096;
+
+/// The longest frontmatter (the YAML between the `---` lines) that is parsed, in bytes. A longer
+/// one is not parsed: the skill is skipped with a diagnostic giving the size and this limit.
+/// Discovery reads at most this many bytes of a skill file, plus [`FRONTMATTER_PREFIX_BYTES`]
+/// for the opening and closing lines and the start of the body.
+pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
+
+/// How many bytes of a skill file discovery reads at most.
+const MAX_DISCOVERY_READ_BYTES: usize = MAX_FRONTMATTER_BYTES + FRONTMATTER_PREFIX_BYTES;
 
 /// The largest body `load` will hand to a model (about 50,000 tokens). The specification asks
 /// for bodies under 5,000 tokens; larger ones are refused with a message saying how to read them.
@@ -59,30 +71,33 @@ impl Skill {
     }
 
     /// Reads the body (frontmatter removed, surrounding blank lines trimmed) from disk, so an
-    /// edited body shows without a restart.
+    /// edited body shows without a restart. The file must be a regular file (or a link to one);
+    /// at most [`MAX_BODY_BYTES`] and one more byte are read.
     pub fn read_body(&self) -> Result<String, Error> {
-        let size = std::fs::metadata(&self.file)
-            .map_err(|source| Error::io(&self.file, source))?
-            .len();
-        if size > MAX_BODY_BYTES {
+        let path = &self.file;
+        let mut file = open_regular(path)?;
+        let mut bytes = Vec::new();
+        let over = read_capped(&mut file, &mut bytes, MAX_BODY_BYTES)
+            .map_err(|source| Error::io(path, source))?;
+        if over {
             return Err(Error::BodyTooLarge {
-                path: self.file.clone(),
-                size,
+                path: path.clone(),
+                size: reported_size(&file).max(MAX_BODY_BYTES + 1),
                 limit: MAX_BODY_BYTES,
             });
         }
-        let text = read_text(&self.file)?;
-        Ok(trim_blank_lines(parse_document(&text).body).to_string())
+        let text = String::from_utf8(bytes).map_err(|error| Error::NotUtf8 {
+            path: path.clone(),
+            offset: error.utf8_error().valid_up_to(),
+        })?;
+        // Only the body is needed: split, without parsing the YAML.
+        let body = match split(&text) {
+            Split::Missing { body } | Split::Unclosed { body, .. } | Split::Closed { body, .. } => {
+                body
+            }
+        };
+        Ok(trim_blank_lines(body).to_string())
     }
-}
-
-/// Reads a whole file as UTF-8, naming the file in every error.
-pub(crate) fn read_text(path: &Path) -> Result<String, Error> {
-    let bytes = std::fs::read(path).map_err(|source| Error::io(path, source))?;
-    String::from_utf8(bytes).map_err(|error| Error::NotUtf8 {
-        path: path.to_path_buf(),
-        offset: error.utf8_error().valid_up_to(),
-    })
 }
 
 /// Trims blank lines (and trailing whitespace) around a body, keeping the first line's indent.
@@ -109,49 +124,41 @@ pub struct SkillLocation {
     pub root_kind: RootKind,
 }
 
+/// How the reader opens a skill file the walk found.
+#[derive(Debug, Clone)]
+pub(crate) enum Opener {
+    /// By its name in its open folder, not following a link there.
+    InDir(DirHandle, OsString),
+    /// At its real path (it was found through a link, resolved and checked), not following a
+    /// link there.
+    Resolved(PathBuf),
+}
+
+impl Opener {
+    /// Opens the file for reading: never blocking, never through a link swapped in since the
+    /// walk, and only when it is a regular file. `shown` is the path errors name.
+    fn open(&self, shown: &Path) -> Result<File, Error> {
+        let (opened, through_link) = match self {
+            Self::InDir(dir, name) => (dir.open_file(name), false),
+            Self::Resolved(real) => (open_no_follow(real), true),
+        };
+        let file = opened.map_err(|source| Error::io(shown, source))?;
+        check_opened(file, shown, through_link)
+    }
+}
+
 /// Reads a skill's frontmatter from a bounded prefix of its file. The prefix decides only when it
 /// shows a closed frontmatter with a description, in valid UTF-8; anything else (a frontmatter
 /// longer than the prefix, a description taken from the body, a character cut at the boundary,
-/// an encoding error) reads the whole file. A file that cannot be read or is not UTF-8 gives a
-/// diagnostic instead of a skill.
-pub(crate) fn read_skill(
-    location: SkillLocation,
-    dir: Option<&DirHandle>,
-) -> Result<Skill, Diagnostic> {
-    if let Some(prefix) = read_prefix(&location.file, dir)? {
-        let skill = skill_from_text(location, &prefix);
-        let settled = matches!(
-            skill.status,
-            FrontmatterStatus::Parsed | FrontmatterStatus::RecoveredByQuoting { .. }
-        ) && skill.frontmatter.description.is_some();
-        if settled {
-            return Ok(skill);
-        }
-        let location = SkillLocation {
-            file: skill.file,
-            dir: skill.dir,
-            root: skill.root,
-            root_kind: skill.root_kind,
-        };
-        return whole_file_skill(location);
-    }
-    whole_file_skill(location)
-}
-
-fn whole_file_skill(location: SkillLocation) -> Result<Skill, Diagnostic> {
-    let text = read_text(&location.file).map_err(|error| error.to_diagnostic())?;
-    Ok(skill_from_text(location, &text))
-}
-
-/// Up to [`FRONTMATTER_PREFIX_BYTES`] of the file in one read, ending at a line end when the
-/// file may go on; `None` when they are not valid UTF-8.
-fn read_prefix(path: &Path, dir: Option<&DirHandle>) -> Result<Option<String>, Diagnostic> {
-    let io_error = |source| Error::io(path, source).to_diagnostic();
-    let opened = match (dir, path.file_name()) {
-        (Some(dir), Some(name)) => dir.open_file(name),
-        _ => File::open(path),
-    };
-    let mut file = opened.map_err(io_error)?;
+/// an encoding error) reads on, from the same open file, up to [`MAX_FRONTMATTER_BYTES`] and
+/// [`FRONTMATTER_PREFIX_BYTES`] more: never the whole file. A file that cannot be read, is not a
+/// regular file, is not UTF-8 or has a frontmatter over the limit gives a diagnostic instead of
+/// a skill.
+pub(crate) fn read_skill(location: SkillLocation, opener: &Opener) -> Result<Skill, Diagnostic> {
+    let mut file = opener
+        .open(&location.file)
+        .map_err(|error| error.to_diagnostic())?;
+    let io_error = |source| Error::io(&location.file, source).to_diagnostic();
     let mut bytes = vec![0; FRONTMATTER_PREFIX_BYTES];
     let length = loop {
         match file.read(&mut bytes) {
@@ -161,16 +168,103 @@ fn read_prefix(path: &Path, dir: Option<&DirHandle>) -> Result<Option<String>, D
         }
     };
     bytes.truncate(length);
-    if length == FRONTMATTER_PREFIX_BYTES {
-        // The last line may go on past the prefix: leave it out, so a cut line is never taken
-        // for a closing `---` and no character is cut in two.
-        let keep = bytes
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |newline| newline + 1);
-        bytes.truncate(keep);
+    let location = if let Some(prefix) = prefix_text(&bytes, length == FRONTMATTER_PREFIX_BYTES) {
+        let skill = skill_from_text(location, prefix);
+        let settled = matches!(
+            skill.status,
+            FrontmatterStatus::Parsed | FrontmatterStatus::RecoveredByQuoting { .. }
+        ) && skill.frontmatter.description.is_some();
+        if settled {
+            return Ok(skill);
+        }
+        SkillLocation {
+            file: skill.file,
+            dir: skill.dir,
+            root: skill.root,
+            root_kind: skill.root_kind,
+        }
+    } else {
+        location
+    };
+    let limit = u64::try_from(MAX_DISCOVERY_READ_BYTES).unwrap_or(u64::MAX);
+    let cut = read_capped(&mut file, &mut bytes, limit)
+        .map_err(|error| Error::io(&location.file, error).to_diagnostic())?;
+    if cut {
+        // The last line may go on: leave it out (see `prefix_text`).
+        bytes.truncate(after_last_newline(&bytes));
     }
-    Ok(String::from_utf8(bytes).ok())
+    let text = String::from_utf8(bytes).map_err(|error| {
+        Error::NotUtf8 {
+            path: location.file.clone(),
+            offset: error.utf8_error().valid_up_to(),
+        }
+        .to_diagnostic()
+    })?;
+    match split(&text) {
+        Split::Closed { yaml, .. } if yaml.len() > MAX_FRONTMATTER_BYTES => Err(
+            frontmatter_too_large(&location.file, FrontmatterSize::Closed(yaml.len())),
+        ),
+        Split::Unclosed { .. } if cut => Err(frontmatter_too_large(
+            &location.file,
+            FrontmatterSize::NotClosedWithin {
+                read: text.len(),
+                file: reported_size(&file),
+            },
+        )),
+        _ => Ok(skill_from_text(location, &text)),
+    }
+}
+
+/// The prefix as text, ending at a line end when the file may go on; `None` when it is not
+/// valid UTF-8.
+fn prefix_text(bytes: &[u8], may_go_on: bool) -> Option<&str> {
+    // The last line may go on past the prefix: leave it out, so a cut line is never taken for
+    // a closing `---` and no character is cut in two.
+    let keep = if may_go_on {
+        after_last_newline(bytes)
+    } else {
+        bytes.len()
+    };
+    std::str::from_utf8(&bytes[..keep]).ok()
+}
+
+/// The length of `bytes` up to and including its last `\n` (0 without one).
+fn after_last_newline(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |newline| newline + 1)
+}
+
+/// How long a frontmatter over [`MAX_FRONTMATTER_BYTES`] is, as far as it was read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FrontmatterSize {
+    /// Closed, with this many bytes between the `---` lines.
+    Closed(usize),
+    /// No closing line in the first `read` bytes of a file of `file` bytes.
+    NotClosedWithin {
+        /// Bytes read.
+        read: usize,
+        /// The file's size.
+        file: u64,
+    },
+}
+
+/// The diagnostic for a frontmatter over [`MAX_FRONTMATTER_BYTES`]: it is not parsed.
+pub(crate) fn frontmatter_too_large(path: &Path, size: FrontmatterSize) -> Diagnostic {
+    let message = match size {
+        FrontmatterSize::Closed(bytes) => format!(
+            "frontmatter is {bytes} bytes, over the {MAX_FRONTMATTER_BYTES}-byte limit; not parsed, skipped"
+        ),
+        FrontmatterSize::NotClosedWithin { read, file } => format!(
+            "frontmatter has no closing --- in the first {read} bytes of this {file}-byte file: it is unclosed or over the {MAX_FRONTMATTER_BYTES}-byte limit; not parsed, skipped"
+        ),
+    };
+    Diagnostic::error(path, message)
+        .with_line(Some(1))
+        .with_hint(
+            "keep the frontmatter to a few short fields, end it with a line '---', and move long text into the body or references/",
+        )
 }
 
 /// Builds a skill from its file's text, leniently: every problem becomes a diagnostic.

@@ -17,10 +17,15 @@ use yaml_serde::Mapping;
 
 use crate::diagnostic::Diagnostic;
 use crate::discover::locate;
+use crate::error::Error;
 use crate::fields::{CLIENT_FIELDS, Frontmatter, SPEC_FIELDS, scalar_string};
-use crate::frontmatter::parse_document;
+use crate::frontmatter::{Split, parse_document, split};
+use crate::regular::{describe, read_text_capped};
 use crate::roots::{Root, RootKind};
-use crate::skill::{SKILL_FILE_NAMES, folder_name, read_text, structural_diagnostic};
+use crate::skill::{
+    FrontmatterSize, MAX_FRONTMATTER_BYTES, SKILL_FILE_NAMES, folder_name, frontmatter_too_large,
+    structural_diagnostic,
+};
 
 /// The longest name the specification allows, in characters.
 pub const MAX_NAME_CHARS: usize = 64;
@@ -30,6 +35,8 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 /// The body length the specification recommends staying under, in lines.
 pub const RECOMMENDED_MAX_BODY_LINES: usize = 500;
+/// The largest skill file validation reads, in bytes; a larger one is an error, not read.
+pub const MAX_VALIDATED_BYTES: u64 = 20 * 1024 * 1024;
 
 /// The verdict on one skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +78,18 @@ pub fn validate_path(path: &Path) -> Vec<Validation> {
     if path.is_file() {
         let dir = path.parent().unwrap_or(Path::new("."));
         return vec![validate_file(path, dir)];
+    }
+    if let Ok(metadata) = std::fs::metadata(path)
+        && !metadata.is_dir()
+    {
+        // A FIFO, a socket, a device: never opened.
+        let through_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink());
+        let error = Error::NotRegular {
+            path: path.to_path_buf(),
+            kind: describe(metadata.file_type()),
+            through_link,
+        };
+        return vec![single(path, error.to_diagnostic())];
     }
     if let Some(file) = find_skill_file(path) {
         return vec![validate_file(&file, path)];
@@ -140,16 +159,26 @@ fn warn_duplicate_names(validations: &mut [Validation]) {
     }
 }
 
-/// Validates one skill file, whose folder is `dir`.
+/// Validates one skill file, whose folder is `dir`. Only a regular file (or a link to one) of
+/// at most [`MAX_VALIDATED_BYTES`] is read; anything else is an error naming the file.
 pub fn validate_file(file: &Path, dir: &Path) -> Validation {
-    match read_text(file) {
+    match read_text_capped(file, MAX_VALIDATED_BYTES) {
         Ok(text) => validate_text(&text, file, dir),
         Err(error) => single(file, error.to_diagnostic()),
     }
 }
 
-/// Validates the text of a skill file.
+/// Validates the text of a skill file. A frontmatter over [`MAX_FRONTMATTER_BYTES`] is an error
+/// and is not parsed.
 pub fn validate_text(text: &str, file: &Path, dir: &Path) -> Validation {
+    if let Split::Closed { yaml, .. } = split(text)
+        && yaml.len() > MAX_FRONTMATTER_BYTES
+    {
+        return single(
+            file,
+            frontmatter_too_large(file, FrontmatterSize::Closed(yaml.len())),
+        );
+    }
     let document = parse_document(text);
     let mut diagnostics = Vec::new();
     let structural = structural_diagnostic(&document.status, file);

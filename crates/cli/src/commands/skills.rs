@@ -60,17 +60,18 @@ fn list(context: &Context, json: bool) -> anyhow::Result<ExitCode> {
 
 /// Where skillet looked, for a list that came back empty.
 fn no_skills_found(context: &Context) -> String {
-    let mut text = String::from("no skills found; looked in:");
-    for root in &context.roots {
-        let state = if root.path.is_dir() { "" } else { " (absent)" };
-        text.push_str(&format!(
-            "\n  {} ({}){state}",
-            root.path.display(),
-            root.kind.as_str()
-        ));
-    }
-    text.push_str("\n  hint: `skillet skills new NAME` creates one in .agents/skills");
-    text
+    let roots: Vec<String> = context
+        .roots
+        .iter()
+        .map(|root| {
+            let state = if root.path.is_dir() { "" } else { " (absent)" };
+            format!("  {} ({}){state}", root.path.display(), root.kind.as_str())
+        })
+        .collect();
+    format!(
+        "no skills found; looked in:\n{}\n  hint: `skillet skills new NAME` creates one in .agents/skills",
+        roots.join("\n")
+    )
 }
 
 fn write_table(out: &mut impl Write, library: &Library) -> io::Result<()> {
