@@ -16,6 +16,9 @@ use skillet_llm::{ProviderKind, defaults};
 use crate::args::{AgentArgs, CatalogArg, ProviderArg, SkillMatchArg};
 use crate::env;
 
+/// The largest config file read.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// The config file's name, in the project root and in the user config folder.
 pub const CONFIG_FILE: &str = "skillet.toml";
 /// The model used with Anthropic when none is configured.
@@ -81,19 +84,37 @@ pub const PROJECT_REFUSED: [&str; 6] = [
 
 impl FileConfig {
     /// Reads one file; a missing file is an empty config.
+    /// Only a regular file of at most [`MAX_CONFIG_BYTES`] is read: a repository's FIFO named
+    /// `skillet.toml` must not hang skillet, nor a huge one fill its memory.
     pub fn read(path: &Path) -> Result<Self, SettingsError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
+        let failed = |source| SettingsError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        match std::fs::metadata(path) {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Self::default());
             }
-            Err(source) => {
-                return Err(SettingsError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                });
+            Err(source) => return Err(failed(source)),
+            Ok(metadata) if !metadata.is_file() => {
+                return Err(failed(std::io::Error::other(
+                    "not a regular file; skillet reads only regular files as its config",
+                )));
             }
-        };
+            Ok(metadata) if metadata.len() > MAX_CONFIG_BYTES => {
+                return Err(failed(std::io::Error::other(format!(
+                    "{} bytes, over the {MAX_CONFIG_BYTES}-byte limit for a config file",
+                    metadata.len()
+                ))));
+            }
+            Ok(_) => {}
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(std::fs::File::open(path).map_err(failed)?, MAX_CONFIG_BYTES),
+            &mut text,
+        )
+        .map_err(failed)?;
         toml::from_str(&text).map_err(|error| SettingsError::Parse {
             path: path.to_path_buf(),
             message: error.to_string(),
@@ -679,5 +700,27 @@ mod tests {
                 .to_string()
                 .starts_with("ANTHROPIC_API_KEY is not set")
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_config_that_is_a_fifo_is_an_error_not_a_hang() {
+        let temp = tempfile::tempdir().unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &temp.path().join(CONFIG_FILE),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let error = resolve(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("not a regular file"), "{error}");
     }
 }

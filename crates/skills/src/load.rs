@@ -82,14 +82,20 @@ impl fmt::Display for LoadError {
                     write!(f, "(none)")?;
                 } else {
                     let shown = available.len().min(MAX_NAMES_IN_ERROR);
-                    write!(f, "{}", available[..shown].join(", "))?;
+                    let names: Vec<String> = available[..shown]
+                        .iter()
+                        .map(|name| shown_name(name).into_owned())
+                        .collect();
+                    write!(f, "{}", names.join(", "))?;
                     if available.len() > shown {
                         write!(f, " and {} more", available.len() - shown)?;
                     }
                 }
                 if !suggestions.is_empty() {
-                    let quoted: Vec<String> =
-                        suggestions.iter().map(|name| format!("'{name}'")).collect();
+                    let quoted: Vec<String> = suggestions
+                        .iter()
+                        .map(|name| format!("'{}'", shown_name(name)))
+                        .collect();
                     write!(f, ". Did you mean {}?", quoted.join(" or "))?;
                 }
                 Ok(())
