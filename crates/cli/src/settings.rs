@@ -708,7 +708,7 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &temp.path().join(CONFIG_FILE),
+            temp.path().join(CONFIG_FILE),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::from_raw_mode(0o600),
             0,
