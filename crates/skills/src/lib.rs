@@ -39,6 +39,7 @@
 //! through links, and "did you mean" compares at most [`MAX_SUGGESTION_NAME_CHARS`] characters.
 
 mod catalog;
+mod clean;
 pub mod confine;
 mod diagnostic;
 mod dir;
@@ -58,6 +59,7 @@ pub use catalog::{
     BudgetReport, Catalog, CatalogFormat, DEFAULT_CATALOG_BUDGET, MIN_DESCRIPTION_CHARS,
     render_catalog, xml_escape,
 };
+pub use clean::{Removed, clean_description, neutralize_wrapper};
 pub use diagnostic::{Diagnostic, Severity};
 pub use discover::{
     ALWAYS_SKIPPED, Library, MAX_DEPTH, MAX_DIRS_PER_EXPLICIT_ROOT, MAX_DIRS_PER_ROOT,

@@ -153,7 +153,7 @@ pub fn render_skill(skill: &Skill) -> Result<String, Error> {
         crate::catalog::xml_escape(&skill.name)
     );
     if !body.is_empty() {
-        text.push_str(&body);
+        text.push_str(&crate::clean::neutralize_wrapper(&body));
         text.push_str("\n\n");
     }
     let _ = writeln!(text, "Skill folder: {}", skill.dir.display());

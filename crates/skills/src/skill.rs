@@ -304,6 +304,8 @@ fn skill_from_text(location: SkillLocation, text: &str) -> Skill {
         }
         first_body_line(document.body)
     };
+    let (description, removed) = crate::clean::clean_description(&description);
+    diagnostics.extend(description_diagnostics(file, &name, &removed));
     Skill {
         name,
         description,
@@ -372,6 +374,51 @@ fn first_body_line(body: &str) -> String {
         .map(fold_whitespace)
         .unwrap_or_default()
 }
+
+/// A diagnostic for each kind of character removed from a description: they hide or reorder
+/// text the user does not see but the model reads in every catalog.
+fn description_diagnostics(
+    file: &Path,
+    name: &str,
+    removed: &crate::clean::Removed,
+) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let mut note = |count: usize, what: &str| {
+        if count > 0 {
+            diagnostics.push(
+                Diagnostic::warning(
+                    file,
+                    format!("description of '{name}': removed {count} {what}"),
+                )
+                .with_field("description"),
+            );
+        }
+    };
+    note(removed.control, "control character(s)");
+    note(
+        removed.bidi,
+        "bidi override, isolate or mark character(s) (they reorder text)",
+    );
+    note(removed.zero_width, "zero-width character(s)");
+    if removed.tags > 0 {
+        let hidden: String = removed.hidden.chars().take(MAX_HIDDEN_SHOWN).collect();
+        diagnostics.push(
+            Diagnostic::error(
+                file,
+                format!(
+                    "description of '{name}': removed {} Unicode tag character(s) hiding text: {hidden:?}",
+                    removed.tags
+                ),
+            )
+            .with_field("description")
+            .with_hint("tag characters are invisible; text hidden in them is a known way to steer the model"),
+        );
+    }
+    diagnostics
+}
+
+/// How much hidden text a diagnostic shows.
+const MAX_HIDDEN_SHOWN: usize = 120;
 
 #[cfg(test)]
 mod tests {
