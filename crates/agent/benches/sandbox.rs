@@ -162,7 +162,7 @@ mod spawn_true {
         let runtime = runtime();
         bencher.bench_local(|| {
             runtime.block_on(async {
-                let (mut child, _) = sandbox::spawn(command(), policy, &dir.cwd).await.unwrap();
+                let mut child = sandbox::spawn(command(), policy, &dir.cwd).await.unwrap();
                 assert!(child.wait().await.unwrap().success());
             });
         });

@@ -47,6 +47,8 @@ pub struct Guard {
     cwd: PathBuf,
     /// Watched folders and what they were (`None`: absent or not a real folder).
     folders: Vec<(PathBuf, Option<Identity>)>,
+    /// The project's skill folders (relative), walked whole.
+    skill_folders: Vec<PathBuf>,
     files: BTreeMap<PathBuf, Kept>,
     /// Whether every protected file was seen (under [`MAX_GUARDED_FILES`]).
     complete: bool,
@@ -66,18 +68,19 @@ impl Guard {
     pub fn watch(cwd: &Path, skill_roots: &[PathBuf]) -> Option<Self> {
         let root = skillet_skills::find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
         let beneath = Beneath::open(&root).ok()?;
+        let skill_folders: Vec<PathBuf> = skill_roots
+            .iter()
+            .filter_map(|dir| dir.strip_prefix(&root).ok())
+            .filter(|relative| !relative.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .collect();
         let mut folders: Vec<PathBuf> = vec![PathBuf::from(".git"), PathBuf::from(".git/hooks")];
-        folders.extend(
-            skill_roots
-                .iter()
-                .filter_map(|dir| dir.strip_prefix(&root).ok())
-                .filter(|relative| !relative.as_os_str().is_empty())
-                .map(Path::to_path_buf),
-        );
+        folders.extend(skill_folders.iter().cloned());
         let mut guard = Self {
             beneath,
             cwd: cwd.to_path_buf(),
             folders: Vec::new(),
+            skill_folders,
             files: BTreeMap::new(),
             complete: true,
         };
@@ -231,7 +234,7 @@ impl Guard {
                         .is_some_and(|name| name == "hooks")
             },
         );
-        for (folder, _) in self.folders.iter().skip(2) {
+        for folder in &self.skill_folders {
             self.walk(folder, 0, &mut paths, &mut complete, &|_| true);
         }
         paths.sort();

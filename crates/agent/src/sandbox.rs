@@ -70,16 +70,16 @@ impl SandboxStatus {
 /// there would bypass skillet's neutralising of escape sequences.
 pub const WRITABLE_DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
 
-/// Spawns `command` under `policy`, with `cwd` writable. Returns the child and how it is
-/// contained. A sandbox that the kernel supports but that cannot be set up is an error: the
-/// command does not run.
+/// Spawns `command` under `policy`, with `cwd` writable ([`probe`] says how it is contained).
+/// A sandbox that the kernel supports but that cannot be set up is an error: the command does
+/// not run.
 pub async fn spawn(
     mut command: tokio::process::Command,
     policy: &SandboxPolicy,
     cwd: &std::path::Path,
-) -> std::io::Result<(tokio::process::Child, SandboxStatus)> {
+) -> std::io::Result<tokio::process::Child> {
     if !policy.enabled {
-        return Ok((command.spawn()?, SandboxStatus::Off));
+        return command.spawn();
     }
     let writable = writable_roots(policy, cwd);
     let network = policy.network;
@@ -88,12 +88,12 @@ pub async fn spawn(
     std::thread::Builder::new()
         .name("skillet-sandbox".into())
         .spawn(move || {
-            let result = imp::restrict(&writable, network).and_then(|status| {
+            let result = imp::restrict(&writable, network).and_then(|_| {
                 let _runtime = handle.enter();
-                command.spawn().map(|child| (child, status))
+                command.spawn()
             });
             // Cancelled while starting: nobody will wait for the command, so stop it whole.
-            if let Err(Ok((child, _))) = sender.send(result) {
+            if let Err(Ok(child)) = sender.send(result) {
                 crate::tools::bash::kill_group(child.id());
             }
         })?;

@@ -126,9 +126,7 @@ pub(crate) async fn run_loop(
             usage: response.usage,
         });
         let mut message = response.message;
-        message.content.retain(
-            |block| !matches!(block, ContentBlock::Text { text } if text.trim().is_empty()),
-        );
+        // Blank text blocks were dropped by the provider layer (`skillet_llm`'s answer).
         let renamed = unique_call_ids(&mut message, history);
         let text = message.text();
         if !core.config.stream && !text.is_empty() {
@@ -139,14 +137,9 @@ pub(crate) async fn run_loop(
             // Nothing to append (an empty answer): the turn ends here.
             return Ok(TurnOutcome { text, steps });
         }
-        record(TranscriptEvent::Message {
-            message: message.clone(),
-        });
-        history.push(message);
-        let answer = history.last().cloned().unwrap_or_else(|| Message {
-            role: Role::Assistant,
-            content: Vec::new(),
-        });
+        let answer = message.clone();
+        record(TranscriptEvent::Message { message });
+        history.push(answer.clone());
         if response.stop_reason == StopReason::MaxTokens {
             let then = if cut_before {
                 "stopping the turn"

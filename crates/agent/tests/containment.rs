@@ -527,19 +527,9 @@ async fn a_cancelled_command_leaves_no_process_behind() {
         .unwrap();
     let gone = (0..100).any(|_| {
         std::thread::sleep(Duration::from_millis(20));
-        !alive(pid)
+        !skillet_test_support::process_runs(pid)
     });
     assert!(gone, "grandchild {pid} still runs");
-}
-
-/// Whether a process runs (a zombie does not count).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .split(") ")
-            .nth(1)
-            .is_some_and(|rest| rest.starts_with('Z'))
-    })
 }
 
 #[tokio::test]

@@ -2,9 +2,10 @@
 //! `skillet.toml` (the project's, then the user's).
 //!
 //! A project's file is written by whoever wrote the repository, so it never grants anything:
-//! [`PROJECT_REFUSED`] lists what only flags, the environment and the user's own file may set
-//! (permissions, the provider, where requests and the key go, what the shell sandbox lets
-//! through). A project file that sets one is ignored on that key, with a warning naming it.
+//! `FileConfig::without_grants` drops what only flags, the environment and the user's own file
+//! may set (permissions, the provider, where requests and the key go, what the shell sandbox lets
+//! through; `sandbox.network = false` only narrows, so it stays). A project file that sets one is
+//! ignored on that key, with a warning naming it.
 
 use std::path::{Path, PathBuf};
 
@@ -66,25 +67,8 @@ pub struct SandboxFile {
     pub enabled: Option<bool>,
 }
 
-/// Keys a project's `skillet.toml` may not set: each grants permissions, redirects requests
-/// and credentials, or widens the sandbox. `sandbox.network = false` only narrows, so it is
-/// honoured.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "the policy the tests hold `without_grants` to")
-)]
-pub const PROJECT_REFUSED: [&str; 6] = [
-    "yes",
-    "provider",
-    "base_url",
-    "sandbox.writable",
-    "sandbox.enabled",
-    "sandbox.network",
-];
-
 impl FileConfig {
-    /// Reads one file; a missing file is an empty config.
-    /// Only a regular file of at most [`MAX_CONFIG_BYTES`] is read: a repository's FIFO named
+    /// Reads one file; a missing file is an empty config. Only a regular file of at most [`MAX_CONFIG_BYTES`] is read: a repository's FIFO named
     /// `skillet.toml` must not hang skillet, nor a huge one fill its memory.
     pub fn read(path: &Path) -> Result<Self, SettingsError> {
         let failed = |source| SettingsError::Read {
@@ -641,12 +625,20 @@ mod tests {
             }
         );
         assert_eq!(s.model, "m", "harmless keys still apply");
-        let named: Vec<&str> = PROJECT_REFUSED
+        let refused = [
+            "yes",
+            "provider",
+            "base_url",
+            "sandbox.writable",
+            "sandbox.enabled",
+            "sandbox.network",
+        ];
+        let named: Vec<&str> = refused
             .iter()
             .copied()
             .filter(|key| s.warnings.iter().any(|w| w.contains(&format!("`{key}`"))))
             .collect();
-        assert_eq!(named, PROJECT_REFUSED);
+        assert_eq!(named, refused);
         assert!(
             s.warnings
                 .iter()

@@ -474,8 +474,7 @@ fn ctrl_c_during_a_long_command_kills_its_grandchildren_and_keeps_the_session_va
     assert!(stderr.contains("(cancelled)"), "{stderr}");
     let gone = (0..100).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(20));
-        !std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
-            .is_ok_and(|stat| !stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')))
+        !skillet_test_support::process_runs(grandchild)
     });
     assert!(
         gone,

@@ -48,6 +48,16 @@ pub fn embedding_model_dir() -> Option<std::path::PathBuf> {
     dir.join("model.safetensors").is_file().then_some(dir)
 }
 
+/// Whether process `pid` runs (a zombie, dead but not yet reaped, does not count). Linux only:
+/// it reads `/proc`.
+pub fn process_runs(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
+}
+
 /// One model answer, rendered in whichever dialect the request speaks.
 #[derive(Debug, Clone, Default)]
 pub struct Turn {

@@ -164,7 +164,7 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
     // Its own process group, so a timeout or a cancelled turn stops everything it started.
     #[cfg(unix)]
     shell.process_group(0);
-    let (mut child, _status) = crate::sandbox::spawn(shell, &context.sandbox, &context.cwd)
+    let mut child = crate::sandbox::spawn(shell, &context.sandbox, &context.cwd)
         .await
         .map_err(|error| ToolError::new(format!("cannot start bash: {error}")))?;
     let _group = GroupGuard(child.id());

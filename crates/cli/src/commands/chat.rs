@@ -97,13 +97,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
-    let (resumed_context, resumed) = match args.resume.as_deref() {
-        None => (None, None),
-        Some(id) => {
-            let (context, resumed) = find_resumed(context, &settings, id)?;
-            (Some(context), Some(resumed))
-        }
-    };
+    let (resumed_context, resumed) = find_resumed(context, &settings, args.resume.as_deref())?;
     let context = resumed_context.as_ref().unwrap_or(context);
     let permissions = Permissions::Ask(Arc::new(TerminalApprover));
     let runtime = runtime()?;

@@ -24,13 +24,8 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
-    let (resumed_context, resumed) = match args.agent.resume.as_deref() {
-        None => (None, None),
-        Some(id) => {
-            let (context, resumed) = find_resumed(context, &settings, id)?;
-            (Some(context), Some(resumed))
-        }
-    };
+    let (resumed_context, resumed) =
+        find_resumed(context, &settings, args.agent.resume.as_deref())?;
     let context = resumed_context.as_ref().unwrap_or(context);
     let permissions = if settings.yes {
         Permissions::Allow

@@ -86,13 +86,16 @@ pub struct Resumed {
     pub history: Vec<skillet_llm::Message>,
 }
 
-/// Finds the session `--resume` names (`latest`: this project's newest) and the context it
-/// runs in: its own working directory, wherever skillet was started.
+/// The session `--resume` names, if any (`latest`: this project's newest), and the context it
+/// runs in: its own working directory, wherever skillet was started (`None`: the given one).
 pub fn find_resumed(
     context: &Context,
     settings: &Settings,
-    id: &str,
-) -> anyhow::Result<(Context, Resumed)> {
+    resume: Option<&str>,
+) -> anyhow::Result<(Option<Context>, Option<Resumed>)> {
+    let Some(id) = resume else {
+        return Ok((None, None));
+    };
     let path = session_path(&settings.sessions_dir, id, &context.env.cwd)?;
     let (header, history) = transcript::load(&path)?;
     let cwd = std::fs::canonicalize(&header.cwd).with_context(|| {
@@ -109,14 +112,13 @@ pub fn find_resumed(
             terminal_safe(&cwd.display().to_string(), false)
         ));
     }
-    let context = context.at(cwd);
     Ok((
-        context,
-        Resumed {
+        Some(context.at(cwd)),
+        Some(Resumed {
             path,
             header,
             history,
-        },
+        }),
     ))
 }
 
@@ -199,17 +201,22 @@ fn session_path(dir: &Path, id: &str, cwd: &Path) -> anyhow::Result<PathBuf> {
         return Ok(path);
     }
     let project = find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
-    let sessions = std::fs::read_dir(dir)
+    let mut sessions: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
         .with_context(|| format!("no sessions yet in {}", dir.display()))?
         .filter_map(Result::ok)
         .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
         .filter_map(|entry| {
             let modified = entry.metadata().and_then(|m| m.modified()).ok()?;
             Some((modified, entry.path()))
-        });
-    // The most recently written session whose folder is in this project.
+        })
+        .collect();
+    // The most recently written session whose folder is in this project: newest first, so
+    // only the headers up to the first match are read.
+    sessions.sort_unstable_by(|a, b| b.cmp(a));
     sessions
-        .filter(|(_, path)| {
+        .into_iter()
+        .map(|(_, path)| path)
+        .find(|path| {
             transcript::read_header(path).is_ok_and(|header| {
                 let session_cwd = std::fs::canonicalize(&header.cwd).unwrap_or(header.cwd);
                 let session_project =
@@ -217,8 +224,6 @@ fn session_path(dir: &Path, id: &str, cwd: &Path) -> anyhow::Result<PathBuf> {
                 session_project == project
             })
         })
-        .max()
-        .map(|(_, path)| path)
         .with_context(|| {
             format!(
                 "no session of this project ({}) in {}\n  hint: `--resume ID` continues a session of another project",
@@ -289,7 +294,7 @@ impl TextView {
             }
             AgentEvent::Notice(text) => {
                 self.end_line();
-                warn(&format!("note: {}", terminal_safe(text, true)));
+                warn(&format!("note: {text}"));
             }
             AgentEvent::ToolCall { .. } | AgentEvent::Usage(_) => {}
         }
