@@ -323,6 +323,7 @@ impl Agent {
         for event in std::mem::take(&mut self.unrecorded) {
             transcript.record(&event)?;
         }
+        transcript.sync()?;
         self.transcript = Some(transcript);
         Ok(())
     }
@@ -414,6 +415,12 @@ impl Agent {
                 message: error.to_string(),
             });
         }
+        // The turn's end: make it durable before the user sees the answer as done.
+        if let Some(transcript) = transcript.as_mut()
+            && let Err(error) = transcript.sync()
+        {
+            failure.get_or_insert_with(|| error.to_string());
+        }
         if let Some(failure) = failure {
             events(AgentEvent::Notice(format!(
                 "{failure}; the transcript may be incomplete"
@@ -446,6 +453,9 @@ impl Agent {
             }
         };
         append(&mut self.history, &mut record, answer.content);
+        if let Some(transcript) = self.transcript.as_mut() {
+            let _ = transcript.sync();
+        }
     }
 }
 

@@ -144,6 +144,17 @@ impl Transcript {
         }
         Ok(())
     }
+
+    /// Makes what was written durable (`fdatasync`): called at turn boundaries, so a power cut
+    /// loses at most the turn in progress, while events within a turn cost no disk flush each.
+    pub fn sync(&mut self) -> Result<(), AgentError> {
+        self.file
+            .sync_data()
+            .map_err(|source| AgentError::Transcript {
+                path: self.path.clone(),
+                message: source.to_string(),
+            })
+    }
 }
 
 /// A transcript read back: its header and messages, as they were (a `repaired` event replaces
@@ -216,7 +227,8 @@ fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
         .read_to_end(&mut tail)?;
     if serde_json::from_slice::<TranscriptEvent>(&tail).is_ok() {
         file.seek(SeekFrom::End(0))?;
-        return file.write_all(b"\n");
+        file.write_all(b"\n")?;
+        return file.sync_data();
     }
     if start_of_tail == 0 {
         // Nothing whole before it (a cut header): leave it for the reader to refuse.
@@ -229,7 +241,9 @@ fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
     file.seek(SeekFrom::Start(start_of_tail))?;
     std::io::copy(&mut (&mut file).take(length - start_of_tail), &mut torn)?;
     torn.write_all(b"\n")?;
-    file.set_len(start_of_tail)
+    torn.sync_data()?;
+    file.set_len(start_of_tail)?;
+    file.sync_data()
 }
 
 /// A torn last line longer than this is moved aside without checking whether it is whole.

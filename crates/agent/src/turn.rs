@@ -134,7 +134,12 @@ pub(crate) async fn run_loop(
             events(AgentEvent::Text(text.clone()));
         }
         if message.content.is_empty() {
-            // Nothing to append (an empty answer): the turn ends here.
+            // Nothing to append (an empty answer): the turn ends here, and the user is told
+            // why nothing was shown. The history stays valid: the next user message follows
+            // this one.
+            let notice = empty_answer_notice(&response.stop_reason);
+            events(AgentEvent::Notice(notice.clone()));
+            record(TranscriptEvent::Notice { text: notice });
             return Ok(TurnOutcome { text, steps });
         }
         let answer = message.clone();
@@ -378,4 +383,16 @@ impl Subagent for SubagentRunner {
                 .map_err(|error| ToolError::new(format!("the subagent failed: {error}")))
         })
     }
+}
+
+/// What the user is told when the model answers with nothing at all.
+fn empty_answer_notice(stop: &StopReason) -> String {
+    let reason = match stop {
+        StopReason::EndTurn => "end of turn",
+        StopReason::ToolUse => "tool use",
+        StopReason::MaxTokens => "output limit",
+        StopReason::StopSequence => "stop sequence",
+        StopReason::Other(other) => other.as_str(),
+    };
+    format!("the model sent an empty answer (no text, no tool calls; stop reason: {reason})")
 }

@@ -1,7 +1,8 @@
 //! Histories the real APIs accept, checked against the strict mock (which answers what the
 //! real APIs reject with their 400s): output limits hit again and again, calls whose arguments
-//! were cut or are not JSON, empty text, a cancelled turn, a resumed session that stopped in the
-//! middle of tool calls, and subagents.
+//! were cut or are not JSON, empty text, an empty answer, a stream that stalls, a cancelled turn,
+//! a resumed session that stopped in the middle of tool calls or was cut at any byte, and
+//! subagents.
 
 #![allow(
     clippy::unwrap_used,
@@ -20,7 +21,7 @@ use skillet_agent::transcript::{self, SessionHeader, Transcript, TranscriptEvent
 use skillet_agent::{Agent, AgentConfig, AgentError, AgentEvent, CUT_CALL};
 use skillet_llm::{Anthropic, ContentBlock, Message, OpenAi, Provider, Role, Transport};
 use skillet_skills::{Library, Root, RootKind, discover};
-use skillet_test_support::{MockServer, Turn};
+use skillet_test_support::{MockServer, Reply, Turn};
 
 struct Fixture {
     _temp: tempfile::TempDir,
@@ -387,5 +388,198 @@ async fn repeated_or_odd_call_ids_from_a_server_are_made_unique() {
             .collect();
         assert_eq!(ids, ["call_0", "call_0_2", "functions_read_file_0"]);
         all_accepted(&server);
+    }
+}
+
+/// The byte offsets where each line of a file starts (and the file's end).
+fn line_starts(bytes: &[u8]) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(
+        bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, byte)| **byte == b'\n')
+            .map(|(at, _)| at + 1),
+    );
+    starts
+}
+
+#[tokio::test]
+async fn a_transcript_cut_at_every_byte_of_its_last_records_resumes_to_a_valid_history() {
+    let f = fixture();
+    let server = MockServer::start();
+    let [provider, _] = providers(&server);
+    // A real session: a turn with a tool call, then a plain one; its file is what a crash at
+    // any moment of the last records would leave.
+    let mut agent = Agent::new(provider, &f.library, &config(&f));
+    agent
+        .attach_transcript(Transcript::create(&f.sessions, agent.header()).unwrap())
+        .unwrap();
+    server.push_turn(Turn::tool("r1", "read_file", json!({"path": "notes.txt"})));
+    server.push_turn(Turn::text("it says alpha"));
+    assert_eq!(
+        turn(&mut agent, "read it").await.0.unwrap(),
+        "it says alpha"
+    );
+    server.push_turn(Turn::tool("r2", "read_file", json!({"path": "notes.txt"})));
+    server.push_turn(Turn::text("still alpha"));
+    assert_eq!(turn(&mut agent, "again").await.0.unwrap(), "still alpha");
+    let path = f.sessions.join(format!("{}.jsonl", agent.header().id));
+    drop(agent);
+    let whole = std::fs::read(&path).unwrap();
+    let starts = line_starts(&whole);
+    // The lines of the second turn's answer: the call, its result and the final text (and the
+    // usage records between them).
+    let lines = starts.len() - 1;
+    let second_turn = (0..lines)
+        .rev()
+        .find(|&line| {
+            let event: TranscriptEvent =
+                serde_json::from_slice(&whole[starts[line]..starts[line + 1] - 1]).unwrap();
+            matches!(event, TranscriptEvent::Message { message } if message.role == Role::User
+                && message.content.iter().any(|b| matches!(b, ContentBlock::Text { text } if text == "again")))
+        })
+        .unwrap();
+    let from = starts[second_turn + 1];
+    // One client for every resume (building one loads the TLS roots each time).
+    let [provider, _] = providers(&server);
+    assert!(
+        whole.len() - from > 200,
+        "the cut range covers whole records"
+    );
+    let cuts = from..whole.len();
+    let cut_count = cuts.len();
+    let started = std::time::Instant::now();
+    for cut in cuts {
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("s.jsonl");
+        std::fs::write(&copy, &whole[..cut]).unwrap();
+        // What survives: every record whose line is whole, or lost only its newline.
+        let expected: Vec<Message> = (0..lines)
+            .filter(|&line| starts[line + 1] - 1 <= cut)
+            .filter_map(|line| {
+                match serde_json::from_slice(&whole[starts[line]..starts[line + 1] - 1]).unwrap() {
+                    TranscriptEvent::Message { message } => Some(message),
+                    _ => None,
+                }
+            })
+            .collect();
+        let (header, history) =
+            transcript::load(&copy).unwrap_or_else(|error| panic!("cut at byte {cut}: {error}"));
+        assert_eq!(history, expected, "cut at byte {cut}");
+        let mut agent = Agent::resume(provider.clone(), &f.library, &config(&f), header, &history);
+        agent
+            .attach_transcript(Transcript::append_to(&copy).unwrap())
+            .unwrap();
+        skillet_llm::history::check(agent.history())
+            .unwrap_or_else(|error| panic!("cut at byte {cut}: {error}"));
+        // And the strict mock takes the next request.
+        server.push_turn(Turn::text("resumed"));
+        let (result, _) = turn(&mut agent, "go on").await;
+        assert_eq!(result.unwrap(), "resumed", "cut at byte {cut}");
+        drop(agent);
+        // The file reads back whole, with the repairs and the resumed turn in it.
+        let (_, reread) = transcript::load(&copy)
+            .unwrap_or_else(|error| panic!("cut at byte {cut}, after resuming: {error}"));
+        skillet_llm::history::check(&reread)
+            .unwrap_or_else(|error| panic!("cut at byte {cut}, read back: {error}"));
+        assert_eq!(
+            reread.last().unwrap().content,
+            vec![ContentBlock::text("resumed")],
+            "cut at byte {cut}"
+        );
+        // A cut inside a line keeps the torn bytes aside; a cut at a line's end leaves none.
+        let torn = copy.with_extension("jsonl.torn");
+        let at_line_end = starts.contains(&cut) || starts.contains(&(cut + 1));
+        assert_eq!(torn.exists(), !at_line_end, "cut at byte {cut}");
+    }
+    all_accepted(&server);
+    assert!(cut_count > 200, "{cut_count} cuts");
+    eprintln!(
+        "{cut_count} cuts resumed, each with a turn, in {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_stream_that_stalls_ends_the_turn_with_a_clear_error_and_the_transcript_intact() {
+    let f = fixture();
+    let server = MockServer::start();
+    let mut slow = transport();
+    slow.idle_timeout = Duration::from_millis(300);
+    let providers = [
+        Provider::Anthropic(Anthropic::new(
+            slow.clone(),
+            &server.url(),
+            "sk-ant",
+            "claude-test",
+        )),
+        Provider::OpenAi(OpenAi::new(
+            slow,
+            &format!("{}/v1", server.url()),
+            Some("sk-oa"),
+            "gpt-test",
+        )),
+    ];
+    for provider in providers {
+        let mut agent = Agent::new(provider, &f.library, &config(&f));
+        agent
+            .attach_transcript(Transcript::create(&f.sessions, agent.header()).unwrap())
+            .unwrap();
+        server.push_turn(Turn::tool("r1", "read_file", json!({"path": "notes.txt"})));
+        server.push(Reply::Stall(Turn::text("half an answ"), 3));
+        let (result, _) = turn(&mut agent, "read it").await;
+        let error = result.unwrap_err().to_string();
+        assert!(
+            error.contains("went silent for 300 ms in the middle of its answer"),
+            "{error}"
+        );
+        // Everything before the stall is in the file, the error last, and it reads back as the
+        // agent's own history, which the next request may follow.
+        let path = f.sessions.join(format!("{}.jsonl", agent.header().id));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last: TranscriptEvent = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert!(
+            matches!(&last, TranscriptEvent::Error { message } if message.contains("went silent")),
+            "{last:?}"
+        );
+        let (_, history) = transcript::load(&path).unwrap();
+        assert_eq!(history, agent.history());
+        assert_eq!(results(&history).len(), 1);
+        server.push_turn(Turn::text("back"));
+        assert_eq!(turn(&mut agent, "again").await.0.unwrap(), "back");
+        all_accepted(&server);
+    }
+}
+
+#[tokio::test]
+async fn an_empty_answer_ends_the_turn_with_a_notice_and_the_session_goes_on() {
+    let f = fixture();
+    let server = MockServer::start();
+    for provider in providers(&server) {
+        let mut agent = Agent::new(provider, &f.library, &config(&f));
+        agent
+            .attach_transcript(Transcript::create(&f.sessions, agent.header()).unwrap())
+            .unwrap();
+        server.push_turn(Turn::text(""));
+        let (result, events) = turn(&mut agent, "say nothing").await;
+        assert_eq!(result.unwrap(), "");
+        assert!(
+            events.iter().any(
+                |e| matches!(e, AgentEvent::Notice(n) if n.contains("the model sent an empty answer"))
+            ),
+            "{events:?}"
+        );
+        assert_eq!(agent.history().len(), 1, "nothing appended for the answer");
+        // The next turn follows the unanswered user message; the API takes it.
+        server.push_turn(Turn::text("now something"));
+        assert_eq!(
+            turn(&mut agent, "say something").await.0.unwrap(),
+            "now something"
+        );
+        all_accepted(&server);
+        let path = f.sessions.join(format!("{}.jsonl", agent.header().id));
+        let (_, history) = transcript::load(&path).unwrap();
+        assert_eq!(history, agent.history());
     }
 }
