@@ -170,6 +170,8 @@ pub(crate) struct Core {
     pub(crate) context: ToolContext,
     pub(crate) config: AgentConfig,
     pub(crate) usage: Arc<Mutex<Usage>>,
+    /// Skill folders audited on load this session (shared with subagents): each is told once.
+    pub(crate) audited: crate::tools::load_skill::Audited,
 }
 
 /// A session: the fixed prompt and tools, the append-only history, the usage so far.
@@ -273,11 +275,13 @@ impl Agent {
                     Arc::clone(&usage),
                 )
             };
-        let subagent_core = Arc::new(build_core(None, provider.clone(), system.clone()));
+        let subagent_core = build_core(None, provider.clone(), system.clone());
+        let audited = Arc::clone(&subagent_core.audited);
         let runner: Arc<dyn Subagent> = Arc::new(SubagentRunner {
-            core: subagent_core,
+            core: Arc::new(subagent_core),
         });
         let mut core = build_core(Some(runner), provider, system);
+        core.audited = audited;
         if let Some(header) = resumed {
             // A resumed session sends its prompt and tools byte for byte as before.
             core.system.clone_from(&header.system);
@@ -498,6 +502,7 @@ fn build_core(
         context,
         config: config.clone(),
         usage,
+        audited: Arc::default(),
     }
 }
 

@@ -4,14 +4,15 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use skillet_retrieval::embed::{DIMENSIONS, EmbedError, Embedder, model_id};
+use skillet_retrieval::embed::{EmbedError, Embedder, fingerprint};
 use skillet_retrieval::{
-    EmbeddingCache, Matcher, Mode, Ranked, embedding_text, skill_text, text_hash,
+    CacheWarning, EmbeddingCache, InvalidVector, Matcher, Mode, Ranked, embedding_text, skill_text,
+    text_hash,
 };
 use skillet_skills::Library;
 
 /// What building the index did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct IndexStats {
     /// Skills embedded now.
     pub embedded: usize,
@@ -19,6 +20,38 @@ pub struct IndexStats {
     pub reused: usize,
     /// How long it took.
     pub elapsed: Duration,
+    /// What went wrong but was recovered from, for the user to see.
+    pub warnings: Vec<IndexWarning>,
+}
+
+/// Something the index recovered from: the skills affected are embedded again (next time) or
+/// ranked by words only.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum IndexWarning {
+    /// The cache file was unreadable or held unusable entries (they were embedded again).
+    #[error(transparent)]
+    Cache(#[from] CacheWarning),
+    /// The cache could not be written: the skills embedded now are embedded again next time.
+    #[error(
+        "embedding cache {} could not be saved ({message}); skills will be embedded again next time",
+        path.display()
+    )]
+    NotSaved {
+        /// The cache file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The model gave a skill a vector that cannot be ranked; it is ranked by words only.
+    #[error(
+        "the model gave skill `{skill}` an unusable vector ({reason}); it is ranked by words only"
+    )]
+    UnusableVector {
+        /// The skill's name.
+        skill: String,
+        /// What is wrong with the vector.
+        reason: InvalidVector,
+    },
 }
 
 /// The skills of a library, ready to rank.
@@ -47,21 +80,24 @@ impl SkillIndex {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, IndexStats), EmbedError> {
         let started = Instant::now();
-        let (cache, hashes, loaded, mut stats) = refresh(library, model_dir, cache_dir, progress)?;
+        let refreshed = refresh(library, model_dir, cache_dir, progress)?;
+        let mut stats = refreshed.stats;
         // The model embeds queries too; refresh loaded it already when skills needed embedding.
-        let embedder = match loaded {
+        let embedder = match refreshed.embedder {
             Some(embedder) => embedder,
-            None => Embedder::load(model_dir)?,
+            None => load(model_dir, refreshed.cache.dimensions())?,
         };
-        let mut vectors = Vec::with_capacity(hashes.len() * DIMENSIONS);
-        for hash in &hashes {
-            match cache.get(*hash) {
+        let dimensions = refreshed.cache.dimensions();
+        let mut vectors = Vec::with_capacity(refreshed.hashes.len() * dimensions);
+        for hash in &refreshed.hashes {
+            match refreshed.cache.get(*hash) {
                 Some(vector) => vectors.extend_from_slice(vector),
-                None => vectors.extend(std::iter::repeat_n(0.0, DIMENSIONS)),
+                // An unusable vector was not cached: a zero vector never clears a threshold.
+                None => vectors.extend(std::iter::repeat_n(0.0, dimensions)),
             }
         }
         let matcher = Matcher::new(lexical_texts(library).iter().map(String::as_str))
-            .with_vectors(DIMENSIONS, vectors);
+            .with_vectors(dimensions, vectors);
         stats.elapsed = started.elapsed();
         Ok((
             Self {
@@ -95,7 +131,9 @@ impl SkillIndex {
 }
 
 /// Brings the embedding cache up to date with the library: embeds only skills whose text is
-/// new or changed, loading the model only when there are any.
+/// new or changed, loading the model only when there are any; marks the library's vectors used
+/// and saves (pruning entries no library used lately, see [`skillet_retrieval::PRUNE_AFTER`]).
+/// Problems it recovered from are in [`IndexStats::warnings`].
 pub fn refresh_cache(
     library: &Library,
     model_dir: &Path,
@@ -103,21 +141,39 @@ pub fn refresh_cache(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<IndexStats, EmbedError> {
     let started = Instant::now();
-    let (_, _, _, mut stats) = refresh(library, model_dir, cache_dir, progress)?;
+    let mut stats = refresh(library, model_dir, cache_dir, progress)?.stats;
     stats.elapsed = started.elapsed();
     Ok(stats)
 }
 
-/// The cache brought up to date, each skill's text hash, and the model when it had to be
-/// loaded to embed new or changed skills.
+/// What [`refresh`] leaves: the cache brought up to date, each skill's text hash, the model
+/// when it had to be loaded to embed new or changed skills, and what was done.
+struct Refreshed {
+    cache: EmbeddingCache,
+    hashes: Vec<u64>,
+    embedder: Option<Embedder>,
+    stats: IndexStats,
+}
+
+/// Loads the model, checking it still has the width its fingerprint was read with.
+fn load(model_dir: &Path, dimensions: usize) -> Result<Embedder, EmbedError> {
+    let embedder = Embedder::load(model_dir)?;
+    if embedder.dimensions() != dimensions {
+        return Err(EmbedError::ModelChanged {
+            dir: model_dir.to_path_buf(),
+        });
+    }
+    Ok(embedder)
+}
+
 fn refresh(
     library: &Library,
     model_dir: &Path,
     cache_dir: &Path,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<(EmbeddingCache, Vec<u64>, Option<Embedder>, IndexStats), EmbedError> {
-    let texts: Vec<String> = library
-        .skills()
+) -> Result<Refreshed, EmbedError> {
+    let skills = library.skills();
+    let texts: Vec<String> = skills
         .iter()
         .map(|s| {
             embedding_text(
@@ -129,34 +185,59 @@ fn refresh(
         })
         .collect();
     let hashes: Vec<u64> = texts.iter().map(|text| text_hash(text)).collect();
-    let cache_path = EmbeddingCache::path_for(cache_dir, &model_id(model_dir)?);
-    let mut cache = EmbeddingCache::open(&cache_path, DIMENSIONS);
+    // Keyed by the model's content and the encoder's version; the width is the model's own.
+    let model = fingerprint(model_dir, Some(cache_dir))?;
+    let cache_path = EmbeddingCache::path_for(cache_dir, &model.id);
+    let (mut cache, cache_warnings) = EmbeddingCache::open(&cache_path, model.dimensions);
+    let mut warnings: Vec<IndexWarning> = cache_warnings
+        .into_iter()
+        .map(IndexWarning::Cache)
+        .collect();
     let missing: Vec<usize> = (0..texts.len())
         .filter(|&i| cache.get(hashes[i]).is_none())
         .collect();
     let total = missing.len();
-    let mut loaded = None;
+    let mut embedder = None;
     if total > 0 {
-        let embedder = Embedder::load(model_dir)?;
+        let loaded = load(model_dir, model.dimensions)?;
         let mut done = 0;
         for chunk in missing.chunks(PROGRESS_STEP) {
             let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
-            for (&i, vector) in chunk.iter().zip(embedder.embed(&batch)?) {
-                cache.insert(hashes[i], vector);
+            for (&i, vector) in chunk.iter().zip(loaded.embed(&batch)?) {
+                if let Err(reason) = cache.insert(hashes[i], vector) {
+                    warnings.push(IndexWarning::UnusableVector {
+                        skill: skills[i].name.clone(),
+                        reason,
+                    });
+                }
             }
             done += chunk.len();
             progress(done, total);
         }
-        // A cache that cannot be written only costs time next run.
-        let _ = cache.save();
-        loaded = Some(embedder);
+        embedder = Some(loaded);
+    }
+    for &hash in &hashes {
+        cache.touch(hash);
+    }
+    // A cache that cannot be written only costs time next run; the user is told.
+    if let Err(error) = cache.save() {
+        warnings.push(IndexWarning::NotSaved {
+            path: cache_path,
+            message: error.to_string(),
+        });
     }
     let stats = IndexStats {
         embedded: total,
         reused: texts.len() - total,
         elapsed: Duration::ZERO,
+        warnings,
     };
-    Ok((cache, hashes, loaded, stats))
+    Ok(Refreshed {
+        cache,
+        hashes,
+        embedder,
+        stats,
+    })
 }
 
 /// Skills embedded between two progress reports.
@@ -189,4 +270,122 @@ pub fn cache_dir(xdg_cache_home: Option<&Path>, home: Option<&Path>) -> Option<P
         .map(Path::to_path_buf)
         .or_else(|| home.map(|home| home.join(".cache")))
         .map(|dir| dir.join("skillet").join("embeddings"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use skillet_skills::{Root, RootKind, discover};
+
+    use super::*;
+
+    fn model() -> Option<PathBuf> {
+        let dir = skillet_test_support::embedding_model_dir();
+        if dir.is_none() {
+            eprintln!(
+                "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)"
+            );
+        }
+        dir
+    }
+
+    fn library() -> Library {
+        let fixtures =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills/tests/fixtures/library");
+        discover(&[Root::new(fixtures, RootKind::Explicit)])
+    }
+
+    /// The one cache file in `dir`.
+    fn cache_file(dir: &Path) -> PathBuf {
+        let files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "bin"))
+            .collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        files[0].clone()
+    }
+
+    /// A damaged cache is reported and rebuilt: the whole file when it does not parse, one
+    /// entry when its bytes changed; the next run is clean and embeds nothing.
+    #[test]
+    fn a_damaged_cache_is_a_warning_and_is_rebuilt() {
+        let Some(model) = model() else { return };
+        let library = library();
+        let skills = library.skills().len();
+        assert!(skills > 2);
+        let cache = tempfile::tempdir().unwrap();
+        let first = refresh_cache(&library, &model, cache.path(), &mut |_, _| {}).unwrap();
+        assert_eq!((first.embedded, first.reused), (skills, 0));
+        assert_eq!(first.warnings, []);
+        let file = cache_file(cache.path());
+
+        std::fs::write(&file, b"SKEMB001 from an older skillet").unwrap();
+        let rebuilt = refresh_cache(&library, &model, cache.path(), &mut |_, _| {}).unwrap();
+        assert_eq!(rebuilt.embedded, skills);
+        match rebuilt.warnings.as_slice() {
+            [IndexWarning::Cache(CacheWarning::Unreadable { path, .. })] => assert_eq!(path, &file),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            rebuilt.warnings[0]
+                .to_string()
+                .ends_with("was unreadable (an older format, SKEMB001); rebuilding")
+        );
+
+        // One value of the first entry changed: that entry alone is embedded again.
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[20 + 24 + 3] ^= 0x40;
+        std::fs::write(&file, &bytes).unwrap();
+        let (index, repaired) =
+            SkillIndex::semantic(&library, &model, cache.path(), &mut |_, _| {}).unwrap();
+        assert_eq!((repaired.embedded, repaired.reused), (1, skills - 1));
+        assert!(
+            matches!(
+                repaired.warnings.as_slice(),
+                [IndexWarning::Cache(CacheWarning::EntriesDropped {
+                    corrupt: 1,
+                    ..
+                })]
+            ),
+            "{:?}",
+            repaired.warnings
+        );
+        let (_, ranked) = index.rank("fill in a pdf form", Mode::Semantic, 1).unwrap();
+        assert_eq!(index.name(ranked[0].index), "pdf");
+
+        let clean = refresh_cache(&library, &model, cache.path(), &mut |_, _| {}).unwrap();
+        assert_eq!((clean.embedded, clean.warnings.len()), (0, 0));
+    }
+
+    /// A cache that cannot be written is a warning, and the index still works.
+    #[test]
+    fn a_cache_that_cannot_be_saved_is_a_warning() {
+        let Some(model) = model() else { return };
+        let library = library();
+        let cache = tempfile::tempdir().unwrap();
+        refresh_cache(&library, &model, cache.path(), &mut |_, _| {}).unwrap();
+        let file = cache_file(cache.path());
+        // A folder where the file should be: neither read nor replaced.
+        std::fs::remove_file(&file).unwrap();
+        std::fs::create_dir(&file).unwrap();
+        std::fs::write(file.join("keep"), b"").unwrap();
+        let (index, stats) =
+            SkillIndex::semantic(&library, &model, cache.path(), &mut |_, _| {}).unwrap();
+        assert_eq!(stats.embedded, library.skills().len());
+        assert!(
+            matches!(
+                stats.warnings.as_slice(),
+                [
+                    IndexWarning::Cache(CacheWarning::Unreadable { .. }),
+                    IndexWarning::NotSaved { .. }
+                ]
+            ),
+            "{:?}",
+            stats.warnings
+        );
+        let (mode, _) = index.rank("fill in a pdf form", Mode::Hybrid, 1).unwrap();
+        assert_eq!(mode, Mode::Hybrid);
+    }
 }

@@ -194,44 +194,51 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
     Ok((header, messages))
 }
 
-/// Makes the file end in a newline before appending: a last line without one that is a whole
-/// event only lost its newline, which is added; one a crash cut is moved to `PATH.torn`.
+/// Makes the file end in a whole event and a newline before appending: a last line that is a
+/// whole event but lost its newline gets it back; one that is not an event (a crash cut it, or
+/// left zeros in it, with or without its newline) is moved to `PATH.torn`, so the next event
+/// never lands after damage that the reader would then find in the middle.
 fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let mut file = OpenOptions::new().read(true).write(true).open(path)?;
     let length = file.metadata()?.len();
-    // Find where the last line starts, reading back from the end a chunk at a time.
-    let mut end = length;
+    let mut last = [0];
+    let ends_in_newline = length > 0 && {
+        file.seek(SeekFrom::Start(length - 1))?;
+        file.read_exact(&mut last)?;
+        last[0] == b'\n'
+    };
+    // The last line's text, without its newline: find where it starts, reading back from its
+    // end a chunk at a time.
+    let content_end = length - u64::from(ends_in_newline);
+    let mut end = content_end;
     let mut start_of_tail = 0;
     while end > 0 {
         let start = end.saturating_sub(TAIL_CHUNK);
         let mut chunk = vec![0; usize::try_from(end - start).unwrap_or(0)];
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut chunk)?;
-        if end == length && chunk.last() == Some(&b'\n') {
-            return Ok(());
-        }
         if let Some(newline) = chunk.iter().rposition(|&byte| byte == b'\n') {
             start_of_tail = start + u64::try_from(newline).unwrap_or(0) + 1;
             break;
         }
         end = start;
     }
-    if length == start_of_tail {
-        return Ok(());
-    }
     let mut tail = Vec::new();
     file.seek(SeekFrom::Start(start_of_tail))?;
     (&mut file)
-        .take(MAX_TORN_TAIL_BYTES)
+        .take((content_end - start_of_tail).min(MAX_TORN_TAIL_BYTES))
         .read_to_end(&mut tail)?;
-    if serde_json::from_slice::<TranscriptEvent>(&tail).is_ok() {
-        file.seek(SeekFrom::End(0))?;
-        file.write_all(b"\n")?;
-        return file.sync_data();
+    if tail.trim_ascii().is_empty() || serde_json::from_slice::<TranscriptEvent>(&tail).is_ok() {
+        if !ends_in_newline && !tail.is_empty() {
+            file.seek(SeekFrom::End(0))?;
+            file.write_all(b"\n")?;
+            file.sync_data()?;
+        }
+        return Ok(());
     }
     if start_of_tail == 0 {
-        // Nothing whole before it (a cut header): leave it for the reader to refuse.
+        // Nothing whole before it (a damaged header): leave it for the reader to refuse.
         return Ok(());
     }
     let mut torn = OpenOptions::new()
@@ -239,7 +246,10 @@ fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
         .append(true)
         .open(path.with_extension("jsonl.torn"))?;
     file.seek(SeekFrom::Start(start_of_tail))?;
-    std::io::copy(&mut (&mut file).take(length - start_of_tail), &mut torn)?;
+    std::io::copy(
+        &mut (&mut file).take(content_end - start_of_tail),
+        &mut torn,
+    )?;
     torn.write_all(b"\n")?;
     torn.sync_data()?;
     file.set_len(start_of_tail)?;

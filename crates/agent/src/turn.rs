@@ -270,6 +270,12 @@ async fn run_calls(
             content,
             is_error,
         });
+        if !is_error
+            && let Some(notice) = crate::tools::load_skill::audit_notice(core, name, input).await
+        {
+            events(AgentEvent::Notice(notice.clone()));
+            record(TranscriptEvent::Notice { text: notice });
+        }
     }
 }
 

@@ -143,6 +143,15 @@ pub enum SkillsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Scan skill folders for hidden text, risky commands and binaries; exit 1 on a critical
+    /// finding
+    Audit {
+        /// Skill folders, SKILL.md files, or roots to walk (default: every discovered skill)
+        paths: Vec<PathBuf>,
+        /// Print a JSON document instead of text
+        #[arg(long)]
+        json: bool,
+    },
     /// Rank skills for a request, by words and meaning
     Match {
         /// The request

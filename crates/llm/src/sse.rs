@@ -31,7 +31,8 @@ impl Parser {
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
         let mut events = Vec::new();
         let mut chunk = chunk;
-        if self.after_cr {
+        // An empty chunk between a CR and its LF changes nothing.
+        if self.after_cr && !chunk.is_empty() {
             self.after_cr = false;
             if let Some(rest) = chunk.strip_prefix(b"\n") {
                 chunk = rest;

@@ -16,6 +16,8 @@ fn main() {
 #[global_allocator]
 static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
 
+/// The width of the synthetic vectors: all-MiniLM-L6-v2's, though no model is loaded for the
+/// search benches (the real width comes from the model's config).
 const DIMENSIONS: usize = 384;
 
 /// A deterministic pseudo-random unit vector per document.

@@ -192,7 +192,7 @@ fn main() {
             })
             .collect();
         let started = std::time::Instant::now();
-        let doc_vectors = embed_cached(&embedder, &doc_texts);
+        let doc_vectors = embed_cached(&embedder, &model, &doc_texts);
         eprintln!(
             "embedded {} skills in {:.1} s",
             doc_vectors.len(),
@@ -317,18 +317,30 @@ fn main() {
 
 /// Vectors through the on-disk cache (`SKILLET_EVAL_CACHE`, default the system temp folder), so
 /// reruns while tuning do not embed again.
-fn embed_cached(embedder: &skillet_retrieval::embed::Embedder, texts: &[String]) -> Vec<Vec<f32>> {
+fn embed_cached(
+    embedder: &skillet_retrieval::embed::Embedder,
+    model: &Path,
+    texts: &[String],
+) -> Vec<Vec<f32>> {
     use skillet_retrieval::{EmbeddingCache, text_hash};
     let dir = std::env::var_os("SKILLET_EVAL_CACHE").map_or_else(std::env::temp_dir, PathBuf::from);
-    let path = EmbeddingCache::path_for(&dir, &format!("eval-{}", embedder.model_id));
-    let mut cache = EmbeddingCache::open(&path, 384);
+    let fingerprint = skillet_retrieval::embed::fingerprint(model, Some(&dir)).unwrap();
+    assert_eq!(fingerprint.dimensions, embedder.dimensions());
+    let path = EmbeddingCache::path_for(&dir, &format!("eval-{}", fingerprint.id));
+    let (mut cache, warnings) = EmbeddingCache::open(&path, fingerprint.dimensions);
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
     let missing: Vec<&str> = texts
         .iter()
         .filter(|t| cache.get(text_hash(t)).is_none())
         .map(String::as_str)
         .collect();
     for (text, vector) in missing.iter().zip(embedder.embed(&missing).unwrap()) {
-        cache.insert(text_hash(text), vector);
+        cache.insert(text_hash(text), vector).unwrap();
+    }
+    for text in texts {
+        cache.touch(text_hash(text));
     }
     cache.save().unwrap();
     texts

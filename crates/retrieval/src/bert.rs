@@ -20,7 +20,6 @@
     reason = "the vectorised loops must inline into pulp's target-feature functions to be compiled for them"
 )]
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -28,6 +27,10 @@ use std::sync::Mutex;
 
 use candle_core::{CpuStorage, Device, Storage, Tensor};
 use rayon::prelude::*;
+use safetensors::Dtype;
+use safetensors::tensor::Metadata;
+
+use crate::cache::MAX_DIMENSIONS;
 
 /// The model's shape, from `config.json`.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -51,11 +54,131 @@ fn default_act() -> String {
     "gelu".to_string()
 }
 
-/// A failure while loading or running the model, as text.
-pub type BertError = String;
+impl Config {
+    /// The width of the hidden states, and so of the sentence vectors.
+    pub fn hidden_size(&self) -> usize {
+        self.hidden_size
+    }
 
-fn err(error: impl std::fmt::Display) -> BertError {
-    error.to_string()
+    /// Checks what the encoder relies on: gelu, a width of 1 to [`MAX_DIMENSIONS`] that the
+    /// heads divide.
+    pub fn validate(&self) -> Result<(), BertError> {
+        if self.hidden_act != "gelu" {
+            return Err(BertError::Activation(self.hidden_act.clone()));
+        }
+        if self.hidden_size == 0 || self.hidden_size > MAX_DIMENSIONS {
+            return Err(BertError::HiddenSize(self.hidden_size));
+        }
+        if self.num_attention_heads == 0
+            || !self.hidden_size.is_multiple_of(self.num_attention_heads)
+        {
+            return Err(BertError::Heads {
+                hidden: self.hidden_size,
+                heads: self.num_attention_heads,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A failure while loading or running the encoder.
+#[derive(Debug, thiserror::Error)]
+pub enum BertError {
+    /// Reading the weights failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The weights file.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The weights file's header announces more than the format allows.
+    #[error("{}: not a safetensors file (header of {bytes} bytes)", path.display())]
+    HeaderTooLarge {
+        /// The weights file.
+        path: PathBuf,
+        /// The announced size.
+        bytes: u64,
+    },
+    /// The weights file's header does not parse, or does not describe its tensors soundly.
+    #[error("{}: not a safetensors header: {source}", path.display())]
+    Header {
+        /// The weights file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The weights file is shorter or longer than its header says.
+    #[error("{}: {actual} bytes where its header describes {expected}", path.display())]
+    Length {
+        /// The weights file.
+        path: PathBuf,
+        /// What the header describes.
+        expected: u64,
+        /// The file's size.
+        actual: u64,
+    },
+    /// A tensor the encoder needs is not in the weights.
+    #[error("{} has no tensor `{name}`", path.display())]
+    MissingTensor {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+    },
+    /// A tensor has another shape than the config implies.
+    #[error("{}: tensor `{name}` has shape {found:?}, expected {expected:?}", path.display())]
+    Shape {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+        /// Its shape.
+        found: Vec<usize>,
+        /// The shape the config implies.
+        expected: Vec<usize>,
+    },
+    /// A tensor is not stored as f32.
+    #[error("{}: tensor `{name}` is {dtype}; only F32 weights are supported", path.display())]
+    DType {
+        /// The weights file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+        /// Its type.
+        dtype: String,
+    },
+    /// The config names another activation than gelu.
+    #[error("hidden_act `{0}` is not supported (only gelu)")]
+    Activation(String),
+    /// The config's width is zero or too large.
+    #[error("hidden_size {0} is not between 1 and {MAX_DIMENSIONS}")]
+    HiddenSize(usize),
+    /// The heads do not divide the width.
+    #[error("hidden_size {hidden} is not a multiple of num_attention_heads {heads}")]
+    Heads {
+        /// hidden_size.
+        hidden: usize,
+        /// num_attention_heads.
+        heads: usize,
+    },
+    /// The tokenizer gave an id the word table does not have.
+    #[error("token id {0} is outside the vocabulary")]
+    TokenOutOfVocabulary(u32),
+    /// A text is empty or longer than the position embeddings allow.
+    #[error("a text of {0} tokens cannot be embedded")]
+    TextLength(usize),
+    /// A thread panicked while reading the word table.
+    #[error("the model file's lock is poisoned")]
+    Poisoned,
+    /// The tensor library failed.
+    #[error("tensor arithmetic: {0}")]
+    Tensor(#[from] candle_core::Error),
+    /// An invariant of the encoder does not hold (a bug).
+    #[error("internal error: {0}")]
+    Internal(&'static str),
 }
 
 /// The word-embedding matrix, left in `model.safetensors` and read a row at a time.
@@ -69,10 +192,7 @@ struct WordTable {
 
 impl WordTable {
     fn reader(&self) -> Result<WordReader<'_>, BertError> {
-        let file = self
-            .file
-            .lock()
-            .map_err(|_| "the model file's lock is poisoned".to_string())?;
+        let file = self.file.lock().map_err(|_| BertError::Poisoned)?;
         Ok(WordReader {
             table: self,
             file,
@@ -91,16 +211,21 @@ struct WordReader<'a> {
 impl WordReader<'_> {
     /// Row `id` into `out` (the hidden size long).
     fn read(&mut self, id: u32, out: &mut [f32]) -> Result<(), BertError> {
-        let id = id as usize;
-        if id >= self.table.rows {
-            return Err(format!("token id {id} is outside the vocabulary"));
+        let row = id as usize;
+        if row >= self.table.rows {
+            return Err(BertError::TokenOutOfVocabulary(id));
         }
         let row_bytes = out.len() * 4;
         self.bytes.resize(row_bytes, 0);
         self.file
-            .seek(SeekFrom::Start(self.table.offset + (id * row_bytes) as u64))
+            .seek(SeekFrom::Start(
+                self.table.offset + (row * row_bytes) as u64,
+            ))
             .and_then(|_| self.file.read_exact(&mut self.bytes))
-            .map_err(|error| format!("{}: {error}", self.table.path.display()))?;
+            .map_err(|source| BertError::Io {
+                path: self.table.path.clone(),
+                source,
+            })?;
         for (value, b) in out.iter_mut().zip(self.bytes.chunks_exact(4)) {
             *value = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         }
@@ -141,22 +266,17 @@ pub struct Bert {
     eps: f32,
 }
 
-/// Where one tensor's bytes are in `model.safetensors`.
-#[derive(serde::Deserialize)]
-struct TensorInfo {
-    dtype: String,
-    shape: Vec<usize>,
-    data_offsets: [u64; 2],
-}
-
 /// The largest safetensors header accepted (the format's own limit).
 const MAX_HEADER_BYTES: u64 = 100_000_000;
 
-/// `model.safetensors`: its header, read at load, and the open file each tensor is read from.
+/// `model.safetensors`: its header, read at load and parsed and checked by the `safetensors`
+/// crate (tensors contiguous, sizes matching shapes and types), and the open file each tensor
+/// is read from. The crate's readers want the whole file in memory (or mapped, which needs
+/// unsafe code); only the header is read here, and tensors are read where they lie.
 struct Weights {
     file: File,
     path: PathBuf,
-    tensors: HashMap<String, TensorInfo>,
+    metadata: Metadata,
     /// Where the data (the offsets' origin) begins.
     data_start: u64,
     prefix: &'static str,
@@ -164,34 +284,45 @@ struct Weights {
 
 impl Weights {
     fn open(path: &Path) -> Result<Self, BertError> {
-        let io = |error: std::io::Error| format!("{}: {error}", path.display());
+        let io = |source: std::io::Error| BertError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
         let mut file = File::open(path).map_err(io)?;
+        let size = file.metadata().map_err(io)?.len();
         let mut length = [0_u8; 8];
         file.read_exact(&mut length).map_err(io)?;
         let length = u64::from_le_bytes(length);
         if length > MAX_HEADER_BYTES {
-            return Err(format!(
-                "{}: not a safetensors file (header of {length} bytes)",
-                path.display()
-            ));
+            return Err(BertError::HeaderTooLarge {
+                path: path.to_path_buf(),
+                bytes: length,
+            });
         }
         let mut header = Vec::new();
         (&mut file)
             .take(length)
             .read_to_end(&mut header)
             .map_err(io)?;
-        let mut tensors: HashMap<String, serde_json::Value> = serde_json::from_slice(&header)
-            .map_err(|error| format!("{}: not a safetensors header: {error}", path.display()))?;
-        tensors.remove("__metadata__");
-        let tensors = tensors
-            .into_iter()
-            .map(|(name, info)| {
-                serde_json::from_value(info)
-                    .map(|info| (name.clone(), info))
-                    .map_err(|error| format!("{}: tensor `{name}`: {error}", path.display()))
-            })
-            .collect::<Result<HashMap<String, TensorInfo>, _>>()?;
-        let prefix = if tensors.keys().any(|name| name.starts_with("bert.")) {
+        let metadata: Metadata =
+            serde_json::from_slice(&header).map_err(|source| BertError::Header {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let data_start = 8 + length;
+        let expected = data_start + metadata.data_len() as u64;
+        if expected != size {
+            return Err(BertError::Length {
+                path: path.to_path_buf(),
+                expected,
+                actual: size,
+            });
+        }
+        let prefix = if metadata
+            .offset_keys()
+            .iter()
+            .any(|name| name.starts_with("bert."))
+        {
             "bert."
         } else {
             ""
@@ -199,8 +330,8 @@ impl Weights {
         Ok(Self {
             file,
             path: path.to_path_buf(),
-            tensors,
-            data_start: 8 + length,
+            metadata,
+            data_start,
             prefix,
         })
     }
@@ -208,29 +339,31 @@ impl Weights {
     /// A tensor's place, checked: f32, and of the expected shape when one is given.
     fn info(&self, name: &str, shape: Option<&[usize]>) -> Result<(u64, &[usize]), BertError> {
         let full = format!("{}{name}", self.prefix);
-        let info = self
-            .tensors
-            .get(&full)
-            .ok_or_else(|| format!("{} has no tensor `{full}`", self.path.display()))?;
-        if shape.is_some_and(|shape| info.shape != shape) {
-            return Err(format!(
-                "{}: tensor `{full}` has shape {:?}, expected {:?}",
-                self.path.display(),
-                info.shape,
-                shape.unwrap_or_default()
-            ));
+        let Some(info) = self.metadata.info(&full) else {
+            return Err(BertError::MissingTensor {
+                path: self.path.clone(),
+                name: full,
+            });
+        };
+        if let Some(shape) = shape
+            && info.shape != shape
+        {
+            return Err(BertError::Shape {
+                path: self.path.clone(),
+                name: full,
+                found: info.shape.clone(),
+                expected: shape.to_vec(),
+            });
         }
-        let elements: usize = info.shape.iter().product();
-        let [start, end] = info.data_offsets;
-        if info.dtype != "F32" || end.checked_sub(start) != Some(elements as u64 * 4) {
-            return Err(format!(
-                "{}: tensor `{full}` is {} with {} bytes; only F32 weights are supported",
-                self.path.display(),
-                info.dtype,
-                end.saturating_sub(start)
-            ));
+        // The crate checked that the byte range matches the shape and type.
+        if info.dtype != Dtype::F32 {
+            return Err(BertError::DType {
+                path: self.path.clone(),
+                name: full,
+                dtype: format!("{:?}", info.dtype),
+            });
         }
-        Ok((self.data_start + start, &info.shape))
+        Ok((self.data_start + info.data_offsets.0 as u64, &info.shape))
     }
 
     /// The first dimension of a tensor.
@@ -245,7 +378,10 @@ impl Weights {
         self.file
             .seek(SeekFrom::Start(offset))
             .and_then(|_| self.file.read_exact(&mut bytes))
-            .map_err(|error| format!("{}: {error}", self.path.display()))?;
+            .map_err(|source| BertError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
         Ok(bytes
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -267,7 +403,7 @@ impl Weights {
             }
             bias.extend(self.values(&format!("{name}.bias"), &[out])?);
         }
-        let weight = Tensor::from_vec(weight, (input, total), &Device::Cpu).map_err(err)?;
+        let weight = Tensor::from_vec(weight, (input, total), &Device::Cpu)?;
         Ok(Dense { weight, bias })
     }
 
@@ -282,19 +418,7 @@ impl Weights {
 impl Bert {
     /// Loads the weights from `model.safetensors`.
     pub fn load(config: Config, safetensors: &Path) -> Result<Self, BertError> {
-        if config.hidden_act != "gelu" {
-            return Err(format!(
-                "hidden_act `{}` is not supported (only gelu)",
-                config.hidden_act
-            ));
-        }
-        if config.num_attention_heads == 0
-            || !config
-                .hidden_size
-                .is_multiple_of(config.num_attention_heads)
-        {
-            return Err("hidden_size must be a multiple of num_attention_heads".to_string());
-        }
+        config.validate()?;
         let mut weights = Weights::open(safetensors)?;
         let hidden = config.hidden_size;
         let vocabulary = weights.rows("embeddings.word_embeddings.weight")?;
@@ -365,6 +489,11 @@ impl Bert {
         })
     }
 
+    /// The width of the sentence vectors (the config's `hidden_size`).
+    pub fn dimensions(&self) -> usize {
+        self.config.hidden_size
+    }
+
     /// The longest text the position embeddings allow.
     pub fn max_tokens(&self) -> usize {
         self.config.max_position_embeddings
@@ -378,7 +507,7 @@ impl Bert {
         let mut total = 0;
         for ids in texts {
             if ids.is_empty() || ids.len() > self.max_tokens() {
-                return Err(format!("a text of {} tokens cannot be embedded", ids.len()));
+                return Err(BertError::TextLength(ids.len()));
             }
             starts.push(total);
             total += ids.len();
@@ -404,7 +533,7 @@ impl Bert {
             for (position, &id) in ids.iter().enumerate() {
                 words.read(id, &mut word)?;
                 let Some(row) = rows.next() else {
-                    return Err("token count mismatch".to_string());
+                    return Err(BertError::Internal("token count mismatch"));
                 };
                 let place = &self.position_embeddings[position * hidden..(position + 1) * hidden];
                 for (((out, w), p), t) in row
@@ -435,9 +564,9 @@ impl Bert {
     ) -> Result<Vec<f32>, BertError> {
         let hidden = self.config.hidden_size;
         let tokens = states.len() / hidden;
-        let input = Tensor::from_vec(states, (tokens, hidden), &Device::Cpu).map_err(err)?;
+        let input = Tensor::from_vec(states, (tokens, hidden), &Device::Cpu)?;
         // Attention: one product for queries, keys and values, then each text over itself.
-        let qkv = input.matmul(&layer.qkv.weight).map_err(err)?;
+        let qkv = input.matmul(&layer.qkv.weight)?;
         let mut context = Ok(Vec::new());
         with_slice(&qkv, |qkv| {
             context = self.attention(qkv, &layer.qkv.bias, starts);
@@ -445,12 +574,8 @@ impl Bert {
         let context = context?;
         drop(qkv);
         let projected = Tensor::from_vec(context, (tokens, hidden), &Device::Cpu)
-            .and_then(|t| t.matmul(&layer.attention_out.weight))
-            .map_err(err)?;
-        let mut states = input
-            .flatten_all()
-            .and_then(|t| t.to_vec1::<f32>())
-            .map_err(err)?;
+            .and_then(|t| t.matmul(&layer.attention_out.weight))?;
+        let mut states = input.flatten_all().and_then(|t| t.to_vec1::<f32>())?;
         drop(input);
         with_slice(&projected, |projected| {
             add_and_norm(
@@ -464,8 +589,8 @@ impl Bert {
         })?;
         drop(projected);
         // Feed-forward: up, GELU, down.
-        let normed = Tensor::from_slice(&states, (tokens, hidden), &Device::Cpu).map_err(err)?;
-        let up = normed.matmul(&layer.up.weight).map_err(err)?;
+        let normed = Tensor::from_slice(&states, (tokens, hidden), &Device::Cpu)?;
+        let up = normed.matmul(&layer.up.weight)?;
         drop(normed);
         let intermediate = self.config.intermediate_size;
         let mut activated = vec![0.0_f32; tokens * intermediate];
@@ -483,8 +608,7 @@ impl Bert {
         })?;
         drop(up);
         let down = Tensor::from_vec(activated, (tokens, intermediate), &Device::Cpu)
-            .and_then(|t| t.matmul(&layer.down.weight))
-            .map_err(err)?;
+            .and_then(|t| t.matmul(&layer.down.weight))?;
         with_slice(&down, |down| {
             add_and_norm(
                 &mut states,
@@ -541,9 +665,9 @@ impl Bert {
                 }
             });
         let shape = (texts * heads, longest, size);
-        let queries = Tensor::from_vec(queries, shape, &Device::Cpu).map_err(err)?;
-        let keys = Tensor::from_vec(keys, shape, &Device::Cpu).map_err(err)?;
-        let scores = queries.matmul(&keys.t().map_err(err)?).map_err(err)?;
+        let queries = Tensor::from_vec(queries, shape, &Device::Cpu)?;
+        let keys = Tensor::from_vec(keys, shape, &Device::Cpu)?;
+        let scores = queries.matmul(&keys.t()?)?;
         drop((queries, keys));
         let square = longest * longest;
         let mut probabilities = vec![0.0_f32; texts * heads * square];
@@ -562,14 +686,13 @@ impl Bert {
                 });
         })?;
         drop(scores);
-        let values = Tensor::from_vec(values, shape, &Device::Cpu).map_err(err)?;
+        let values = Tensor::from_vec(values, shape, &Device::Cpu)?;
         let attended = Tensor::from_vec(
             probabilities,
             (texts * heads, longest, longest),
             &Device::Cpu,
         )
-        .and_then(|p| p.matmul(&values))
-        .map_err(err)?;
+        .and_then(|p| p.matmul(&values))?;
         let tokens = starts.last().copied().unwrap_or(0);
         let mut context = vec![0.0_f32; tokens * hidden];
         with_slice(&attended, |attended| {
@@ -688,10 +811,10 @@ const ROWS_PER_TASK: usize = 64;
 fn with_slice(tensor: &Tensor, f: impl FnOnce(&[f32])) -> Result<(), BertError> {
     let (storage, layout) = tensor.storage_and_layout();
     let Storage::Cpu(CpuStorage::F32(values)) = &*storage else {
-        return Err("expected an f32 CPU tensor".to_string());
+        return Err(BertError::Internal("expected an f32 CPU tensor"));
     };
     let Some((start, end)) = layout.contiguous_offsets() else {
-        return Err("expected a contiguous tensor".to_string());
+        return Err(BertError::Internal("expected a contiguous tensor"));
     };
     f(&values[start..end]);
     Ok(())
@@ -839,6 +962,176 @@ fn fast_exp(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tiny BERT (width 8, two heads, one layer, ten words) as safetensors bytes, with one
+    /// tensor's type, shape or presence changed by `edit`.
+    fn tiny_model(edit: impl Fn(&str, &mut Dtype, &mut Vec<usize>) -> bool) -> Vec<u8> {
+        let mut tensors: Vec<(String, Vec<usize>)> = vec![
+            ("embeddings.word_embeddings.weight".into(), vec![10, 8]),
+            ("embeddings.position_embeddings.weight".into(), vec![16, 8]),
+            ("embeddings.token_type_embeddings.weight".into(), vec![2, 8]),
+        ];
+        let norm = |name: &str, tensors: &mut Vec<(String, Vec<usize>)>| {
+            tensors.push((format!("{name}.weight"), vec![8]));
+            tensors.push((format!("{name}.bias"), vec![8]));
+        };
+        norm("embeddings.LayerNorm", &mut tensors);
+        let layer = "encoder.layer.0";
+        for (name, out, input) in [
+            ("attention.self.query", 8, 8),
+            ("attention.self.key", 8, 8),
+            ("attention.self.value", 8, 8),
+            ("attention.output.dense", 8, 8),
+            ("intermediate.dense", 16, 8),
+            ("output.dense", 8, 16),
+        ] {
+            tensors.push((format!("{layer}.{name}.weight"), vec![out, input]));
+            tensors.push((format!("{layer}.{name}.bias"), vec![out]));
+        }
+        norm(&format!("{layer}.attention.output.LayerNorm"), &mut tensors);
+        norm(&format!("{layer}.output.LayerNorm"), &mut tensors);
+        let data: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = tensors
+            .into_iter()
+            .enumerate()
+            .filter_map(|(index, (name, mut shape))| {
+                let mut dtype = Dtype::F32;
+                if !edit(&name, &mut dtype, &mut shape) {
+                    return None;
+                }
+                let count: usize = shape.iter().product();
+                let bytes: Vec<u8> = (0..count)
+                    .flat_map(|i| {
+                        #[expect(clippy::cast_precision_loss, reason = "test values")]
+                        let value = ((index * 31 + i) as f32 * 0.37).sin() * 0.5;
+                        value.to_le_bytes()
+                    })
+                    .take(count * dtype.bitsize() / 8)
+                    .collect();
+                Some((name, dtype, shape, bytes))
+            })
+            .collect();
+        let views = data.iter().map(|(name, dtype, shape, bytes)| {
+            (
+                name.clone(),
+                safetensors::tensor::TensorView::new(*dtype, shape.clone(), bytes).unwrap(),
+            )
+        });
+        safetensors::serialize(views, None).unwrap()
+    }
+
+    fn tiny_config() -> Config {
+        serde_json::from_str(
+            r#"{"hidden_size": 8, "intermediate_size": 16, "num_attention_heads": 2,
+                "num_hidden_layers": 1, "max_position_embeddings": 16}"#,
+        )
+        .unwrap()
+    }
+
+    fn load_bytes(bytes: &[u8]) -> Result<Bert, BertError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.safetensors");
+        std::fs::write(&path, bytes).unwrap();
+        Bert::load(tiny_config(), &path)
+    }
+
+    #[test]
+    fn a_tiny_model_gives_unit_vectors_of_its_configured_width() {
+        let bert = load_bytes(&tiny_model(|_, _, _| true)).unwrap();
+        assert_eq!(bert.dimensions(), 8);
+        let vectors = bert.embed(&[&[1, 2, 3], &[4]]).unwrap();
+        assert_eq!(vectors.len(), 2);
+        for vector in &vectors {
+            assert_eq!(vector.len(), 8);
+            assert!(crate::check_vector(vector, 8).is_ok(), "{vector:?}");
+        }
+        assert!(matches!(
+            bert.embed(&[&[10]]),
+            Err(BertError::TokenOutOfVocabulary(10))
+        ));
+        assert!(matches!(bert.embed(&[&[]]), Err(BertError::TextLength(0))));
+        assert!(matches!(
+            bert.embed(&[&[1; 17]]),
+            Err(BertError::TextLength(17))
+        ));
+    }
+
+    #[test]
+    fn damaged_or_foreign_weights_are_typed_errors() {
+        let whole = tiny_model(|_, _, _| true);
+        let cut = load_bytes(&whole[..whole.len() - 1]).err().unwrap();
+        assert!(matches!(cut, BertError::Length { .. }), "{cut}");
+        let mut grown = whole.clone();
+        grown.push(0);
+        assert!(matches!(load_bytes(&grown), Err(BertError::Length { .. })));
+        let mut header = whole.clone();
+        header[8] = b'[';
+        assert!(matches!(load_bytes(&header), Err(BertError::Header { .. })));
+        let mut huge = whole.clone();
+        huge[..8].copy_from_slice(&(MAX_HEADER_BYTES + 1).to_le_bytes());
+        assert!(matches!(
+            load_bytes(&huge),
+            Err(BertError::HeaderTooLarge { .. })
+        ));
+        assert!(matches!(load_bytes(&whole[..4]), Err(BertError::Io { .. })));
+        let missing = tiny_model(|name, _, _| !name.contains("intermediate.dense.bias"));
+        let error = load_bytes(&missing).err().unwrap();
+        assert!(
+            matches!(&error, BertError::MissingTensor { name, .. } if name == "encoder.layer.0.intermediate.dense.bias"),
+            "{error}"
+        );
+        let half = tiny_model(|name, dtype, _| {
+            if name.ends_with("key.bias") {
+                *dtype = Dtype::F16;
+            }
+            true
+        });
+        let error = load_bytes(&half).err().unwrap();
+        assert!(
+            matches!(&error, BertError::DType { dtype, .. } if dtype == "F16"),
+            "{error}"
+        );
+        let reshaped = tiny_model(|name, _, shape| {
+            if name.ends_with("position_embeddings.weight") {
+                *shape = vec![8, 8];
+            }
+            true
+        });
+        assert!(matches!(
+            load_bytes(&reshaped),
+            Err(BertError::Shape { .. })
+        ));
+    }
+
+    #[test]
+    fn configs_the_encoder_cannot_run_are_refused() {
+        let with = |change: &str| -> Config {
+            let mut value: serde_json::Value = serde_json::from_str(
+                r#"{"hidden_size": 8, "intermediate_size": 16, "num_attention_heads": 2,
+                    "num_hidden_layers": 1, "max_position_embeddings": 16}"#,
+            )
+            .unwrap();
+            let (key, new) = change.split_once('=').unwrap();
+            value[key] = serde_json::from_str(new).unwrap();
+            serde_json::from_value(value).unwrap()
+        };
+        assert!(tiny_config().validate().is_ok());
+        assert!(matches!(
+            with("hidden_act=\"relu\"").validate(),
+            Err(BertError::Activation(_))
+        ));
+        assert!(matches!(
+            with("hidden_size=0").validate(),
+            Err(BertError::HiddenSize(0))
+        ));
+        assert!(matches!(
+            with("hidden_size=100000").validate(),
+            Err(BertError::HiddenSize(100_000))
+        ));
+        assert!(matches!(
+            with("num_attention_heads=3").validate(),
+            Err(BertError::Heads { .. })
+        ));
+    }
 
     #[test]
     fn fast_exp_matches_std() {

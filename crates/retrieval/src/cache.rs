@@ -1,24 +1,245 @@
 //! The embedding cache: vectors on disk keyed by the model and a hash of each text, so only new
-//! or changed skills are embedded again.
+//! or changed skills are embedded again. One file per model ([`EmbeddingCache::path_for`] a
+//! model fingerprint), shared by every library embedded with that model.
 //!
-//! File format (little endian): magic `SKEMB001`, dimensions `u32`, count `u64`, then `count`
-//! records of a `u64` text hash followed by `dimensions` `f32`s. A file that does not parse is
-//! ignored (and rewritten on save).
+//! # File format `SKEMB002` (little endian)
+//!
+//! Magic `SKEMB002`, vector width `u32`, entry count `u64`, then `count` records of: the text
+//! hash `u64`, when the entry was last used (seconds since the Unix epoch) `u64`, a checksum
+//! `u64` (FNV-1a over the hash, the time and the vector's bytes), and `width` `f32`s.
+//!
+//! # Reading
+//!
+//! A file that cannot be used as a whole (missing magic, an older format such as `SKEMB001`,
+//! another width, a length that does not match its header, over [`MAX_FILE_BYTES`]) leaves the
+//! cache empty, with a [`CacheWarning::Unreadable`]. Within a sound file, an entry whose
+//! checksum fails, with a value that is not finite, or whose length is not 1 (every vector the
+//! encoder gives is normalised, and ranking takes dot products for cosines) is dropped, counted
+//! in a [`CacheWarning::EntriesDropped`]: it is embedded again and never ranked. Either way the
+//! file is rewritten at the next save.
+//!
+//! # Writing
+//!
+//! A save takes an advisory lock on `PATH.lock` (waiting up to [`LOCK_WAIT`], then going on
+//! without it), merges in the entries another process saved meanwhile, prunes, writes a
+//! uniquely named temporary file in the same folder, syncs it, renames it over the cache and
+//! syncs the folder. Readers never take the lock: the rename makes every state they can see a
+//! complete file, and concurrent savers lose nothing (without the lock, the last rename wins).
+//!
+//! # Pruning
+//!
+//! Each entry remembers when a library last used it. A save drops entries unused for
+//! [`PRUNE_AFTER`], so a second library sharing the file (another `--skills-dir`) keeps its
+//! vectors while it is in use, and the least recently used ones past what fits in
+//! [`MAX_FILE_BYTES`]. Using an entry only marks the cache for saving once the entry's time is
+//! [`TOUCH_INTERVAL`] old, so a library that did not change costs at most one write a day.
+//! Sibling cache files (other models, older formats) not written for [`PRUNE_AFTER`] are
+//! removed by a save, as are temporary files left by a crash.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read as _, Write as _};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-const MAGIC: &[u8; 8] = b"SKEMB001";
+/// The current format.
+const MAGIC: &[u8; 8] = b"SKEMB002";
+/// What every format of the cache starts with.
+const MAGIC_FAMILY: &[u8; 5] = b"SKEMB";
+/// Magic, width, count.
+const HEADER_BYTES: usize = 20;
+/// Hash, last use and checksum before each vector.
+const RECORD_PREFIX_BYTES: usize = 24;
+/// What cache files are named with.
+const EXTENSION: &str = "bin";
+/// What temporary files end with (they start with `.NAME.`).
+const TEMPORARY_SUFFIX: &str = ".tmp";
+
+/// The largest cache file read, and written: at 384 values per vector, about 170,000 entries.
+/// A larger file is a warning (and replaced), not an allocation of its size.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+/// The widest vector a cache holds (the model's `hidden_size` is checked against the same
+/// bound).
+pub const MAX_DIMENSIONS: usize = 16_384;
+/// Entries not used by any library for this long are dropped at the next save.
+pub const PRUNE_AFTER: Duration = Duration::from_hours(30 * 24);
+/// Using an entry marks the cache for saving only when the entry was last used this long ago.
+pub const TOUCH_INTERVAL: Duration = Duration::from_hours(24);
+/// How far from 1 a cached vector's length may be.
+pub const NORM_TOLERANCE: f64 = 1e-3;
+/// How long a save waits for another process's save before writing without the lock.
+pub const LOCK_WAIT: Duration = Duration::from_secs(10);
+/// How often a waiting save tries the lock again.
+const LOCK_RETRY: Duration = Duration::from_millis(5);
+/// Temporary files older than this are left over from a crash, and removed.
+const STALE_TEMPORARY: Duration = Duration::from_hours(1);
+/// Folder entries looked at when removing stale files.
+const MAX_SCANNED: usize = 4_096;
 
 /// A stable 64-bit hash of a text (FNV-1a), the same on every platform and Rust version.
 pub fn text_hash(text: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.as_bytes() {
+    fnv1a(FNV_OFFSET, text.as_bytes())
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
+    for byte in bytes {
         hash ^= u64::from(*byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
+}
+
+/// The checksum of one record.
+fn checksum(key: u64, last_used: u64, vector_bytes: &[u8]) -> u64 {
+    let hash = fnv1a(FNV_OFFSET, &key.to_le_bytes());
+    let hash = fnv1a(hash, &last_used.to_le_bytes());
+    fnv1a(hash, vector_bytes)
+}
+
+/// Why a vector cannot be cached.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum InvalidVector {
+    /// Another width than the cache's.
+    #[error("{found} values where the model gives {expected}")]
+    Width {
+        /// The cache's width.
+        expected: usize,
+        /// The vector's.
+        found: usize,
+    },
+    /// A NaN or an infinity.
+    #[error("a value is not finite")]
+    NonFinite,
+    /// Not normalised (or zero).
+    #[error("its length is {norm}, not 1")]
+    NotUnit {
+        /// Its length.
+        norm: f64,
+    },
+}
+
+/// Checks that `vector` can be cached and ranked: `width` finite values of length 1 (within
+/// [`NORM_TOLERANCE`]).
+pub fn check_vector(vector: &[f32], width: usize) -> Result<(), InvalidVector> {
+    if vector.len() != width {
+        return Err(InvalidVector::Width {
+            expected: width,
+            found: vector.len(),
+        });
+    }
+    if !vector.iter().all(|x| x.is_finite()) {
+        return Err(InvalidVector::NonFinite);
+    }
+    let norm = vector
+        .iter()
+        .map(|&x| f64::from(x) * f64::from(x))
+        .sum::<f64>()
+        .sqrt();
+    if (norm - 1.0).abs() > NORM_TOLERANCE {
+        return Err(InvalidVector::NotUnit { norm });
+    }
+    Ok(())
+}
+
+/// Why a cache file could not be used at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnreadableReason {
+    /// Reading failed.
+    #[error("{0}")]
+    Io(String),
+    /// Larger than [`MAX_FILE_BYTES`].
+    #[error("{bytes} bytes, over the limit of {limit}")]
+    TooLarge {
+        /// The file's size.
+        bytes: u64,
+        /// [`MAX_FILE_BYTES`].
+        limit: u64,
+    },
+    /// Not an embedding cache.
+    #[error("not an embedding cache")]
+    BadMagic,
+    /// An embedding cache of another format.
+    #[error("an older format, {found}")]
+    OldFormat {
+        /// Its magic.
+        found: String,
+    },
+    /// Shorter than a header.
+    #[error("cut short at {bytes} bytes")]
+    Truncated {
+        /// The file's size.
+        bytes: u64,
+    },
+    /// Vectors of another width.
+    #[error("vectors of {found} values where the model gives {expected}")]
+    Width {
+        /// The file's width.
+        found: u64,
+        /// The model's.
+        expected: usize,
+    },
+    /// Its length does not match the entry count of its header (cut short, or grown).
+    #[error("{bytes} bytes, which do not hold the {count} entries its header announces")]
+    Length {
+        /// The file's size.
+        bytes: u64,
+        /// The count in its header.
+        count: u64,
+    },
+}
+
+/// Something wrong with the cache file, which the cache recovered from (by embedding again);
+/// worth telling the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CacheWarning {
+    /// The file could not be used; the cache started empty.
+    #[error("embedding cache {} was unreadable ({reason}); rebuilding", path.display())]
+    Unreadable {
+        /// The cache file.
+        path: PathBuf,
+        /// Why.
+        reason: UnreadableReason,
+    },
+    /// Some entries were dropped; they are embedded again.
+    #[error(
+        "embedding cache {}: {} unusable {} dropped ({corrupt} damaged, {non_finite} not \
+         finite, {not_unit} not of length 1); they are embedded again",
+        path.display(),
+        corrupt + non_finite + not_unit,
+        if corrupt + non_finite + not_unit == 1 { "entry" } else { "entries" }
+    )]
+    EntriesDropped {
+        /// The cache file.
+        path: PathBuf,
+        /// Entries whose checksum failed.
+        corrupt: usize,
+        /// Entries with a NaN or an infinity.
+        non_finite: usize,
+        /// Entries not normalised (or zero).
+        not_unit: usize,
+    },
+}
+
+/// What a save did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SaveReport {
+    /// Whether the file was written (nothing changed otherwise).
+    pub written: bool,
+    /// Entries another process had saved, taken in.
+    pub merged: usize,
+    /// Entries dropped as unused (see [`PRUNE_AFTER`]) or over the size limit.
+    pub pruned: usize,
+    /// Entries in the file written.
+    pub entries: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    vector: Vec<f32>,
+    /// Seconds since the Unix epoch.
+    last_used: u64,
 }
 
 /// Cached vectors of one model.
@@ -26,12 +247,15 @@ pub fn text_hash(text: &str) -> u64 {
 pub struct EmbeddingCache {
     path: PathBuf,
     dimensions: usize,
-    vectors: HashMap<u64, Vec<f32>>,
+    entries: HashMap<u64, Entry>,
     dirty: bool,
+    /// The time entries are marked used at (seconds since the Unix epoch), read at open.
+    now: u64,
 }
 
 impl EmbeddingCache {
-    /// The cache file for a model under `dir` (the user cache folder).
+    /// The cache file for a model under `dir` (the user cache folder); `model_id` is made
+    /// filesystem-safe.
     pub fn path_for(dir: &Path, model_id: &str) -> PathBuf {
         let safe: String = model_id
             .chars()
@@ -43,126 +267,925 @@ impl EmbeddingCache {
                 }
             })
             .collect();
-        dir.join(format!("{safe}.bin"))
+        dir.join(format!("{safe}.{EXTENSION}"))
     }
 
-    /// Opens the cache at `path` (empty when the file is missing or unreadable).
-    pub fn open(path: &Path, dimensions: usize) -> Self {
-        let vectors = read(path, dimensions).unwrap_or_default();
-        Self {
+    /// Opens the cache at `path` for vectors of `dimensions` values: empty when the file is
+    /// missing; empty or without some entries when it is damaged, with warnings saying what
+    /// was dropped (see the module documentation).
+    pub fn open(path: &Path, dimensions: usize) -> (Self, Vec<CacheWarning>) {
+        let now = unix_now();
+        let mut warnings = Vec::new();
+        let entries = match load(path, dimensions, now) {
+            Loaded::Missing => HashMap::new(),
+            Loaded::Unreadable(reason) => {
+                warnings.push(CacheWarning::Unreadable {
+                    path: path.to_path_buf(),
+                    reason,
+                });
+                HashMap::new()
+            }
+            Loaded::Entries(entries, dropped) => {
+                if dropped.total() > 0 {
+                    warnings.push(CacheWarning::EntriesDropped {
+                        path: path.to_path_buf(),
+                        corrupt: dropped.corrupt,
+                        non_finite: dropped.non_finite,
+                        not_unit: dropped.not_unit,
+                    });
+                }
+                entries
+            }
+        };
+        let cache = Self {
             path: path.to_path_buf(),
             dimensions,
-            vectors,
-            dirty: false,
-        }
+            entries,
+            // A damaged file is rewritten without what was dropped.
+            dirty: !warnings.is_empty(),
+            now,
+        };
+        (cache, warnings)
+    }
+
+    /// The cache file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The width of the cached vectors.
+    pub fn dimensions(&self) -> usize {
+        self.dimensions
     }
 
     /// The vector of a text hash, if cached.
     pub fn get(&self, hash: u64) -> Option<&[f32]> {
-        self.vectors.get(&hash).map(Vec::as_slice)
+        self.entries.get(&hash).map(|entry| entry.vector.as_slice())
     }
 
-    /// Caches a vector.
-    pub fn insert(&mut self, hash: u64, vector: Vec<f32>) {
-        if vector.len() == self.dimensions {
-            self.vectors.insert(hash, vector);
+    /// Marks a cached vector as used now (so pruning keeps it); false when it is not cached.
+    /// The cache needs saving only when the entry's last use was [`TOUCH_INTERVAL`] ago.
+    pub fn touch(&mut self, hash: u64) -> bool {
+        let Some(entry) = self.entries.get_mut(&hash) else {
+            return false;
+        };
+        if entry.last_used.saturating_add(TOUCH_INTERVAL.as_secs()) <= self.now {
             self.dirty = true;
         }
+        entry.last_used = entry.last_used.max(self.now);
+        true
+    }
+
+    /// Caches a vector (used now), unless it is unusable (see [`check_vector`]).
+    pub fn insert(&mut self, hash: u64, vector: Vec<f32>) -> Result<(), InvalidVector> {
+        check_vector(&vector, self.dimensions)?;
+        self.entries.insert(
+            hash,
+            Entry {
+                vector,
+                last_used: self.now,
+            },
+        );
+        self.dirty = true;
+        Ok(())
     }
 
     /// How many vectors are cached.
     pub fn len(&self) -> usize {
-        self.vectors.len()
+        self.entries.len()
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.vectors.is_empty()
+        self.entries.is_empty()
     }
 
-    /// Writes the cache if it changed (to a temporary file renamed into place, so a crash
-    /// never leaves a half-written cache).
-    pub fn save(&mut self) -> std::io::Result<()> {
+    /// Writes the cache if it changed: merges what other processes saved meanwhile, prunes,
+    /// and replaces the file atomically (see the module documentation). On success the cache
+    /// holds what the file holds.
+    pub fn save(&mut self) -> io::Result<SaveReport> {
         if !self.dirty {
-            return Ok(());
+            return Ok(SaveReport::default());
         }
-        if let Some(parent) = self.path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let temporary = self.path.with_extension("tmp");
-        let mut out = Vec::with_capacity(20 + self.vectors.len() * (8 + 4 * self.dimensions));
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&u32::try_from(self.dimensions).unwrap_or(0).to_le_bytes());
-        out.extend_from_slice(&(self.vectors.len() as u64).to_le_bytes());
-        let mut keys: Vec<&u64> = self.vectors.keys().collect();
-        keys.sort();
-        for key in keys {
-            out.extend_from_slice(&key.to_le_bytes());
-            for value in &self.vectors[key] {
-                out.extend_from_slice(&value.to_le_bytes());
+        let parent = parent_of(&self.path).to_path_buf();
+        std::fs::create_dir_all(&parent)?;
+        // Held until the file is replaced; released when dropped.
+        let _lock = lock(&self.path);
+        let merged = self.merge_saved();
+        let pruned = self.prune(max_entries(self.dimensions));
+        write_atomically(&self.path, &self.encode())?;
+        remove_stale_files(&parent, &self.path);
+        self.dirty = false;
+        Ok(SaveReport {
+            written: true,
+            merged,
+            pruned,
+            entries: self.entries.len(),
+        })
+    }
+
+    /// Takes in the entries of the file as it is now that this cache lacks, and the later
+    /// last use of those both have; returns how many were taken in.
+    fn merge_saved(&mut self) -> usize {
+        let Loaded::Entries(saved, _) = load(&self.path, self.dimensions, self.now) else {
+            return 0;
+        };
+        let mut merged = 0;
+        for (key, entry) in saved {
+            match self.entries.entry(key) {
+                std::collections::hash_map::Entry::Occupied(mut mine) => {
+                    let mine = mine.get_mut();
+                    mine.last_used = mine.last_used.max(entry.last_used);
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(entry);
+                    merged += 1;
+                }
             }
         }
-        std::fs::File::create(&temporary)?.write_all(&out)?;
-        std::fs::rename(&temporary, &self.path)?;
-        self.dirty = false;
-        Ok(())
+        merged
+    }
+
+    /// Drops entries unused for [`PRUNE_AFTER`], then the least recently used beyond
+    /// `max_entries`; returns how many were dropped.
+    fn prune(&mut self, max_entries: usize) -> usize {
+        let before = self.entries.len();
+        let cutoff = self.now.saturating_sub(PRUNE_AFTER.as_secs());
+        self.entries.retain(|_, entry| entry.last_used >= cutoff);
+        if self.entries.len() > max_entries {
+            let mut by_use: Vec<(u64, u64)> = self
+                .entries
+                .iter()
+                .map(|(&key, entry)| (entry.last_used, key))
+                .collect();
+            // Most recently used first; ties by key, so every process keeps the same ones.
+            by_use.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            for &(_, key) in &by_use[max_entries..] {
+                self.entries.remove(&key);
+            }
+        }
+        before - self.entries.len()
+    }
+
+    /// The file's bytes.
+    fn encode(&self) -> Vec<u8> {
+        let record = RECORD_PREFIX_BYTES + 4 * self.dimensions;
+        let mut out = Vec::with_capacity(HEADER_BYTES + self.entries.len() * record);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&u32::try_from(self.dimensions).unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
+        let mut keys: Vec<u64> = self.entries.keys().copied().collect();
+        keys.sort_unstable();
+        let mut vector_bytes = Vec::with_capacity(4 * self.dimensions);
+        for key in keys {
+            let entry = &self.entries[&key];
+            vector_bytes.clear();
+            for value in &entry.vector {
+                vector_bytes.extend_from_slice(&value.to_le_bytes());
+            }
+            out.extend_from_slice(&key.to_le_bytes());
+            out.extend_from_slice(&entry.last_used.to_le_bytes());
+            out.extend_from_slice(&checksum(key, entry.last_used, &vector_bytes).to_le_bytes());
+            out.extend_from_slice(&vector_bytes);
+        }
+        out
     }
 }
 
-fn read(path: &Path, dimensions: usize) -> Option<HashMap<u64, Vec<f32>>> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .read_to_end(&mut bytes)
-        .ok()?;
-    let header = bytes.get(..20)?;
-    if &header[..8] != MAGIC
-        || u32::from_le_bytes(header[8..12].try_into().ok()?) as usize != dimensions
-    {
-        return None;
+/// How many entries of `dimensions` values fit in [`MAX_FILE_BYTES`].
+fn max_entries(dimensions: usize) -> usize {
+    let record = (RECORD_PREFIX_BYTES + 4 * dimensions) as u64;
+    usize::try_from((MAX_FILE_BYTES - HEADER_BYTES as u64) / record).unwrap_or(usize::MAX)
+}
+
+/// Now, in seconds since the Unix epoch (0 before it).
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+/// Entries dropped while reading, by cause.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Dropped {
+    corrupt: usize,
+    non_finite: usize,
+    not_unit: usize,
+}
+
+impl Dropped {
+    fn total(self) -> usize {
+        self.corrupt + self.non_finite + self.not_unit
     }
-    let count = usize::try_from(u64::from_le_bytes(header[12..20].try_into().ok()?)).ok()?;
-    let record = 8 + 4 * dimensions;
-    let body = bytes.get(20..)?;
-    if body.len() != count.checked_mul(record)? {
-        return None;
+}
+
+/// What reading a cache file found.
+#[derive(Debug)]
+enum Loaded {
+    Missing,
+    Unreadable(UnreadableReason),
+    Entries(HashMap<u64, Entry>, Dropped),
+}
+
+/// Reads the cache file at `path` (see the module documentation); last uses later than `now`
+/// (a clock set back) count as `now`.
+fn load(path: &Path, dimensions: usize, now: u64) -> Loaded {
+    let io_reason = |error: io::Error| UnreadableReason::Io(error.to_string());
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Loaded::Missing,
+        Err(error) => return Loaded::Unreadable(io_reason(error)),
+    };
+    let too_large = |bytes: u64| {
+        Loaded::Unreadable(UnreadableReason::TooLarge {
+            bytes,
+            limit: MAX_FILE_BYTES,
+        })
+    };
+    let size = match file.metadata() {
+        Ok(metadata) => metadata.len(),
+        Err(error) => return Loaded::Unreadable(io_reason(error)),
+    };
+    if size > MAX_FILE_BYTES {
+        return too_large(size);
     }
-    let mut vectors = HashMap::with_capacity(count);
-    for chunk in body.chunks_exact(record) {
-        let hash = u64::from_le_bytes(chunk[..8].try_into().ok()?);
-        let vector = chunk[8..]
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    // Bounded even if the file grows while it is read.
+    if let Err(error) = file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes) {
+        return Loaded::Unreadable(io_reason(error));
+    }
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return too_large(bytes.len() as u64);
+    }
+    match parse(&bytes, dimensions, now) {
+        Ok((entries, dropped)) => Loaded::Entries(entries, dropped),
+        Err(reason) => Loaded::Unreadable(reason),
+    }
+}
+
+fn parse(
+    bytes: &[u8],
+    dimensions: usize,
+    now: u64,
+) -> Result<(HashMap<u64, Entry>, Dropped), UnreadableReason> {
+    let size = bytes.len() as u64;
+    let u64_at = |at: usize| -> u64 {
+        let mut word = [0_u8; 8];
+        word.copy_from_slice(&bytes[at..at + 8]);
+        u64::from_le_bytes(word)
+    };
+    match bytes.get(..MAGIC.len()) {
+        Some(magic) if magic == MAGIC => {}
+        Some(magic) if magic.starts_with(MAGIC_FAMILY) => {
+            return Err(UnreadableReason::OldFormat {
+                found: String::from_utf8_lossy(magic).into_owned(),
+            });
+        }
+        None if MAGIC.starts_with(bytes) => {
+            return Err(UnreadableReason::Truncated { bytes: size });
+        }
+        _ => return Err(UnreadableReason::BadMagic),
+    }
+    if bytes.len() < HEADER_BYTES {
+        return Err(UnreadableReason::Truncated { bytes: size });
+    }
+    let mut width = [0_u8; 4];
+    width.copy_from_slice(&bytes[8..12]);
+    let width = u32::from_le_bytes(width);
+    if usize::try_from(width).ok() != Some(dimensions) {
+        return Err(UnreadableReason::Width {
+            found: u64::from(width),
+            expected: dimensions,
+        });
+    }
+    let count = u64_at(12);
+    let record = RECORD_PREFIX_BYTES + 4 * dimensions;
+    let expected = count
+        .checked_mul(record as u64)
+        .and_then(|body| body.checked_add(HEADER_BYTES as u64));
+    if expected != Some(size) {
+        return Err(UnreadableReason::Length { bytes: size, count });
+    }
+    let mut entries = HashMap::with_capacity(usize::try_from(count).unwrap_or(0));
+    let mut dropped = Dropped::default();
+    for chunk in bytes[HEADER_BYTES..].chunks_exact(record) {
+        let mut word = [0_u8; 8];
+        let mut field = |at: usize| {
+            word.copy_from_slice(&chunk[at..at + 8]);
+            u64::from_le_bytes(word)
+        };
+        let (key, last_used, sum) = (field(0), field(8), field(16));
+        let vector_bytes = &chunk[RECORD_PREFIX_BYTES..];
+        if checksum(key, last_used, vector_bytes) != sum {
+            dropped.corrupt += 1;
+            continue;
+        }
+        let vector: Vec<f32> = vector_bytes
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
-        vectors.insert(hash, vector);
+        match check_vector(&vector, dimensions) {
+            Ok(()) => {}
+            Err(InvalidVector::NonFinite) => {
+                dropped.non_finite += 1;
+                continue;
+            }
+            Err(InvalidVector::NotUnit { .. } | InvalidVector::Width { .. }) => {
+                dropped.not_unit += 1;
+                continue;
+            }
+        }
+        entries.insert(
+            key,
+            Entry {
+                vector,
+                last_used: last_used.min(now),
+            },
+        );
     }
-    Some(vectors)
+    Ok((entries, dropped))
+}
+
+/// The folder `path` is in (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// The lock file of `path`, locked: waits up to [`LOCK_WAIT`] for another holder; `None` when
+/// the lock cannot be had (the save goes on without it: the rename still keeps the file whole).
+fn lock(path: &Path) -> Option<File> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(PathBuf::from(name))
+        .ok()?;
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(LOCK_RETRY);
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Replaces `path` with `bytes` atomically: a uniquely named temporary file in the same folder
+/// (`.NAME.RANDOM.tmp`), written and synced, renamed over `path`, then the folder synced (best
+/// effort) so the rename survives a crash. Concurrent writers never share a temporary file;
+/// the last rename wins, and every state of `path` is one writer's whole file.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let parent = parent_of(path);
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut temporary = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(TEMPORARY_SUFFIX)
+        .tempfile_in(parent)?;
+    temporary.write_all(bytes)?;
+    temporary.as_file().sync_all()?;
+    temporary.persist(path).map_err(|error| error.error)?;
+    sync_folder(parent);
+    Ok(())
+}
+
+/// Syncs a folder's entries (after a rename in it); best effort, and only where a folder can be
+/// opened as a file.
+fn sync_folder(folder: &Path) {
+    #[cfg(unix)]
+    if let Ok(folder) = File::open(folder) {
+        let _ = folder.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = folder;
+}
+
+/// Removes, from the cache's folder, temporary files older than [`STALE_TEMPORARY`] and other
+/// embedding caches (files `*.bin` starting with `SKEMB`) not written for [`PRUNE_AFTER`]: every
+/// entry in them would be pruned, since a cache in use is rewritten at least every
+/// [`TOUCH_INTERVAL`]. Best effort.
+fn remove_stale_files(folder: &Path, current: &Path) {
+    let Ok(listing) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let now = SystemTime::now();
+    let age = |path: &Path| {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|metadata| metadata.modified().ok())
+            .and_then(|modified| now.duration_since(modified).ok())
+    };
+    for entry in listing.take(MAX_SCANNED).flatten() {
+        let path = entry.path();
+        if path == current {
+            continue;
+        }
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let temporary = name.starts_with('.')
+            && name.ends_with(TEMPORARY_SUFFIX)
+            && name.contains(&format!(".{EXTENSION}."));
+        if temporary {
+            if age(&path).is_some_and(|age| age > STALE_TEMPORARY) {
+                let _ = std::fs::remove_file(&path);
+            }
+            continue;
+        }
+        let cache = path.extension().is_some_and(|ext| ext == EXTENSION)
+            && age(&path).is_some_and(|age| age > PRUNE_AFTER)
+            && is_cache_file(&path);
+        if cache {
+            let _ = std::fs::remove_file(&path);
+            let mut lock = path.into_os_string();
+            lock.push(".lock");
+            let _ = std::fs::remove_file(PathBuf::from(lock));
+        }
+    }
+}
+
+/// Whether the file starts as embedding caches do.
+fn is_cache_file(path: &Path) -> bool {
+    let mut magic = [0_u8; MAGIC_FAMILY.len()];
+    File::open(path)
+        .and_then(|mut file| file.read_exact(&mut magic))
+        .is_ok()
+        && &magic == MAGIC_FAMILY
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A unit vector of `width` values pointing along axis `axis`, slightly tilted by `seed`.
+    fn unit(width: usize, seed: u64) -> Vec<f32> {
+        #[expect(clippy::cast_precision_loss, reason = "test values")]
+        let mut vector: Vec<f32> = (0..width)
+            .map(|i| ((seed as f32 + 1.0) * (i as f32 + 1.0)).sin())
+            .collect();
+        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        for x in &mut vector {
+            *x /= norm;
+        }
+        vector
+    }
+
+    fn temp_cache() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = EmbeddingCache::path_for(dir.path(), "e1-0123abcd");
+        (dir, path)
+    }
+
+    /// A valid file of three entries of width 4, and their keys.
+    fn three_entries(path: &Path) -> Vec<u64> {
+        let (mut cache, warnings) = EmbeddingCache::open(path, 4);
+        assert!(warnings.is_empty() && cache.is_empty());
+        let keys: Vec<u64> = ["a", "b", "c"].iter().map(|t| text_hash(t)).collect();
+        for (seed, &key) in keys.iter().enumerate() {
+            cache.insert(key, unit(4, seed as u64)).unwrap();
+        }
+        assert!(cache.save().unwrap().written);
+        keys
+    }
+
     #[test]
-    fn round_trips_and_ignores_a_corrupt_file() {
-        let temp = std::env::temp_dir().join(format!("skillet-cache-test-{}", std::process::id()));
-        let path = EmbeddingCache::path_for(&temp, "all-MiniLM-L6-v2/90868376");
-        assert!(path.ends_with("all-MiniLM-L6-v2_90868376.bin"));
-        let mut cache = EmbeddingCache::open(&path, 3);
-        assert!(cache.is_empty());
-        cache.insert(text_hash("a"), vec![1.0, 0.0, 0.5]);
-        cache.insert(text_hash("b"), vec![0.0, 1.0]); // wrong size: ignored
-        cache.save().unwrap();
-        let reopened = EmbeddingCache::open(&path, 3);
-        assert_eq!(reopened.len(), 1);
-        assert_eq!(reopened.get(text_hash("a")), Some(&[1.0, 0.0, 0.5][..]));
+    fn round_trips_and_names_the_file_safely() {
+        let (_dir, path) = temp_cache();
         assert!(
-            EmbeddingCache::open(&path, 4).is_empty(),
-            "another size is another cache"
+            EmbeddingCache::path_for(Path::new("/c"), "all-MiniLM/9 0")
+                .ends_with("all-MiniLM_9_0.bin")
         );
-        std::fs::write(&path, b"SKEMB001 broken").unwrap();
-        assert!(EmbeddingCache::open(&path, 3).is_empty());
-        let _ = std::fs::remove_dir_all(&temp);
+        let keys = three_entries(&path);
+        let (reopened, warnings) = EmbeddingCache::open(&path, 4);
+        assert_eq!(warnings, []);
+        assert_eq!(reopened.len(), 3);
+        assert_eq!(reopened.get(keys[1]), Some(unit(4, 1).as_slice()));
+        assert_eq!(reopened.get(text_hash("z")), None);
+        // Nothing changed: nothing written.
+        let mut reopened = reopened;
+        assert!(!reopened.save().unwrap().written);
+    }
+
+    #[test]
+    fn unusable_vectors_are_refused() {
+        let (_dir, path) = temp_cache();
+        let (mut cache, _) = EmbeddingCache::open(&path, 3);
+        assert_eq!(
+            cache.insert(1, vec![0.0, 1.0]),
+            Err(InvalidVector::Width {
+                expected: 3,
+                found: 2
+            })
+        );
+        assert_eq!(
+            cache.insert(2, vec![f32::NAN, 0.0, 1.0]),
+            Err(InvalidVector::NonFinite)
+        );
+        assert_eq!(
+            cache.insert(3, vec![f32::INFINITY, 0.0, 0.0]),
+            Err(InvalidVector::NonFinite)
+        );
+        assert!(matches!(
+            cache.insert(4, vec![0.0, 0.0, 0.0]),
+            Err(InvalidVector::NotUnit { .. })
+        ));
+        assert!(matches!(
+            cache.insert(5, vec![1.0, 0.0, 0.5]),
+            Err(InvalidVector::NotUnit { .. })
+        ));
+        assert!(cache.is_empty());
+        assert_eq!(cache.insert(6, vec![0.6, 0.0, 0.8]), Ok(()));
+    }
+
+    fn expect_unreadable(path: &Path, dimensions: usize) -> UnreadableReason {
+        let (cache, warnings) = EmbeddingCache::open(path, dimensions);
+        assert!(cache.is_empty(), "{warnings:?}");
+        match warnings.as_slice() {
+            [CacheWarning::Unreadable { path: at, reason }] => {
+                assert_eq!(at, path);
+                reason.clone()
+            }
+            other => panic!("expected one unreadable warning, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_truncated_file_at_any_length_is_a_warning_and_an_empty_cache() {
+        let (_dir, path) = temp_cache();
+        three_entries(&path);
+        let whole = std::fs::read(&path).unwrap();
+        assert_eq!(whole.len(), HEADER_BYTES + 3 * (RECORD_PREFIX_BYTES + 16));
+        for cut in 0..whole.len() {
+            std::fs::write(&path, &whole[..cut]).unwrap();
+            let reason = expect_unreadable(&path, 4);
+            let expected = if cut < HEADER_BYTES {
+                UnreadableReason::Truncated { bytes: cut as u64 }
+            } else {
+                UnreadableReason::Length {
+                    bytes: cut as u64,
+                    count: 3,
+                }
+            };
+            assert_eq!(reason, expected, "cut at {cut}");
+        }
+        // One byte too many is as wrong.
+        let mut grown = whole.clone();
+        grown.push(0);
+        std::fs::write(&path, &grown).unwrap();
+        assert!(matches!(
+            expect_unreadable(&path, 4),
+            UnreadableReason::Length { .. }
+        ));
+    }
+
+    #[test]
+    fn foreign_old_and_other_width_files_are_warnings() {
+        let (_dir, path) = temp_cache();
+        std::fs::write(&path, b"not a cache at all, longer than a header").unwrap();
+        assert_eq!(expect_unreadable(&path, 4), UnreadableReason::BadMagic);
+        let mut old = b"SKEMB001".to_vec();
+        old.extend_from_slice(&4_u32.to_le_bytes());
+        old.extend_from_slice(&0_u64.to_le_bytes());
+        std::fs::write(&path, &old).unwrap();
+        let reason = expect_unreadable(&path, 4);
+        assert_eq!(
+            reason,
+            UnreadableReason::OldFormat {
+                found: "SKEMB001".into()
+            }
+        );
+        assert!(reason.to_string().contains("SKEMB001"));
+        std::fs::remove_file(&path).unwrap();
+        three_entries(&path);
+        assert_eq!(
+            expect_unreadable(&path, 5),
+            UnreadableReason::Width {
+                found: 4,
+                expected: 5
+            }
+        );
+        // The warning reads as the user sees it.
+        let (_, warnings) = EmbeddingCache::open(&path, 5);
+        let text = warnings[0].to_string();
+        assert!(
+            text.starts_with(&format!(
+                "embedding cache {} was unreadable (",
+                path.display()
+            )) && text.ends_with("); rebuilding"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_not_read() {
+        let (_dir, path) = temp_cache();
+        // Sparse: no disk space, no memory.
+        let file = File::create(&path).unwrap();
+        file.set_len(MAX_FILE_BYTES + 1).unwrap();
+        drop(file);
+        assert_eq!(
+            expect_unreadable(&path, 4),
+            UnreadableReason::TooLarge {
+                bytes: MAX_FILE_BYTES + 1,
+                limit: MAX_FILE_BYTES
+            }
+        );
+    }
+
+    /// Writes `path` with the given vectors as they are (unchecked), as a damaged writer could.
+    fn write_raw(path: &Path, width: usize, vectors: &[(u64, Vec<f32>)]) {
+        let (mut cache, _) = EmbeddingCache::open(path, width);
+        for (key, vector) in vectors {
+            cache.entries.insert(
+                *key,
+                Entry {
+                    vector: vector.clone(),
+                    last_used: cache.now,
+                },
+            );
+        }
+        std::fs::write(path, cache.encode()).unwrap();
+    }
+
+    #[test]
+    fn damaged_nan_inf_and_unnormalised_entries_are_dropped_with_a_warning() {
+        let (_dir, path) = temp_cache();
+        let good = unit(4, 7);
+        write_raw(
+            &path,
+            4,
+            &[
+                (1, good.clone()),
+                (2, vec![f32::NAN, 0.0, 0.0, 1.0]),
+                (3, vec![0.0, f32::INFINITY, 0.0, 0.0]),
+                (4, vec![0.0, 0.0, f32::NEG_INFINITY, 0.0]),
+                (5, vec![0.0; 4]),
+                (6, vec![2.0, 0.0, 0.0, 0.0]),
+                (7, unit(4, 8)),
+            ],
+        );
+        // Flip one bit of entry 7's vector: its checksum fails.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let record = RECORD_PREFIX_BYTES + 16;
+        let last = HEADER_BYTES + 6 * record;
+        assert_eq!(bytes[last..last + 8], 7_u64.to_le_bytes());
+        bytes[last + RECORD_PREFIX_BYTES + 5] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+
+        let (mut cache, warnings) = EmbeddingCache::open(&path, 4);
+        assert_eq!(
+            warnings,
+            [CacheWarning::EntriesDropped {
+                path: path.clone(),
+                corrupt: 1,
+                non_finite: 3,
+                not_unit: 2,
+            }]
+        );
+        assert!(warnings[0].to_string().contains("6 unusable entries"));
+        assert_eq!(cache.len(), 1);
+        assert_eq!(cache.get(1), Some(good.as_slice()));
+        for key in 2..=7 {
+            assert_eq!(cache.get(key), None, "entry {key}");
+        }
+        // The file is rewritten without them, even though nothing was inserted.
+        assert!(cache.save().unwrap().written);
+        let (again, warnings) = EmbeddingCache::open(&path, 4);
+        assert_eq!(warnings, []);
+        assert_eq!(again.len(), 1);
+    }
+
+    #[test]
+    fn entries_unused_for_the_pruning_age_are_dropped_and_used_ones_kept() {
+        let (_dir, path) = temp_cache();
+        let day = TOUCH_INTERVAL.as_secs();
+        let (mut cache, _) = EmbeddingCache::open(&path, 4);
+        let now = cache.now;
+        let at = |days_ago: u64| now - days_ago * day;
+        for (key, days_ago) in [(1, 0), (2, 29), (3, 31), (4, 365), (5, 40)] {
+            cache.entries.insert(
+                key,
+                Entry {
+                    vector: unit(4, key),
+                    last_used: at(days_ago),
+                },
+            );
+        }
+        // Entry 5 is old, but the library uses it now.
+        assert!(cache.touch(5));
+        assert!(!cache.touch(99));
+        cache.dirty = true;
+        let report = cache.save().unwrap();
+        assert_eq!(report.pruned, 2);
+        assert_eq!(report.entries, 3);
+        let (reopened, _) = EmbeddingCache::open(&path, 4);
+        let mut kept: Vec<u64> = reopened.entries.keys().copied().collect();
+        kept.sort_unstable();
+        assert_eq!(kept, [1, 2, 5]);
+        assert_eq!(reopened.entries[&5].last_used, now);
+        assert_eq!(reopened.entries[&2].last_used, at(29));
+    }
+
+    #[test]
+    fn touching_a_fresh_entry_does_not_rewrite_the_file_and_a_stale_one_does() {
+        let (_dir, path) = temp_cache();
+        let keys = three_entries(&path);
+        let (mut cache, _) = EmbeddingCache::open(&path, 4);
+        assert!(cache.touch(keys[0]));
+        assert!(!cache.save().unwrap().written, "used today already");
+        cache.entries.get_mut(&keys[1]).unwrap().last_used -= TOUCH_INTERVAL.as_secs();
+        assert!(cache.touch(keys[1]));
+        assert!(cache.save().unwrap().written);
+    }
+
+    #[test]
+    fn beyond_the_size_limit_the_least_recently_used_go_first() {
+        let (_dir, path) = temp_cache();
+        let (mut cache, _) = EmbeddingCache::open(&path, 4);
+        for key in 0..10 {
+            cache.entries.insert(
+                key,
+                Entry {
+                    vector: unit(4, key),
+                    last_used: cache.now - 100 + key,
+                },
+            );
+        }
+        assert_eq!(cache.prune(4), 6);
+        let mut kept: Vec<u64> = cache.entries.keys().copied().collect();
+        kept.sort_unstable();
+        assert_eq!(kept, [6, 7, 8, 9]);
+        assert!(max_entries(384) > 100_000);
+        assert!(
+            (HEADER_BYTES + max_entries(384) * (RECORD_PREFIX_BYTES + 4 * 384)) as u64
+                <= MAX_FILE_BYTES
+        );
+    }
+
+    #[test]
+    fn a_save_keeps_what_another_process_saved_meanwhile() {
+        let (_dir, path) = temp_cache();
+        let (mut first, _) = EmbeddingCache::open(&path, 4);
+        let (mut second, _) = EmbeddingCache::open(&path, 4);
+        first.insert(1, unit(4, 1)).unwrap();
+        second.insert(2, unit(4, 2)).unwrap();
+        first.save().unwrap();
+        let report = second.save().unwrap();
+        assert_eq!(report.merged, 1);
+        let (both, _) = EmbeddingCache::open(&path, 4);
+        assert_eq!(both.len(), 2);
+    }
+
+    /// Many savers at once, each with its own entries, saving over and over while readers open
+    /// the file: every save succeeds, every read finds a whole valid file, and the end holds
+    /// every writer's entries (the lock serialises the merges). With one fixed temporary name,
+    /// writers truncate each other's temporary files and rename them away under each other.
+    #[test]
+    fn concurrent_savers_leave_one_valid_complete_file() {
+        const WRITERS: u64 = 8;
+        const ROUNDS: u64 = 12;
+        const PER_ROUND: u64 = 5;
+        const WIDTH: usize = 16;
+        let (_dir, path) = temp_cache();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let path = path.clone();
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut reads = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    let (_, warnings) = EmbeddingCache::open(&path, WIDTH);
+                    assert_eq!(warnings, [], "a reader saw a damaged file");
+                    reads += 1;
+                }
+                reads
+            })
+        };
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|writer| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    for round in 0..ROUNDS {
+                        // A fresh open each round, as a new process would.
+                        let (mut cache, warnings) = EmbeddingCache::open(&path, WIDTH);
+                        assert_eq!(warnings, []);
+                        for item in 0..PER_ROUND {
+                            let key = (writer << 32) | (round * PER_ROUND + item);
+                            cache.insert(key, unit(WIDTH, key)).unwrap();
+                        }
+                        cache.save().unwrap();
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reader.join().unwrap() > 0);
+        let (cache, warnings) = EmbeddingCache::open(&path, WIDTH);
+        assert_eq!(warnings, []);
+        assert_eq!(cache.len() as u64, WRITERS * ROUNDS * PER_ROUND);
+        for writer in 0..WRITERS {
+            for index in 0..ROUNDS * PER_ROUND {
+                let key = (writer << 32) | index;
+                assert_eq!(cache.get(key), Some(unit(WIDTH, key).as_slice()));
+            }
+        }
+        // No temporary file is left behind.
+        let names: Vec<String> = std::fs::read_dir(parent_of(&path))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().all(|name| !name.ends_with(TEMPORARY_SUFFIX)),
+            "{names:?}"
+        );
+    }
+
+    /// The replacement alone, without the lock (as when the lock cannot be had): writers that
+    /// race never tear the file, and readers only ever see one writer's whole content.
+    #[test]
+    fn racing_atomic_writes_never_tear_the_file() {
+        const WRITERS: u8 = 8;
+        const WRITES: usize = 40;
+        const SIZE: usize = 256 << 10;
+        let (_dir, path) = temp_cache();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let path = path.clone();
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut whole = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok(bytes) = std::fs::read(&path) {
+                        assert_eq!(bytes.len(), SIZE, "a torn file");
+                        assert!(bytes.iter().all(|&b| b == bytes[0]), "two writers mixed");
+                        whole += 1;
+                    }
+                }
+                whole
+            })
+        };
+        let writers: Vec<_> = (1..=WRITERS)
+            .map(|writer| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let content = vec![writer; SIZE];
+                    for _ in 0..WRITES {
+                        write_atomically(&path, &content).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reader.join().unwrap() > 0);
+        let last = std::fs::read(&path).unwrap();
+        assert_eq!(last.len(), SIZE);
+        assert!((1..=WRITERS).contains(&last[0]));
+    }
+
+    #[test]
+    fn a_save_removes_stale_temporaries_and_unused_caches_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = SystemTime::now() - PRUNE_AFTER - Duration::from_mins(1);
+        let aged = |name: &str, content: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, content).unwrap();
+            File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+            path
+        };
+        let stale_temporary = aged(".e1-x.bin.abc123.tmp", b"half");
+        let old_cache = aged("all-MiniLM-L6-v2_90868376.bin", b"SKEMB001....");
+        let foreign = aged("firmware.bin", b"not ours");
+        let marker = aged("model-download-failed", b"offline");
+        let fresh_temporary = dir.path().join(".e1-x.bin.def456.tmp");
+        std::fs::write(&fresh_temporary, b"being written").unwrap();
+
+        let path = EmbeddingCache::path_for(dir.path(), "e1-current");
+        let (mut cache, _) = EmbeddingCache::open(&path, 4);
+        cache.insert(1, unit(4, 1)).unwrap();
+        cache.save().unwrap();
+        assert!(!stale_temporary.exists());
+        assert!(!old_cache.exists());
+        assert!(foreign.exists() && marker.exists() && fresh_temporary.exists());
+        assert!(path.exists());
     }
 
     #[test]

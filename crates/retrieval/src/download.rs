@@ -8,13 +8,12 @@
 //! does not match is removed (the next download fetches it again) and the download fails, and
 //! so does one that leaves any file missing from the folder it returns.
 
-use std::io::{self, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use hf_hub::api::Progress;
 use hf_hub::api::sync::ApiBuilder;
 use hf_hub::{Repo, RepoType};
-use sha2::{Digest as _, Sha256};
 
 use crate::embed::{EmbedError, snapshot_dir};
 pub use crate::embed::{MODEL_REPO, MODEL_REVISION};
@@ -30,9 +29,6 @@ pub const TOKENIZER_SHA256: &str =
 /// sha256 of `model.safetensors` at [`MODEL_REVISION`] (also checked by
 /// `scripts/fetch-model.sh`).
 pub const WEIGHTS_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
-
-/// Bytes read at a time while hashing a file.
-const HASH_BUFFER: usize = 1 << 16;
 
 /// The model skillet downloads: [`MODEL_REPO`] at [`MODEL_REVISION`], the files of
 /// [`crate::embed::MODEL_FILES`] with their digests.
@@ -220,10 +216,7 @@ fn ignore_missing(result: io::Result<()>) -> io::Result<()> {
 
 /// The sha256 digest of the file at `path`, lower-case hex, read in pieces.
 pub fn sha256_file(path: &Path) -> io::Result<String> {
-    let mut reader = BufReader::with_capacity(HASH_BUFFER, std::fs::File::open(path)?);
-    let mut hasher = Sha256::new();
-    io::copy(&mut reader, &mut hasher)?;
-    Ok(format!("{:x}", hasher.finalize()))
+    crate::fingerprint::sha256_file(path).map(|digest| crate::fingerprint::hex(&digest))
 }
 
 /// Passes `hf-hub`'s progress to a callback.
@@ -253,8 +246,11 @@ impl Progress for Reporter<'_> {
 
 #[cfg(test)]
 mod tests {
+    use sha2::{Digest as _, Sha256};
+
     use super::*;
     use crate::embed::MODEL_FILES;
+    use crate::fingerprint::HASH_BUFFER;
 
     #[test]
     fn the_pinned_spec_covers_the_model_files() {

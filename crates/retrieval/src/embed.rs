@@ -2,14 +2,13 @@
 //! pieces, mean pooling over the real (unpadded) tokens, L2 normalisation. Similarity of two
 //! normalised vectors is their dot product.
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::bert::{Bert, Config};
 
-/// The model's output size.
-pub const DIMENSIONS: usize = 384;
 /// Word pieces per text; longer texts are cut (skill descriptions rarely need more).
 pub const MAX_TOKENS: usize = 128;
 /// Word pieces per forward pass: texts sorted by length are grouped up to this many tokens.
@@ -20,20 +19,54 @@ pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safe
 pub const MODEL_REPO: &str = "sentence-transformers/all-MiniLM-L6-v2";
 /// The commit of [`MODEL_REPO`] skillet downloads and looks for in the Hugging Face cache.
 pub const MODEL_REVISION: &str = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
+/// The version of the way texts become vectors, beyond the model's files: the encoder's
+/// arithmetic (`bert.rs`), pooling and normalisation, the tokenizer settings (truncation at
+/// [`MAX_TOKENS`], no padding). Part of the model's fingerprint ([`fingerprint`]), so cached
+/// vectors are not reused across a change: bump it with any change that moves a vector.
+pub const ENCODER_VERSION: u32 = 1;
+/// The largest `config.json` read.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+pub use crate::bert::BertError;
+pub use crate::fingerprint::{DIGEST_MEMO, ModelFingerprint, fingerprint};
 
 /// Why the model could not be loaded or run.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
     /// A file is missing or unreadable.
+    #[error("{}: {message}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// What failed.
         message: String,
     },
-    /// The model or tokenizer failed.
-    Model(String),
+    /// `config.json` does not parse.
+    #[error("{}: {source}", path.display())]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The tokenizer could not be loaded or failed.
+    #[error("tokenizer: {message}")]
+    Tokenizer {
+        /// What failed.
+        message: String,
+    },
+    /// The encoder could not be loaded or failed.
+    #[error("embedding model: {0}")]
+    Encoder(#[from] BertError),
+    /// The model's files changed between reading its fingerprint and loading it.
+    #[error("the model in {} changed while it was loaded; try again", dir.display())]
+    ModelChanged {
+        /// The model folder.
+        dir: PathBuf,
+    },
     /// The model could not be downloaded.
+    #[error("downloading {url}: {message}")]
     Download {
         /// Where from.
         url: String,
@@ -42,6 +75,7 @@ pub enum EmbedError {
     },
     /// A downloaded (or cached) file is not the one pinned: it has been removed, so the next
     /// download fetches it again.
+    #[error("{}: sha256 {actual}, expected {expected}; the file was removed", path.display())]
     Checksum {
         /// The file.
         path: PathBuf,
@@ -52,51 +86,54 @@ pub enum EmbedError {
     },
 }
 
-impl std::fmt::Display for EmbedError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Io { path, message } => write!(f, "{}: {message}", path.display()),
-            Self::Model(message) => write!(f, "embedding model: {message}"),
-            Self::Download { url, message } => write!(f, "downloading {url}: {message}"),
-            Self::Checksum {
-                path,
-                expected,
-                actual,
-            } => write!(
-                f,
-                "{}: sha256 {actual}, expected {expected}; the file was removed",
-                path.display()
-            ),
-        }
+fn tokenizer_error(error: impl std::fmt::Display) -> EmbedError {
+    EmbedError::Tokenizer {
+        message: error.to_string(),
     }
 }
 
-impl std::error::Error for EmbedError {}
-
-fn model_error(error: impl std::fmt::Display) -> EmbedError {
-    EmbedError::Model(error.to_string())
+/// Reads a file of at most `limit` bytes.
+pub(crate) fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, EmbedError> {
+    let io = |message: String| EmbedError::Io {
+        path: path.to_path_buf(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|error| io(error.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| io(error.to_string()))?;
+    if bytes.len() as u64 > limit {
+        return Err(io(format!("larger than {limit} bytes")));
+    }
+    Ok(bytes)
 }
 
-/// all-MiniLM-L6-v2, loaded from a folder holding [`MODEL_FILES`].
+/// The model's `config.json` in `dir`, parsed and checked.
+pub(crate) fn read_config(dir: &Path) -> Result<Config, EmbedError> {
+    let path = dir.join("config.json");
+    let config: Config = serde_json::from_slice(&read_capped(&path, MAX_CONFIG_BYTES)?)
+        .map_err(|source| EmbedError::Config { path, source })?;
+    config.validate()?;
+    Ok(config)
+}
+
+/// all-MiniLM-L6-v2 (or a BERT model like it), loaded from a folder holding [`MODEL_FILES`].
 pub struct Embedder {
     model: Bert,
     tokenizer: Tokenizer,
-    /// A name for the model and its files, for cache keys.
-    pub model_id: String,
 }
 
 impl Embedder {
     /// Loads the model from `dir`.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
-        let read = |name: &str| {
-            let path = dir.join(name);
-            std::fs::read(&path).map_err(|error| EmbedError::Io {
-                path,
-                message: error.to_string(),
-            })
-        };
-        let config: Config = serde_json::from_slice(&read("config.json")?).map_err(model_error)?;
-        let mut tokenizer = Tokenizer::from_bytes(read("tokenizer.json")?).map_err(model_error)?;
+        let config = read_config(dir)?;
+        let tokenizer_path = dir.join("tokenizer.json");
+        let tokenizer_bytes = std::fs::read(&tokenizer_path).map_err(|error| EmbedError::Io {
+            path: tokenizer_path,
+            message: error.to_string(),
+        })?;
+        let mut tokenizer = Tokenizer::from_bytes(tokenizer_bytes).map_err(tokenizer_error)?;
         // The shipped tokenizer pads to a fixed 128; texts are packed without padding instead.
         tokenizer.with_padding(None);
         tokenizer
@@ -104,14 +141,14 @@ impl Embedder {
                 max_length: MAX_TOKENS,
                 ..TruncationParams::default()
             }))
-            .map_err(model_error)?;
-        let model =
-            Bert::load(config, &dir.join("model.safetensors")).map_err(EmbedError::Model)?;
-        Ok(Self {
-            model,
-            tokenizer,
-            model_id: model_id(dir)?,
-        })
+            .map_err(tokenizer_error)?;
+        let model = Bert::load(config, &dir.join("model.safetensors"))?;
+        Ok(Self { model, tokenizer })
+    }
+
+    /// The width of the vectors, from the model's config (`hidden_size`).
+    pub fn dimensions(&self) -> usize {
+        self.model.dimensions()
     }
 
     /// Embeds texts; each vector is L2-normalised. Texts are tokenized, sorted by length and
@@ -120,7 +157,7 @@ impl Embedder {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
-            .map_err(model_error)?;
+            .map_err(tokenizer_error)?;
         let ids: Vec<&[u32]> = encodings
             .iter()
             .map(tokenizers::Encoding::get_ids)
@@ -136,7 +173,7 @@ impl Embedder {
             let last = position + 1 == order.len();
             if tokens >= BATCH_TOKENS || last {
                 let inputs: Vec<&[u32]> = batch.iter().map(|&i| ids[i]).collect();
-                let vectors = self.model.embed(&inputs).map_err(EmbedError::Model)?;
+                let vectors = self.model.embed(&inputs)?;
                 for (&i, vector) in batch.iter().zip(vectors) {
                     out[i] = vector;
                 }
@@ -152,22 +189,9 @@ impl Embedder {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
-            .map_err(model_error)?;
+            .map_err(tokenizer_error)?;
         Ok(encodings.iter().map(tokenizers::Encoding::len).collect())
     }
-}
-
-/// The id of the model in `dir` (name and weights size), which keys the embedding cache;
-/// found without loading the model.
-pub fn model_id(dir: &Path) -> Result<String, EmbedError> {
-    let path = dir.join("model.safetensors");
-    let size = std::fs::metadata(&path)
-        .map_err(|error| EmbedError::Io {
-            path: path.clone(),
-            message: error.to_string(),
-        })?
-        .len();
-    Ok(format!("all-MiniLM-L6-v2/{size}"))
 }
 
 /// Where the model is: `explicit` (`--embed-model`), then `$SKILLET_EMBED_MODEL`, then the

@@ -12,11 +12,17 @@ mod cache;
 pub mod download;
 #[cfg(feature = "embeddings")]
 pub mod embed;
+#[cfg(feature = "embeddings")]
+mod fingerprint;
 mod matcher;
 mod tokenize;
 
 pub use bm25::{B, Bm25, K1};
-pub use cache::{EmbeddingCache, text_hash};
+pub use cache::{
+    CacheWarning, EmbeddingCache, InvalidVector, LOCK_WAIT, MAX_DIMENSIONS, MAX_FILE_BYTES,
+    NORM_TOLERANCE, PRUNE_AFTER, SaveReport, TOUCH_INTERVAL, UnreadableReason, check_vector,
+    text_hash,
+};
 pub use matcher::{HYBRID_ALPHA, LEXICAL_THRESHOLD, Matcher, Mode, Ranked, SEMANTIC_THRESHOLD};
 pub use tokenize::{Stemming, stem, tokens};
 

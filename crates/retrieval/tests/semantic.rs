@@ -11,8 +11,11 @@
 
 use std::path::PathBuf;
 
-use skillet_retrieval::embed::{DIMENSIONS, Embedder, dot};
+use skillet_retrieval::embed::{Embedder, dot, fingerprint};
 use skillet_retrieval::{Matcher, Mode};
+
+/// all-MiniLM-L6-v2's width (its config's `hidden_size`), to check the config is read.
+const MINILM_WIDTH: usize = 384;
 
 fn model() -> Option<Embedder> {
     match skillet_test_support::embedding_model_dir() {
@@ -36,7 +39,8 @@ fn vectors_are_normalised_and_meaningful() {
     ];
     let vectors = embedder.embed(&texts).unwrap();
     for vector in &vectors {
-        assert_eq!(vector.len(), DIMENSIONS);
+        assert_eq!(vector.len(), embedder.dimensions());
+        assert_eq!(vector.len(), MINILM_WIDTH);
         let norm: f32 = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-4, "{norm}");
     }
@@ -72,7 +76,7 @@ fn hybrid_ranking_finds_the_skill_behind_other_words() {
         "helm chart scaffolding: Design, organize, and manage Helm charts for Kubernetes",
     ];
     let vectors: Vec<f32> = embedder.embed(&skills).unwrap().concat();
-    let matcher = Matcher::new(skills).with_vectors(DIMENSIONS, vectors);
+    let matcher = Matcher::new(skills).with_vectors(embedder.dimensions(), vectors);
     // No word in common with the right skill. (In a library this small, one shared word such as
     // "merge" with the pdf skill can outweigh meaning, since word scores are scaled by the best
     // one; on the 500-skill evaluation pool the blend is measured best.)
@@ -128,4 +132,22 @@ fn vectors_match_the_reference_implementation() {
             assert!(cosine > 0.9999, "{text:?}: cosine {cosine}");
         }
     }
+}
+
+/// The real model's fingerprint: its width from its config, the same with or without the
+/// digest memo, and the same on every call.
+#[test]
+fn the_real_models_fingerprint_reads_its_width_and_is_stable() {
+    let Some(dir) = skillet_test_support::embedding_model_dir() else {
+        eprintln!(
+            "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)"
+        );
+        return;
+    };
+    let memo = tempfile::tempdir().unwrap();
+    let first = fingerprint(&dir, Some(memo.path())).unwrap();
+    assert_eq!(first.dimensions, MINILM_WIDTH);
+    assert_eq!(fingerprint(&dir, Some(memo.path())).unwrap(), first);
+    assert_eq!(fingerprint(&dir, None).unwrap(), first);
+    assert_eq!(Embedder::load(&dir).unwrap().dimensions(), first.dimensions);
 }

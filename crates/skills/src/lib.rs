@@ -73,6 +73,7 @@ pub use load::{
     MAX_SKILL_FILE_BYTES, MAX_SUGGESTION_NAME_CHARS, SkillFiles, list_skill_files, read_in_skill,
     render_skill, resolve_in_skill, skill_files,
 };
+pub use regular::{open_regular, read_capped};
 pub use roots::{
     Environment, PROJECT_ROOT_DIRS, PROJECT_TOP_DIR, Root, RootKind, USER_ROOT_DIRS, default_roots,
     find_git_root, resolve_roots,
@@ -80,7 +81,7 @@ pub use roots::{
 pub use scaffold::scaffold_skill;
 pub use skill::{
     FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, MAX_FRONTMATTER_BYTES, SKILL_FILE_NAMES, Skill,
-    SkillLocation,
+    SkillLocation, skill_from_text,
 };
 pub use validate::{
     MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_VALIDATED_BYTES,

@@ -44,7 +44,7 @@ pub(crate) fn describe(file_type: FileType) -> &'static str {
 
 /// Opens `path` for reading when it is a regular file, or a link to one. Anything else is
 /// [`Error::NotRegular`], found without opening it.
-pub(crate) fn open_regular(path: &Path) -> Result<File, Error> {
+pub fn open_regular(path: &Path) -> Result<File, Error> {
     let io_error = |source| Error::io(path, source);
     let metadata = fs::symlink_metadata(path).map_err(io_error)?;
     let through_link = metadata.file_type().is_symlink();
@@ -103,7 +103,7 @@ pub(crate) fn check_opened(file: File, path: &Path, through_link: bool) -> Resul
 
 /// Appends the file's bytes to `buffer` until it holds at most `limit` bytes. Returns true when
 /// the file goes on past them (one byte more was read to know it, then dropped).
-pub(crate) fn read_capped(file: &mut File, buffer: &mut Vec<u8>, limit: u64) -> io::Result<bool> {
+pub fn read_capped(file: &mut File, buffer: &mut Vec<u8>, limit: u64) -> io::Result<bool> {
     let held = u64::try_from(buffer.len()).unwrap_or(u64::MAX);
     let wanted = limit.saturating_sub(held).saturating_add(1);
     file.take(wanted).read_to_end(buffer)?;

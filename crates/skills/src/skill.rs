@@ -268,7 +268,7 @@ pub(crate) fn frontmatter_too_large(path: &Path, size: FrontmatterSize) -> Diagn
 }
 
 /// Builds a skill from its file's text, leniently: every problem becomes a diagnostic.
-fn skill_from_text(location: SkillLocation, text: &str) -> Skill {
+pub fn skill_from_text(location: SkillLocation, text: &str) -> Skill {
     let document = parse_document(text);
     let frontmatter = Frontmatter::from_mapping(&document.mapping);
     let file = &location.file;

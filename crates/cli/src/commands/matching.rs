@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use skillet_agent::skill_index::{SkillIndex, cache_dir, refresh_cache};
+use skillet_agent::skill_index::{IndexStats, SkillIndex, cache_dir, refresh_cache};
 use skillet_retrieval::Mode;
 use skillet_retrieval::download::{DEFAULT_ENDPOINT, MODEL_REPO, download_model};
 use skillet_retrieval::embed::find_model;
@@ -165,6 +165,14 @@ fn progress_line(show: bool) -> impl FnMut(usize, usize) {
     }
 }
 
+/// Says on stderr what building the index recovered from (a damaged cache rebuilt, a cache
+/// that could not be saved, a vector that could not be used).
+fn warn_index(stats: &IndexStats) {
+    for warning in &stats.warnings {
+        warn(&format!("warning: {warning}"));
+    }
+}
+
 /// The index: with meaning when the model is there (downloading it if need be), else by words,
 /// saying why.
 fn index(library: &Library, explicit: Option<&Path>) -> SkillIndex {
@@ -177,6 +185,7 @@ fn index(library: &Library, explicit: Option<&Path>) -> SkillIndex {
             if show && stats.embedded > 0 {
                 warn("");
             }
+            warn_index(&stats);
             index
         }
         Err(error) => {
@@ -263,6 +272,7 @@ pub fn run_index(context: &Context, embed_model: Option<&Path>) -> anyhow::Resul
     if show && stats.embedded > 0 {
         warn("");
     }
+    warn_index(&stats);
     let mut out = io::stdout().lock();
     writeln!(
         out,

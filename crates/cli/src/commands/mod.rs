@@ -1,5 +1,6 @@
 //! The commands, one module per group.
 
+mod audit;
 mod chat;
 mod matching;
 mod run;

@@ -1,4 +1,4 @@
-//! `skillet skills …`: list, show, catalog, validate, new.
+//! `skillet skills …`: list, show, catalog, validate, new (`audit` is in its own module).
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -25,6 +25,7 @@ pub fn run(context: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode
         SkillsCommand::Show { name } => show(context, &name),
         SkillsCommand::Catalog { format, budget } => catalog(context, format, budget),
         SkillsCommand::Validate { paths, json } => validate(context, &paths, json),
+        SkillsCommand::Audit { paths, json } => super::audit::run(context, &paths, json),
         SkillsCommand::New { name, dir } => new(context, &name, dir),
         SkillsCommand::Match {
             query,
@@ -59,7 +60,7 @@ fn list(context: &Context, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 /// Where skillet looked, for a list that came back empty.
-fn no_skills_found(context: &Context) -> String {
+pub(super) fn no_skills_found(context: &Context) -> String {
     let roots: Vec<String> = context
         .roots
         .iter()
