@@ -332,6 +332,12 @@ impl Agent {
         Ok(())
     }
 
+    /// Audits a skill the user invokes by hand the first time in this session (as loading it
+    /// any other way does): the notice to show when it has a critical finding.
+    pub fn audit_notice(&self, skill: &skillet_skills::Skill) -> Option<String> {
+        crate::tools::load_skill::audit_once(&self.core.audited, skill)
+    }
+
     /// What resuming repaired in the history, one line each.
     pub fn repairs(&self) -> &[String] {
         &self.repairs
@@ -391,6 +397,7 @@ impl Agent {
             &self.core.config,
             &self.core.context,
             &mut self.injected,
+            &self.core.audited,
             user_text,
             events,
         );

@@ -16,6 +16,7 @@ pub(crate) fn compose_user_message(
     config: &AgentConfig,
     tools: &ToolContext,
     injected: &mut HashSet<String>,
+    audited: &crate::tools::load_skill::Audited,
     user_text: &str,
     events: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Vec<ContentBlock> {
@@ -74,6 +75,9 @@ pub(crate) fn compose_user_message(
             "loaded skill {} for this request",
             skill.name
         )));
+        if let Some(notice) = crate::tools::load_skill::audit_once(audited, skill) {
+            events(AgentEvent::Notice(notice));
+        }
     }
     content
 }

@@ -91,19 +91,27 @@ pub(crate) async fn audit_notice(
     if name != NAME {
         return None;
     }
-    let skill = core.context.library.get(string_arg(input, "name").ok()?)?;
-    let first_time = core
-        .audited
+    let skill = core
+        .context
+        .library
+        .get(string_arg(input, "name").ok()?)?
+        .clone();
+    let audited = Arc::clone(&core.audited);
+    tokio::task::spawn_blocking(move || audit_once(&audited, &skill))
+        .await
+        .ok()?
+}
+
+/// Audits a skill's folder the first time it is loaded in a session (by the model, by
+/// matching, or by the user's `/name`); the notice for the user when it has a critical finding.
+pub(crate) fn audit_once(audited: &Audited, skill: &skillet_skills::Skill) -> Option<String> {
+    let first_time = audited
         .lock()
         .is_ok_and(|mut audited| audited.insert(skill.dir.clone()));
     if !first_time {
         return None;
     }
-    let dir = skill.dir.clone();
-    let report = tokio::task::spawn_blocking(move || skillet_audit::audit_skill_dir(&dir))
-        .await
-        .ok()?;
-    critical_notice(&skill.name, &report)
+    critical_notice(&skill.name, &skillet_audit::audit_skill_dir(&skill.dir))
 }
 
 /// The notice for a skill whose audit found something critical: the skill, the first critical
@@ -160,5 +168,29 @@ mod tests {
         let report = skillet_audit::audit_skill_dir(&dir);
         assert_eq!(report.findings.len(), 1);
         assert_eq!(critical_notice("forms", &report), None);
+    }
+
+    #[test]
+    fn a_skill_is_audited_and_told_once_however_it_is_loaded() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("forms");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            "---\nname: forms\ndescription: Fills forms\n---\nFill.\u{E0069}\u{E0067}\n",
+        )
+        .unwrap();
+        let library = skillet_skills::discover(&[skillet_skills::Root::new(
+            temp.path().to_path_buf(),
+            skillet_skills::RootKind::User,
+        )]);
+        let skill = library.get("forms").unwrap();
+        let audited = Audited::default();
+        assert!(audit_once(&audited, skill).is_some());
+        assert_eq!(audit_once(&audited, skill), None, "told once a session");
+        assert!(
+            audit_once(&Audited::default(), skill).is_some(),
+            "a new session tells again"
+        );
     }
 }

@@ -215,7 +215,12 @@ fn slash(
             warn(&format!("new session {}", agent.header().id));
         }
         _ => match invoke_skill(skills, name, arguments) {
-            Ok(text) => return Ok(Slash::Send(text)),
+            Ok(text) => {
+                if let Some(notice) = skills.get(name).and_then(|skill| agent.audit_notice(skill)) {
+                    warn(&format!("note: {}", terminal_safe(&notice, false)));
+                }
+                return Ok(Slash::Send(text));
+            }
             Err(message) => warn(&message),
         },
     }
