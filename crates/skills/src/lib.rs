@@ -78,7 +78,7 @@ pub use roots::{
     Environment, PROJECT_ROOT_DIRS, PROJECT_TOP_DIR, Root, RootKind, USER_ROOT_DIRS, default_roots,
     find_git_root, resolve_roots,
 };
-pub use scaffold::scaffold_skill;
+pub use scaffold::{name_segment, scaffold_skill};
 pub use skill::{
     FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, MAX_FRONTMATTER_BYTES, SKILL_FILE_NAMES, Skill,
     SkillLocation, skill_from_text,

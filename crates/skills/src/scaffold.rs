@@ -14,14 +14,8 @@ use crate::validate::name_problems;
 /// passes them: no separator, no `.` or `..`), and never overwrites an existing folder or file.
 pub fn scaffold_skill(parent: &Path, name: &str) -> Result<PathBuf, Error> {
     let name: String = name.trim().nfkc().collect();
-    if let Some(reason) = name_problems(&name).into_iter().next() {
+    if let Err(reason) = name_segment(&name) {
         return Err(Error::InvalidName { name, reason });
-    }
-    if let Some(reason) = segment_problem(&name) {
-        return Err(Error::InvalidName {
-            name,
-            reason: reason.to_string(),
-        });
     }
     let dir = parent.join(&name);
     if fs::symlink_metadata(&dir).is_ok() {
@@ -46,6 +40,28 @@ pub fn scaffold_skill(parent: &Path, name: &str) -> Result<PathBuf, Error> {
     out.write_all(template(&name).as_bytes())
         .map_err(|source| Error::io(&file, source))?;
     Ok(file)
+}
+
+/// A skill name as one path or URI segment: only a name that passes the specification's naming
+/// rules (lowercase letters, digits, single hyphens, at most 64 characters, NFKC-normalised),
+/// and is a single folder name besides, is ever used as one (scaffolded folders, and every
+/// later place a name becomes a path, a cache key or a URI); elsewhere a name is shown escaped.
+/// The error is the first rule it breaks.
+pub fn name_segment(name: &str) -> Result<&str, String> {
+    let normalised: String = name.nfkc().collect();
+    if normalised != name {
+        return Err(format!(
+            "Skill name '{}' is not in NFKC form",
+            name.escape_debug()
+        ));
+    }
+    if let Some(reason) = name_problems(name).into_iter().next() {
+        return Err(reason);
+    }
+    match segment_problem(name) {
+        Some(reason) => Err(reason.to_string()),
+        None => Ok(name),
+    }
 }
 
 /// Why a name that passes the naming rules still cannot be one path segment, if it cannot: a
@@ -121,6 +137,32 @@ mod tests {
         assert!(is_windows_device_name("nul"));
         assert!(!is_windows_device_name("com"));
         assert!(!is_windows_device_name("console"));
+    }
+
+    #[test]
+    fn only_names_that_pass_the_rules_become_segments() {
+        assert_eq!(name_segment("pdf-forms"), Ok("pdf-forms"));
+        assert_eq!(name_segment("données"), Ok("données"));
+        for bad in [
+            "",
+            "..",
+            ".",
+            "a/b",
+            "a\\b",
+            "/etc",
+            "Pdf",
+            "-a",
+            "a--b",
+            "a b",
+            "a%2fb",
+            "a?b",
+            "a#b",
+            "e\u{301}",
+            "\u{FB01}le",
+        ] {
+            assert!(name_segment(bad).is_err(), "{bad:?}");
+        }
+        assert!(name_segment(&"a".repeat(65)).is_err());
     }
 
     #[test]
