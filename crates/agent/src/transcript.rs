@@ -62,6 +62,11 @@ pub enum TranscriptEvent {
         /// The whole repaired history.
         messages: Vec<Message>,
     },
+    /// The history compacted (`/compact`): a summary replaces every message before it.
+    Compacted {
+        /// The whole new history (the summary message).
+        messages: Vec<Message>,
+    },
     /// Something a subagent did (not part of the session's own history).
     Subagent {
         /// The `task` call that started it.
@@ -157,8 +162,15 @@ impl Transcript {
     }
 }
 
-/// A transcript read back: its header and messages, as they were (a `repaired` event replaces
-/// the messages before it). [`crate::Agent::resume`] repairs what the APIs would reject.
+impl Drop for Transcript {
+    /// A session that ends, however it ends, leaves its transcript on disk.
+    fn drop(&mut self) {
+        let _ = self.file.sync_data();
+    }
+}
+
+/// A transcript read back: its header and messages, as they were (a `repaired` or `compacted`
+/// event replaces the messages before it). [`crate::Agent::resume`] repairs what the APIs would reject.
 pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
     let error = |message: String| AgentError::Transcript {
         path: path.to_path_buf(),
@@ -169,24 +181,34 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
     let mut messages = Vec::new();
     // Split on bytes: a line a crash cut inside a character is not UTF-8, and is still only a
     // torn last line.
-    let mut lines = BufReader::new(file).split(b'\n').enumerate().peekable();
-    while let Some((index, line)) = lines.next() {
+    // A line that is not an event is an error unless nothing but blank lines follows it (then a
+    // crash cut it: a torn last line).
+    let mut damaged: Option<String> = None;
+    for (index, line) in BufReader::new(file).split(b'\n').enumerate() {
         let line = line.map_err(|source| error(source.to_string()))?;
         if line.trim_ascii().is_empty() {
             continue;
         }
+        if let Some(damaged) = damaged {
+            return Err(error(damaged));
+        }
         match serde_json::from_slice::<TranscriptEvent>(&line) {
             Ok(TranscriptEvent::Session(found)) => header = Some(found),
             Ok(TranscriptEvent::Message { message }) => messages.push(message),
-            Ok(TranscriptEvent::Repaired { messages: repaired }) => messages = repaired,
+            Ok(
+                TranscriptEvent::Repaired { messages: repaired }
+                | TranscriptEvent::Compacted { messages: repaired },
+            ) => messages = repaired,
             Ok(_) => {}
-            // A crash can cut the last line short: keep what came before it.
-            Err(_) if header.is_some() && lines.peek().is_none() => break,
             Err(parse) => {
-                return Err(error(format!(
+                let message = format!(
                     "line {} is not a transcript event ({parse}); the file is damaged there",
                     index + 1
-                )));
+                );
+                if header.is_none() {
+                    return Err(error(message));
+                }
+                damaged = Some(message);
             }
         }
     }
@@ -202,35 +224,52 @@ fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let mut file = OpenOptions::new().read(true).write(true).open(path)?;
     let length = file.metadata()?.len();
-    let mut last = [0];
-    let ends_in_newline = length > 0 && {
-        file.seek(SeekFrom::Start(length - 1))?;
-        file.read_exact(&mut last)?;
-        last[0] == b'\n'
-    };
-    // The last line's text, without its newline: find where it starts, reading back from its
-    // end a chunk at a time.
-    let content_end = length - u64::from(ends_in_newline);
-    let mut end = content_end;
+    // Where the last line with text ends (blank lines after it are skipped), and where it
+    // starts: read back from the end a chunk at a time.
+    let mut content_end = None;
     let mut start_of_tail = 0;
+    let mut end = length;
     while end > 0 {
         let start = end.saturating_sub(TAIL_CHUNK);
         let mut chunk = vec![0; usize::try_from(end - start).unwrap_or(0)];
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut chunk)?;
-        if let Some(newline) = chunk.iter().rposition(|&byte| byte == b'\n') {
+        let mut upto = chunk.len();
+        if content_end.is_none() {
+            let Some(last) = chunk.iter().rposition(|byte| !byte.is_ascii_whitespace()) else {
+                end = start;
+                continue;
+            };
+            content_end = Some(start + u64::try_from(last).unwrap_or(0) + 1);
+            upto = last;
+        }
+        if let Some(newline) = chunk[..upto].iter().rposition(|&byte| byte == b'\n') {
             start_of_tail = start + u64::try_from(newline).unwrap_or(0) + 1;
             break;
         }
         end = start;
     }
-    let mut tail = Vec::new();
+    let Some(content_end) = content_end else {
+        // Empty, or only blank lines: nothing to cut.
+        return Ok(());
+    };
+    let ends_in_newline = {
+        let mut rest = Vec::new();
+        file.seek(SeekFrom::Start(content_end))?;
+        (&mut file)
+            .take(length - content_end)
+            .read_to_end(&mut rest)?;
+        rest.contains(&b'\n')
+    };
+    // Parsed as it is read: damage (zeros, a cut) fails where it starts without reading on, and
+    // a whole event of any size is recognised.
     file.seek(SeekFrom::Start(start_of_tail))?;
-    (&mut file)
-        .take((content_end - start_of_tail).min(MAX_TORN_TAIL_BYTES))
-        .read_to_end(&mut tail)?;
-    if tail.trim_ascii().is_empty() || serde_json::from_slice::<TranscriptEvent>(&tail).is_ok() {
-        if !ends_in_newline && !tail.is_empty() {
+    let whole = serde_json::from_reader::<_, TranscriptEvent>(BufReader::new(
+        (&mut file).take(content_end - start_of_tail),
+    ))
+    .is_ok();
+    if whole {
+        if !ends_in_newline {
             file.seek(SeekFrom::End(0))?;
             file.write_all(b"\n")?;
             file.sync_data()?;
@@ -246,18 +285,15 @@ fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
         .append(true)
         .open(path.with_extension("jsonl.torn"))?;
     file.seek(SeekFrom::Start(start_of_tail))?;
-    std::io::copy(
-        &mut (&mut file).take(content_end - start_of_tail),
-        &mut torn,
-    )?;
-    torn.write_all(b"\n")?;
+    // Everything from the torn line on (blank lines after it too), ending in one newline.
+    std::io::copy(&mut (&mut file).take(length - start_of_tail), &mut torn)?;
+    if !ends_in_newline {
+        torn.write_all(b"\n")?;
+    }
     torn.sync_data()?;
     file.set_len(start_of_tail)?;
     file.sync_data()
 }
-
-/// A torn last line longer than this is moved aside without checking whether it is whole.
-const MAX_TORN_TAIL_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How much of a transcript's end is read at a time looking for its last newline.
 const TAIL_CHUNK: u64 = 64 * 1024;
@@ -429,5 +465,47 @@ mod tests {
         torn.truncate(e_acute + 1);
         std::fs::write(&path, &torn).unwrap();
         assert_eq!(load(&path).unwrap().1.len(), 2);
+    }
+
+    #[test]
+    fn a_torn_line_followed_by_blank_lines_or_zeros_is_still_only_a_torn_tail() {
+        let temp = tempfile::tempdir().unwrap();
+        let header = SessionHeader {
+            id: "s3".into(),
+            created: 0,
+            cwd: PathBuf::from("/w"),
+            provider: "anthropic".into(),
+            model: "m".into(),
+            system: "sys".into(),
+            tools: vec![],
+        };
+        let mut transcript = Transcript::create(temp.path(), &header).unwrap();
+        transcript
+            .record(&TranscriptEvent::Message {
+                message: Message::user("kept"),
+            })
+            .unwrap();
+        let path = transcript.path().to_path_buf();
+        drop(transcript);
+        let whole = std::fs::read(&path).unwrap();
+        for tail in [
+            &b"{\"type\":\"mess\n\n\n"[..],
+            &[0_u8; 4096][..],
+            b"\0{\"type\":\"message\"}\n",
+        ] {
+            let mut damaged = whole.clone();
+            damaged.extend_from_slice(tail);
+            std::fs::write(&path, &damaged).unwrap();
+            assert_eq!(load(&path).unwrap().1.len(), 1, "{tail:?}");
+            let mut appended = Transcript::append_to(&path).unwrap();
+            appended
+                .record(&TranscriptEvent::Message {
+                    message: Message::user("next"),
+                })
+                .unwrap();
+            drop(appended);
+            assert_eq!(load(&path).unwrap().1.len(), 2, "{tail:?}");
+            let _ = std::fs::remove_file(path.with_extension("jsonl.torn"));
+        }
     }
 }

@@ -353,6 +353,12 @@ pub(crate) struct SubagentRunner {
 }
 
 impl Subagent for SubagentRunner {
+    fn set_model(&mut self, model: &str) {
+        if let Some(core) = std::sync::Arc::get_mut(&mut self.core) {
+            core.provider.set_model(model);
+        }
+    }
+
     fn run<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
             if prompt.trim().is_empty() {

@@ -325,7 +325,7 @@ async fn load_skill_errors_list_the_skills() {
         .unwrap_err();
     assert_eq!(
         error.0,
-        "Error: Unknown skill 'tool-skil'. Available: tool-skill. Did you mean 'tool-skill'?"
+        "Unknown skill 'tool-skil'. Available: tool-skill. Did you mean 'tool-skill'?"
     );
     let loaded = call(&f, "load_skill", json!({"name": "tool-skill"}))
         .await

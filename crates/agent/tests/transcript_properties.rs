@@ -154,6 +154,8 @@ fn event() -> impl Strategy<Value = TranscriptEvent> {
         1 => text().prop_map(|message| TranscriptEvent::Error { message }),
         1 => prop::collection::vec(message(), 0..3)
             .prop_map(|messages| TranscriptEvent::Repaired { messages }),
+        1 => prop::collection::vec(message(), 0..3)
+            .prop_map(|messages| TranscriptEvent::Compacted { messages }),
         1 => (text(), message()).prop_map(|(call_id, message)| TranscriptEvent::Subagent {
             call_id,
             event: Box::new(TranscriptEvent::Message { message }),
@@ -178,7 +180,8 @@ fn messages_of(events: &[TranscriptEvent]) -> Vec<Message> {
     for event in events {
         match event {
             TranscriptEvent::Message { message } => messages.push(message.clone()),
-            TranscriptEvent::Repaired { messages: repaired } => messages.clone_from(repaired),
+            TranscriptEvent::Repaired { messages: repaired }
+            | TranscriptEvent::Compacted { messages: repaired } => messages.clone_from(repaired),
             _ => {}
         }
     }

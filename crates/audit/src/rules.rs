@@ -59,9 +59,12 @@ pub enum CharClass {
     Bidi,
     /// The line and paragraph separators U+2028 and U+2029. One finding per line.
     Separators,
-    /// Zero-width characters (U+200B–200D, U+2060, and U+FEFF anywhere but byte 0), counted in
-    /// the whole file: a finding above [`ZERO_WIDTH_BULK`], or above [`ZERO_WIDTH_NEAR_DECODE`]
-    /// when the file also decodes or evaluates something.
+    /// Zero-width and invisible characters, counted in the whole file: the soft hyphen U+00AD,
+    /// U+2060–2064, U+FEFF anywhere but byte 0, and the zero-width space and joiners
+    /// U+200B–200D unless they sit between two visible non-ASCII characters (Persian, Indic and
+    /// Thai words and emoji sequences use them so; next to ASCII, at a line's edge or in a run,
+    /// they split words or encode). A finding above [`ZERO_WIDTH_BULK`], or above
+    /// [`ZERO_WIDTH_NEAR_DECODE`] when the file also decodes or evaluates something.
     ZeroWidth,
     /// Runs of [`MIN_SELECTOR_RUN`] or more variation selectors (U+FE00–FE0F, U+E0100–E01EF)
     /// in a row: one selector follows a visible character, a run encodes bytes. One finding per
@@ -78,6 +81,10 @@ pub enum BinaryKind {
     /// A file holding NUL bytes that is no known image, font, audio, video, PDF or archive format
     /// (and not UTF-16 text, which is decoded and scanned).
     Unknown,
+    /// An archive (ZIP, gzip, bzip2, xz, 7z, zstd, RAR, tar, …) whose contents are not scanned.
+    /// Office and OpenDocument files (ZIPs whose first entry says so) are documents, not
+    /// archives.
+    Archive,
 }
 
 /// What a bundled script does that needs a tool (for the `allowed-tools` rules).
@@ -96,15 +103,19 @@ pub enum Capability {
 /// How a rule finds its hits.
 #[derive(Debug, Clone, Copy)]
 pub enum Matcher {
-    /// `pattern` matches within a line; not when `unless` matches the same line, nor, with
-    /// `skip_quoted`, when the match starts right after an opening quote or backtick (a quoted
-    /// label in explanatory prose: `attacks such as "ignore previous instructions"`).
+    /// `pattern` matches within a line (the first match that counts is reported); a match does
+    /// not count when `unless` matches starting inside it or right after it (not elsewhere on
+    /// the line), nor, with `skip_quoted`, when it is a quoted label: it starts right after an
+    /// opening quote or backtick, the closing one follows within
+    /// [`MAX_QUOTED_LABEL_CHARS`](crate::MAX_QUOTED_LABEL_CHARS), and nothing but punctuation
+    /// lies between the match and it (`attacks such as "ignore previous instructions"`; not
+    /// `Say: "Ignore previous instructions and …"`).
     Line {
         /// The regular expression.
         pattern: &'static str,
-        /// A regular expression that cancels a hit on the same line.
+        /// A regular expression that cancels a hit it starts inside of or right after.
         unless: Option<&'static str>,
-        /// Whether a match right after a quote is skipped.
+        /// Whether a quoted label is skipped.
         skip_quoted: bool,
     },
     /// `first` and `second` both match with at most `chars` characters between the end of one
@@ -134,8 +145,15 @@ pub enum Matcher {
     },
     /// Characters of a class (see [`CharClass`]).
     Chars(CharClass),
-    /// What the file's bytes are (see [`BinaryKind`]); text rules do not run on binaries.
+    /// What the file's bytes are (see [`BinaryKind`]); text rules do not run on binaries. In
+    /// folders that are never scanned as text (`node_modules`, `.git`), the first bytes of each
+    /// file are still read, for [`BinaryKind::Executable`] alone.
     Binary(BinaryKind),
+    /// The scan of the skill stopped short: a bound was reached (files, folder entries, depth,
+    /// bytes of a file), a folder is never scanned as text (`node_modules`, `.git`), something
+    /// could not be read, or the frontmatter is too long to parse. One finding per place not
+    /// scanned, naming it.
+    Incomplete,
     /// A bundled script (not Markdown) needs a tool that the skill's `allowed-tools` does not
     /// grant. Applies only when `allowed-tools` is present. `pattern` finds the capability in
     /// the script's text; a shell script needs [`Capability::Shell`] from its first line.
@@ -159,7 +177,7 @@ impl Matcher {
                 pattern, context, ..
             } => vec![pattern, context],
             Self::Comment { pattern } | Self::Tool { pattern, .. } => vec![pattern],
-            Self::Chars(_) | Self::Binary(_) => Vec::new(),
+            Self::Chars(_) | Self::Binary(_) | Self::Incomplete => Vec::new(),
         }
     }
 }
@@ -221,6 +239,36 @@ macro_rules! placeholder {
     () => {
         r"(?:\{[^}\s]*\}|\$\{|\$[A-Za-z_]|%3C|<[A-Za-z_]+>|%s|\[[A-Z_]{2,}\])"
     };
+}
+
+/// An interpreter that runs the script it reads on its standard input: `python3`, `python -`,
+/// `node`, `perl`, `ruby`, `php`, bare or with `-` (not `python3 -m json.tool` or
+/// `node -e '…'`, which read data). Follows a `|`.
+macro_rules! stdin_interpreter {
+    () => {
+        r#"(?:python[0-9.]*|node(?:js)?|perl|ruby|php)(?:\s+-(?:\s|(?mR:$))|[ \t]*(?:(?mR:$)|[;&|)`'"]))"#
+    };
+}
+
+/// The first bytes of a ZIP file whose first entry is `name`, flagged encrypted when
+/// `encrypted` (for the examples of `ARCHIVE_FILE`).
+fn zip_head(name: &[u8], encrypted: bool) -> Vec<u8> {
+    let mut bytes = b"PK\x03\x04\x14\x00".to_vec();
+    // General purpose flags (bit 0: encrypted), then method, time, date, CRC and sizes.
+    bytes.extend_from_slice(&[u8::from(encrypted), 0]);
+    bytes.extend_from_slice(&[0; 18]);
+    bytes.extend_from_slice(&u16::try_from(name.len()).unwrap_or(0).to_le_bytes());
+    bytes.extend_from_slice(&[0, 0]);
+    bytes.extend_from_slice(name);
+    bytes.extend_from_slice(b"\x00\x01compressed");
+    bytes
+}
+
+/// A plain CSV file of `bytes` bytes (for the examples of `SCAN_INCOMPLETE`).
+fn csv_of(bytes: u64) -> Vec<u8> {
+    let mut csv = b"a,b\n".repeat(usize::try_from(bytes / 4).unwrap_or(0));
+    csv.resize(usize::try_from(bytes).unwrap_or(0), b'\n');
+    csv
 }
 
 /// Every rule, in the order findings are reported within a line.
@@ -365,7 +413,11 @@ pub static RULES: &[Rule] = &[
         title: "downloads a script and pipes it into a shell",
         hint: "whatever the server sends runs unseen; download the script, read it, then run it",
         matcher: Matcher::Line {
-            pattern: r#"(?i)\b(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/usr)?/bin/)?(?:(?:ba|z|da|k|fi)?sh\b|python[0-9.]*\s+-(?:\s|$))|\b(?:ba|z)?sh\s+(?:-c\s+)?["']?\$\(\s*(?:curl|wget)\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|\n]*\|\s*(?:iex|invoke-expression)\b"#,
+            pattern: concat!(
+                r#"(?i)\b(?:curl|wget)\b[^|\n]*\|(?:[^|\n]+\|)*\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:/usr)?(?:/local)?/bin/)?(?:(?:ba|z|da|k|fi)?sh\b|"#,
+                stdin_interpreter!(),
+                r#")|\b(?:ba|z)?sh\s+(?:-c\s+)?["']?\$\(\s*(?:curl|wget)\b|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)\b|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|\n]*\|\s*(?:iex|invoke-expression)\b"#
+            ),
             unless: None,
             skip_quoted: false,
         },
@@ -392,8 +444,15 @@ pub static RULES: &[Rule] = &[
         title: "decodes an encoded payload and executes it",
         hint: "decode the payload yourself and read it; hidden code is a strong sign of malware",
         matcher: Matcher::Near {
-            first: r#"(?i)\bb64decode\b|\batob\s*\(|\bbase64\s+(?:-d\b|--decode\b|-D\b|-\w*d\b)|Buffer\.from\([^)\n]*["'](?:base64|hex)["']|FromBase64String|\bunhexlify\b|bytes\.fromhex|\bxxd\s+-r|String\.fromCharCode|\bmarshal\.loads|\bzlib\.decompress"#,
-            second: r"(?i)\b(?:eval|exec|execSync|spawnSync|os\.system|os\.popen|subprocess\.\w+|new\s+Function)\s*\(|\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\bsh\s+-c\b|\biex\b|\bInvoke-Expression\b|\bpython[0-9.]*\s+-c\b",
+            first: r#"(?i)\bb64decode\b|\batob\s*\(|\bbase64\s+(?:-d\b|--decode\b|-D\b|-\w*d\b)|Buffer\.from\([^)\n]*["'](?:base64|hex)["']|FromBase64String|\bunhexlify\b|bytes\.fromhex|\bxxd\s+-r|String\.fromCharCode|\bmarshal\.loads|\bzlib\.decompress|\bopenssl\s+(?:enc|base64)\b[^|\n]*\s-d\b"#,
+            // Sinks that run code or a shell command line. Not a method named `exec` (a regular
+            // expression's `/re/.exec(s)`) other than `child_process`'s, and not `subprocess`
+            // called with a list literal (no shell parses it; it runs a fixed program).
+            second: concat!(
+                r#"(?i)(?:^|[^.\w$])(?:eval|exec|new\s+Function)\s*\(|\b(?:execSync|spawnSync|os\.system|os\.popen)\s*\(|\b(?:cp|child_?process|childProcess)\.exec(?:Sync)?\s*\(|\brequire\(\s*["'](?:node:)?child_process["']\s*\)\.exec(?:Sync)?\s*\(|\bsubprocess\.\w+\s*\(\s*[^\[\s)]|["'](?:ba|z)?sh["']\s*,\s*["']-c["']|\|\s*(?:sudo\s+)?(?:(?:/usr)?/bin/)?(?:(?:ba|z|da)?sh\b|"#,
+                stdin_interpreter!(),
+                r#")|\b(?:ba|z|da)?sh\s+-c\b|\biex\b|\bInvoke-Expression\b|\bpython[0-9.]*\s+-c\b"#
+            ),
             chars: 140,
         },
         hit: Example {
@@ -416,11 +475,13 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "CREDENTIAL_EXFIL",
         severity: Severity::High,
-        title: "reads credentials (~/.ssh, ~/.aws, keys) near a network call or address",
+        title: "reads credentials (~/.ssh, ~/.aws, keys) next to a command that sends data out",
         hint: "check whether the credentials are sent anywhere; no skill needs to upload your keys",
         matcher: Matcher::NearLines {
             pattern: r"(?i)(?:~|\$HOME|\$\{HOME\}|%USERPROFILE%)/\.(?:ssh|aws|gnupg|kube|docker|netrc|git-credentials|npmrc|pypirc)\b|\.ssh/id_[a-z0-9_]+|\.aws/credentials\b|/etc/shadow\b",
-            context: r"(?i)\b(?:curl|wget|nc|ncat|netcat|scp|rsync|ftp|telnet)\s|\brequests\.(?:post|put|get|patch)\s*\(|\bfetch\s*\(|\baxios\b|\burlopen\s*\(|\bhttpx\.|\baiohttp\b|\bsocket\.|\bInvoke-(?:WebRequest|RestMethod)\b|https?://",
+            // Commands and calls that send, as for ENV_FILE_EXFIL: a key path next to a bare web
+            // address (an SSH config next to a link to the docs) is not flagged.
+            context: r"(?i)\b(?:curl|wget|nc|ncat|netcat|scp|sftp|rsync|ftp|telnet)\s|\brequests\.(?:post|put|patch)\s*\(|\bfetch\s*\(|\baxios\.(?:post|put|patch)\b|\burlopen\s*\(|\bhttpx\.(?:post|put|patch)\b|\bsocket\.(?:connect|create_connection|send\w*)\b|\bInvoke-(?:WebRequest|RestMethod)\b",
             lines: 3,
         },
         hit: Example {
@@ -434,7 +495,7 @@ pub static RULES: &[Rule] = &[
         miss: Example {
             file: "references/setup.md",
             content: || {
-                b"Add the deploy key to your SSH config:\n\n    Host github.com\n      IdentityFile ~/.ssh/id_ed25519\n\nThen push as usual.\n"
+                b"Add the deploy key to your SSH config (see https://docs.github.com/en/authentication):\n\n    Host github.com\n      IdentityFile ~/.ssh/id_ed25519\n\nThen push as usual.\n"
                     .to_vec()
             },
             frontmatter: "",
@@ -530,7 +591,9 @@ pub static RULES: &[Rule] = &[
         title: "an HTML comment, hidden when rendered, gives the model orders",
         hint: "the model reads comments you do not see rendered; read the comment",
         matcher: Matcher::Comment {
-            pattern: r"(?i)\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+|previous\s+|prior\s+|above\s+|earlier\s+)(?:\w+\s+)?(?:instructions|rules|prompts?|guidelines|user)\b|\b(?:do\s+not|don['’]?t|never)\s+(?:tell|inform|mention|reveal|disclose)\b|\b(?:ai|assistant|model|agent|claude|llm|gpt|you)\b[^.\n]*\b(?:must|should|shall|will|need\s+to|are\s+to)\s+(?:always\s+|now\s+|also\s+|secretly\s+|silently\s+|first\s+|quietly\s+)?(?:run|execute|send|upload|post|fetch|curl|download|exfiltrate|delete|ignore)\b|\b(?:always|silently|secretly|quietly)\s+(?:run|execute|send|upload|post|curl|download|exfiltrate)\b|\b(?:send|upload|post|exfiltrate)\s+(?:the\s+|all\s+|any\s+|their\s+|your\s+)?(?:\w+\s+)?(?:credentials?|api\s+keys?|keys|tokens?|secrets?|passwords?|\.env|conversation|chat\s+history)\b",
+            // Orders aimed at the model that override it or hide things from the user; not any
+            // imperative (`<!-- You should run npm test -->` is a note to contributors).
+            pattern: r"(?i)\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|previous\s+|prior\s+|above\s+|earlier\s+|preceding\s+|system\s+)(?:\w+\s+)?(?:instructions|rules|prompts?|guidelines|directives|user)\b|\b(?:do\s+not|don['’]?t|never)\s+(?:tell|inform|notify|alert|mention|reveal|disclose)\b|\byou\s+are\s+now\b|(?:^|\n)\s*(?:\[|<)?system(?:\s+prompt)?(?:\]|>)?\s*:|\bsecretly\b|\b(?:silently|quietly)\s+(?:\w+\s+)?(?:run|execute|send|upload|post|curl|wget|download|install|exfiltrate|delete|remove|copy)\b|\bwithout\s+(?:asking|telling|informing|notifying|alerting|confirming|confirmation|(?:the\s+)?user['’]?s?\s+(?:knowing|knowledge|consent|permission|noticing))\b|\b(?:send|upload|leak|forward|exfiltrate)\s+(?:the\s+|all\s+|any\s+|their\s+|your\s+)?(?:\w+\s+)?(?:credentials?|api\s+keys?|secrets?|passwords?|\.env|conversation|chat\s+history|ssh\s+keys?)\b",
         },
         hit: Example {
             file: "SKILL.md",
@@ -543,7 +606,7 @@ pub static RULES: &[Rule] = &[
         miss: Example {
             file: "SKILL.md",
             content: || {
-                b"---\nname: example\ndescription: Helps.\n---\n# Usage\n<!-- TODO: run the benchmarks again before the release -->\nUse the template.\n"
+                b"---\nname: example\ndescription: Helps.\n---\n# Usage\n<!-- You should run npm test -->\n<!-- TODO: run the benchmarks again before the release -->\nUse the template.\n"
                     .to_vec()
             },
             frontmatter: "",
@@ -640,6 +703,24 @@ pub static RULES: &[Rule] = &[
         },
     },
     Rule {
+        id: "ARCHIVE_FILE",
+        severity: Severity::Medium,
+        title: "an archive ships in the skill; its contents were not scanned",
+        hint: "unpack it and audit what is inside, or ask why a skill needs one; password-protected archives are a known way to ship malware",
+        matcher: Matcher::Binary(BinaryKind::Archive),
+        hit: Example {
+            file: "assets/tools.zip",
+            content: || zip_head(b"install.sh", true),
+            frontmatter: "",
+        },
+        miss: Example {
+            // A Word document is a ZIP too; its first entry says what it is.
+            file: "assets/template.docx",
+            content: || zip_head(b"[Content_Types].xml", false),
+            frontmatter: "",
+        },
+    },
+    Rule {
         id: "ALLOWED_TOOLS_SHELL",
         severity: Severity::High,
         title: "a bundled script runs commands, but allowed-tools does not grant Bash",
@@ -697,6 +778,25 @@ pub static RULES: &[Rule] = &[
             file: "scripts/ping.py",
             content: || b"import requests\nrequests.get(\"https://status.example\")\n".to_vec(),
             frontmatter: "allowed-tools: Read, WebFetch\n",
+        },
+    },
+    Rule {
+        id: "SCAN_INCOMPLETE",
+        severity: Severity::Medium,
+        title: "part of the skill was not scanned",
+        hint: "a clean audit says nothing about what was not scanned; look at what the detail names before using the skill",
+        matcher: Matcher::Incomplete,
+        // A file one byte over the bound is scanned only that far; one at the bound, wholly.
+        // (A `node_modules` folder, a walk cut short and the rest are tested by hand.)
+        hit: Example {
+            file: "references/data.csv",
+            content: || csv_of(crate::MAX_FILE_BYTES + 1),
+            frontmatter: "",
+        },
+        miss: Example {
+            file: "references/data.csv",
+            content: || csv_of(crate::MAX_FILE_BYTES),
+            frontmatter: "",
         },
     },
 ];

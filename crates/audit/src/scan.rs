@@ -11,11 +11,14 @@ use crate::rules::{
     BinaryKind, Capability, CharClass, DECODE_OR_EVAL, MIN_SELECTOR_RUN, Matcher, RULES, Rule,
     ZERO_WIDTH_BULK, ZERO_WIDTH_NEAR_DECODE,
 };
-use crate::text::{Lines, detail, excerpt};
-use crate::{Finding, Note};
+use crate::text::{Lines, Stripped, detail, excerpt, is_invisible_format};
+use crate::{Finding, MAX_FILE_BYTES, Note};
 
 /// The most findings of one rule in one file; the rest are counted in a note.
 pub const MAX_FINDINGS_PER_RULE_PER_FILE: usize = 20;
+/// The longest quoted label, quotes excluded, in characters: `"ignore previous instructions"`
+/// in prose that explains an attack is not one.
+pub const MAX_QUOTED_LABEL_CHARS: usize = 60;
 /// The most matches of either side of a [`Matcher::Near`] rule looked at in one file.
 const MAX_NEAR_MATCHES: usize = 10_000;
 
@@ -78,7 +81,7 @@ fn compile_rule(rule: &Rule, compile: impl Fn(Option<&str>) -> Option<Regex>) ->
             second: None,
             unless: None,
         },
-        Matcher::Chars(_) | Matcher::Binary(_) => Compiled {
+        Matcher::Chars(_) | Matcher::Binary(_) | Matcher::Incomplete => Compiled {
             anywhere: None,
             first: None,
             second: None,
@@ -163,6 +166,7 @@ impl Grants {
 /// What the bytes of a file are.
 enum Content<'a> {
     Executable(&'static str),
+    Archive(String),
     Known,
     Unknown,
     Text(Cow<'a, str>),
@@ -178,9 +182,22 @@ fn classify(bytes: &[u8]) -> Content<'_> {
     if let Some(text) = utf16_text(bytes) {
         return Content::Text(Cow::Owned(text));
     }
+    if let Some(content) = zip_content(bytes) {
+        return content;
+    }
+    if let Some(name) = archive_format(bytes) {
+        return Content::Archive(name.to_string());
+    }
     let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
     if !head.contains(&0) {
         return Content::Text(String::from_utf8_lossy(bytes));
+    }
+    // Weaker magic numbers, trusted only in binary data.
+    if bytes.get(257..262) == Some(b"ustar") {
+        return Content::Archive("tar archive".to_string());
+    }
+    if bytes.starts_with(b"!<arch>\n") {
+        return Content::Archive("ar archive (a .deb package or a static library)".to_string());
     }
     if known_format(bytes) {
         Content::Known
@@ -215,7 +232,68 @@ fn executable_format(bytes: &[u8]) -> Option<&'static str> {
     None
 }
 
-/// Images, fonts, audio, video, PDFs and archives: binary on purpose, never flagged.
+/// Compressed data and archives by their magic numbers (distinctive enough to trust in any
+/// file); ZIP files are told apart by [`zip_content`].
+fn archive_format(bytes: &[u8]) -> Option<&'static str> {
+    const MAGIC: &[(&[u8], &str)] = &[
+        (b"\x1f\x8b", "gzip-compressed data (a .tar.gz?)"),
+        (b"\xfd7zXZ\x00", "xz-compressed data"),
+        (b"7z\xbc\xaf\x27\x1c", "7-Zip archive"),
+        (b"\x28\xb5\x2f\xfd", "Zstandard-compressed data"),
+        (b"Rar!\x1a\x07", "RAR archive"),
+        (b"MSCF\x00\x00\x00\x00", "Microsoft Cabinet archive"),
+        (b"\x04\x22\x4d\x18", "LZ4-compressed data"),
+    ];
+    if let Some((_, name)) = MAGIC.iter().find(|(magic, _)| bytes.starts_with(magic)) {
+        return Some(name);
+    }
+    let bzip2 = bytes.starts_with(b"BZh")
+        && bytes.get(3).is_some_and(u8::is_ascii_digit)
+        && bytes.get(4..10) == Some(b"1AY&SY");
+    bzip2.then_some("bzip2-compressed data")
+}
+
+/// A ZIP file: a document (Office Open XML, OpenDocument, EPUB: known by their first entry)
+/// or an archive, said to be encrypted when its first entry is.
+fn zip_content(bytes: &[u8]) -> Option<Content<'static>> {
+    if bytes.starts_with(b"PK\x05\x06") {
+        return Some(Content::Archive("ZIP archive (empty)".to_string()));
+    }
+    if !(bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x07\x08")) {
+        return None;
+    }
+    let field = |at: usize| {
+        bytes
+            .get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let flags = field(6).unwrap_or(0);
+    let name_len = usize::from(field(26).unwrap_or(0));
+    let name = bytes.get(30..30 + name_len).unwrap_or_default();
+    let document = name == b"[Content_Types].xml"
+        || [&b"_rels/"[..], b"docProps/", b"word/", b"xl/", b"ppt/"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        || (name == b"mimetype"
+            && bytes
+                .get(30 + name_len..)
+                .is_some_and(|rest| rest.starts_with(b"application/")));
+    if document && flags & 1 == 0 {
+        return Some(Content::Known);
+    }
+    let kind = if name.starts_with(b"META-INF/") {
+        "Java archive (JAR) or ZIP"
+    } else {
+        "ZIP archive"
+    };
+    Some(Content::Archive(if flags & 1 == 1 {
+        format!("{kind}, encrypted (password-protected): its contents cannot be inspected")
+    } else {
+        kind.to_string()
+    }))
+}
+
+/// Images, fonts, audio, video, PDFs and databases: binary on purpose, never flagged.
 fn known_format(bytes: &[u8]) -> bool {
     const PREFIXES: &[&[u8]] = &[
         b"\x89PNG",
@@ -226,13 +304,6 @@ fn known_format(bytes: &[u8]) -> bool {
         b"II*\x00",
         b"MM\x00*",
         b"%PDF",
-        b"PK\x03\x04",
-        b"PK\x05\x06",
-        b"\x1f\x8b",
-        b"BZh",
-        b"\xfd7zXZ\x00",
-        b"7z\xbc\xaf\x27\x1c",
-        b"\x28\xb5\x2f\xfd",
         b"\x00\x01\x00\x00",
         b"OTTO",
         b"wOFF",
@@ -248,7 +319,6 @@ fn known_format(bytes: &[u8]) -> bool {
     PREFIXES.iter().any(|prefix| bytes.starts_with(prefix))
         || (bytes.starts_with(b"RIFF") && bytes.len() >= 12)
         || bytes.get(4..8) == Some(b"ftyp")
-        || bytes.get(257..262) == Some(b"ustar")
 }
 
 /// UTF-16 text with a byte-order mark, decoded (scanned like any text; a scanner that reads
@@ -278,6 +348,8 @@ pub(crate) struct FileInput<'a> {
     pub(crate) path: &'a Path,
     /// Its bytes (at most the cap).
     pub(crate) bytes: &'a [u8],
+    /// Whether the file goes on past `bytes` (it was larger than [`MAX_FILE_BYTES`]).
+    pub(crate) truncated: bool,
     /// What the skill's `allowed-tools` grants, when it has one.
     pub(crate) grants: Option<&'a Grants>,
 }
@@ -292,12 +364,27 @@ pub(crate) fn scan_file(input: &FileInput<'_>, findings: &mut Vec<Finding>, note
     };
     match classify(input.bytes) {
         Content::Executable(name) => sink.binary(BinaryKind::Executable, name),
+        Content::Archive(name) => sink.binary(BinaryKind::Archive, &name),
         Content::Unknown => sink.binary(
             BinaryKind::Unknown,
             "binary data (NUL bytes) of no known image, font, media, PDF or archive type",
         ),
         Content::Known => {}
-        Content::Text(text) => scan_text(input, &text, &mut sink),
+        Content::Text(text) => {
+            scan_text(input, &text, &mut sink);
+            if input.truncated
+                && let Some(rule) = incomplete_rule()
+            {
+                sink.report(rule, 0, || {
+                    (
+                        String::new(),
+                        Some(format!(
+                            "larger than {MAX_FILE_BYTES} bytes; only the first {MAX_FILE_BYTES} were scanned"
+                        )),
+                    )
+                });
+            }
+        }
     }
     let rank = |id: &str| RULES.iter().position(|rule| rule.id == id);
     sink.findings[first..].sort_by_key(|f| (f.line, rank(f.rule)));
@@ -318,6 +405,29 @@ pub(crate) fn scan_file(input: &FileInput<'_>, findings: &mut Vec<Finding>, note
     }
 }
 
+/// Looks at the first bytes of a file in a folder never scanned as text (`node_modules`,
+/// `.git`): an executable there is still reported.
+pub(crate) fn scan_head(path: &Path, head: &[u8], findings: &mut Vec<Finding>) {
+    if let Some(name) = executable_format(head) {
+        let mut sink = Sink {
+            path,
+            findings,
+            per_rule: HashMap::new(),
+        };
+        sink.binary(
+            BinaryKind::Executable,
+            &format!("{name}, in a folder not scanned as text"),
+        );
+    }
+}
+
+/// The rule that says the scan stopped short ([`Matcher::Incomplete`]).
+pub(crate) fn incomplete_rule() -> Option<&'static Rule> {
+    RULES
+        .iter()
+        .find(|rule| matches!(rule.matcher, Matcher::Incomplete))
+}
+
 /// Where findings of one file go, counted per rule.
 struct Sink<'a> {
     path: &'a Path,
@@ -326,12 +436,16 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
-    fn push(&mut self, rule: &'static Rule, line: usize, excerpt: String, detail: Option<String>) {
+    /// Counts a hit of `rule`; whether it is still listed (within
+    /// [`MAX_FINDINGS_PER_RULE_PER_FILE`]). Checked before an excerpt is built, so hits past
+    /// the cap cost only the count.
+    fn take(&mut self, rule: &'static Rule) -> bool {
         let count = self.per_rule.entry(rule.id).or_insert(0);
         *count += 1;
-        if *count > MAX_FINDINGS_PER_RULE_PER_FILE {
-            return;
-        }
+        *count <= MAX_FINDINGS_PER_RULE_PER_FILE
+    }
+
+    fn push(&mut self, rule: &'static Rule, line: usize, excerpt: String, detail: Option<String>) {
         self.findings.push(Finding {
             rule: rule.id,
             severity: rule.severity,
@@ -344,27 +458,93 @@ impl Sink<'_> {
         });
     }
 
+    /// A hit on line `line` (0-based); `make` builds its excerpt and detail, only when it is
+    /// listed.
+    fn report(
+        &mut self,
+        rule: &'static Rule,
+        line: usize,
+        make: impl FnOnce() -> (String, Option<String>),
+    ) {
+        if self.take(rule) {
+            let (excerpt, detail) = make();
+            self.push(rule, line, excerpt, detail);
+        }
+    }
+
+    /// A hit of a text rule: `spans` are byte ranges of `file`'s text, the one reported first
+    /// (any other: what made it a hit, such as the nearby network call). When invisible
+    /// characters were removed inside any of them, the detail says so.
+    fn text_hit(
+        &mut self,
+        rule: &'static Rule,
+        file: &View<'_>,
+        spans: &[(usize, usize)],
+        detail: impl FnOnce() -> Option<String>,
+    ) {
+        let Some(&(start, _)) = spans.first() else {
+            return;
+        };
+        let line = file.lines.index_of(start);
+        self.report(rule, line, || {
+            let detail = detail();
+            let detail = if spans.iter().any(|&(from, to)| file.hides(from, to)) {
+                Some(match detail {
+                    Some(detail) => format!("{detail}; {HIDDEN_BY_INVISIBLE}"),
+                    None => HIDDEN_BY_INVISIBLE.to_string(),
+                })
+            } else {
+                detail
+            };
+            (file.excerpt(start), detail)
+        });
+    }
+
     fn binary(&mut self, kind: BinaryKind, name: &str) {
         for rule in RULES {
             if matches!(rule.matcher, Matcher::Binary(k) if k == kind) {
-                self.push(rule, 0, String::new(), Some(name.to_string()));
+                self.report(rule, 0, || (String::new(), Some(name.to_string())));
             }
         }
     }
 }
 
+/// The detail of a finding made only once invisible characters were removed.
+const HIDDEN_BY_INVISIBLE: &str =
+    "hidden by invisible characters: matched once they were removed (see the escapes)";
+
 fn scan_text(input: &FileInput<'_>, text: &str, sink: &mut Sink<'_>) {
     let lines = Lines::new(text);
-    let file = Text {
+    let original = View {
         text,
         lines: &lines,
+        original: text,
+        original_lines: &lines,
+        stripped: None,
+    };
+    // The text rules run on the text with invisible format characters removed, so that
+    // `ig\u{200B}nore previous instructions` reads as it shows; excerpts come from the file.
+    let stripped = Stripped::new(text);
+    let stripped_lines = stripped.as_ref().map(|s| Lines::new(&s.text));
+    let view = match (&stripped, &stripped_lines) {
+        (Some(stripped), Some(stripped_lines)) => View {
+            text: &stripped.text,
+            lines: stripped_lines,
+            original: text,
+            original_lines: &lines,
+            stripped: Some(stripped),
+        },
+        _ => View {
+            stripped: None,
+            ..original
+        },
     };
     for (index, rule) in RULES.iter().enumerate() {
         let compiled = &COMPILED[index];
         if compiled
             .anywhere
             .as_ref()
-            .is_some_and(|re| !re.is_match(text))
+            .is_some_and(|re| !re.is_match(view.text))
         {
             continue;
         }
@@ -376,80 +556,119 @@ fn scan_text(input: &FileInput<'_>, text: &str, sink: &mut Sink<'_>) {
                         pattern,
                         compiled.unless.as_ref(),
                         skip_quoted,
-                        &file,
+                        &view,
                         sink,
                     );
                 }
             }
             Matcher::Near { chars, .. } => {
                 if let (Some(first), Some(second)) = (&compiled.first, &compiled.second) {
-                    near(rule, first, second, chars, &file, sink);
+                    near(rule, first, second, chars, &view, sink);
                 }
             }
             Matcher::NearLines { lines: within, .. } => {
                 if let (Some(pattern), Some(context)) = (&compiled.first, &compiled.second) {
-                    near_lines(rule, pattern, context, within, &file, sink);
+                    near_lines(rule, pattern, context, within, &view, sink);
                 }
             }
             Matcher::Comment { .. } => {
                 if let (Some(pattern), Some(comments)) = (&compiled.first, &*HTML_COMMENT) {
-                    in_comments(rule, pattern, comments, &file, sink);
+                    in_comments(rule, pattern, comments, &view, sink);
                 }
             }
-            Matcher::Chars(class) => chars(rule, class, &file, sink),
-            Matcher::Binary(_) => {}
+            Matcher::Chars(class) => chars(rule, class, &original, sink),
+            Matcher::Binary(_) | Matcher::Incomplete => {}
             Matcher::Tool { capability, .. } => {
                 if let (Some(grants), Some(pattern)) = (input.grants, &compiled.first)
                     && !grants.grants(capability)
                 {
-                    tool(rule, capability, pattern, input.path, &file, sink);
+                    tool(rule, capability, pattern, input.path, &view, sink);
                 }
             }
         }
     }
 }
 
-/// A text and its lines.
-struct Text<'a> {
+/// A text the rules run on, and its lines: the file's own, or its view with invisible format
+/// characters removed (the same lines, since line ends are kept).
+struct View<'a> {
+    /// The text matched.
     text: &'a str,
+    /// Its lines.
     lines: &'a Lines,
+    /// The file's text, for excerpts.
+    original: &'a str,
+    /// Its lines.
+    original_lines: &'a Lines,
+    /// How `text` was made from `original`, when it was stripped.
+    stripped: Option<&'a Stripped>,
 }
 
-impl Text<'_> {
+impl View<'_> {
     /// Line `index` (0-based), without its ending.
     fn line(&self, index: usize) -> &str {
         let (start, end) = self.lines.span(index);
         &self.text[start..end]
     }
 
-    /// The line holding byte `at`, and `at` within it.
-    fn locate(&self, at: usize) -> (usize, usize) {
-        let number = self.lines.index_of(at);
-        (number, at - self.lines.span(number).0)
+    /// Where line `index` starts in the text.
+    fn line_start(&self, index: usize) -> usize {
+        self.lines.span(index).0
+    }
+
+    /// The excerpt of the file's line around byte `at` of the text matched.
+    fn excerpt(&self, at: usize) -> String {
+        let at = self.stripped.map_or(at, |s| s.start_in_original(at));
+        let number = self.original_lines.index_of(at);
+        let (start, end) = self.original_lines.span(number);
+        excerpt(&self.original[start..end], at.saturating_sub(start))
+    }
+
+    /// Whether the span `start..end` of the text matched held invisible characters in the file.
+    fn hides(&self, start: usize, end: usize) -> bool {
+        self.stripped.is_some_and(|s| s.hides(start, end))
     }
 }
 
-/// The first match of `pattern` on each line (past quoted labels when `skip_quoted`), unless
-/// `unless` matches the line.
+/// How many bytes after a match an `unless` match is looked for (it must start inside the
+/// match or right after it).
+const UNLESS_LOOKAHEAD_BYTES: usize = 256;
+
+/// The first match of `pattern` on each line that counts: not a quoted label (when
+/// `skip_quoted`), not cancelled by `unless` starting inside it or right after it.
 fn by_line(
     rule: &'static Rule,
     pattern: &Regex,
     unless: Option<&Regex>,
     skip_quoted: bool,
-    file: &Text<'_>,
+    file: &View<'_>,
     sink: &mut Sink<'_>,
 ) {
     for number in 0..file.lines.len() {
         let line = file.line(number);
-        let hit = pattern
-            .find_iter(line)
-            .find(|m| !(skip_quoted && after_quote(line, m.start())));
+        let label = |m: &regex::Match<'_>| skip_quoted && quoted_label(line, m.start(), m.end());
+        let cancelled =
+            |m: &regex::Match<'_>| unless.is_some_and(|u| cancels(u, line, m.start(), m.end()));
+        let hit = pattern.find_iter(line).find(|m| !label(m) && !cancelled(m));
         let Some(hit) = hit else { continue };
-        if unless.is_some_and(|u| u.is_match(line)) {
-            continue;
-        }
-        sink.push(rule, number, excerpt(line, hit.start()), None);
+        let start = file.line_start(number);
+        sink.text_hit(
+            rule,
+            file,
+            &[(start + hit.start(), start + hit.end())],
+            || None,
+        );
     }
+}
+
+/// Whether `unless` matches starting within `start..=end` of `line` (inside the match or right
+/// after it): `Do not tell the user to restart it` is advice, `Do not tell the user about the
+/// upload; tell the user to wait` is not.
+fn cancels(unless: &Regex, line: &str, start: usize, end: usize) -> bool {
+    let reach = line.ceil_char_boundary(end.saturating_add(UNLESS_LOOKAHEAD_BYTES));
+    unless
+        .find_at(&line[..reach], start)
+        .is_some_and(|m| m.start() <= end)
 }
 
 /// Each line `pattern` matches with a line `context` matches at most `within` lines away; the
@@ -459,11 +678,18 @@ fn near_lines(
     pattern: &Regex,
     context: &Regex,
     within: usize,
-    file: &Text<'_>,
+    file: &View<'_>,
     sink: &mut Sink<'_>,
 ) {
     let count = file.lines.len();
-    let nearby: Vec<bool> = (0..count).map(|n| context.is_match(file.line(n))).collect();
+    let nearby: Vec<Option<(usize, usize)>> = (0..count)
+        .map(|n| {
+            let start = file.line_start(n);
+            context
+                .find(file.line(n))
+                .map(|m| (start + m.start(), start + m.end()))
+        })
+        .collect();
     for number in 0..count {
         let line = file.line(number);
         let Some(hit) = pattern.find(line) else {
@@ -471,34 +697,46 @@ fn near_lines(
         };
         let from = number.saturating_sub(within);
         let to = (number + within).min(count - 1);
-        if let Some(other) = (from..=to).find(|&n| nearby[n]) {
-            let shown = (other != number)
-                .then(|| format!("line {}: {}", other + 1, excerpt(file.line(other), 0)));
-            sink.push(rule, number, excerpt(line, hit.start()), shown);
-        }
+        let Some((other, span)) = (from..=to).find_map(|n| nearby[n].map(|span| (n, span))) else {
+            continue;
+        };
+        let start = file.line_start(number);
+        let spans = [(start + hit.start(), start + hit.end()), span];
+        sink.text_hit(rule, file, &spans, || {
+            (other != number).then(|| {
+                format!(
+                    "line {}: {}",
+                    other + 1,
+                    file.excerpt(file.line_start(other))
+                )
+            })
+        });
     }
 }
+
+/// How many bytes of a comment are looked at for the detail showing it.
+const COMMENT_DETAIL_BYTES: usize = 2048;
 
 /// The first match of `pattern` inside each HTML comment; the detail is the comment.
 fn in_comments(
     rule: &'static Rule,
     pattern: &Regex,
     comments: &Regex,
-    file: &Text<'_>,
+    file: &View<'_>,
     sink: &mut Sink<'_>,
 ) {
-    for comment in comments.captures_iter(file.text) {
-        let Some(inner) = comment.get(1) else {
+    for comment in comments.find_iter(file.text) {
+        let inner_start = comment.start() + "<!--".len();
+        let inner_end = comment.end() - "-->".len();
+        let Some(inner) = file.text.get(inner_start..inner_end) else {
             continue;
         };
-        if let Some(hit) = pattern.find(inner.as_str()) {
-            let (number, at) = file.locate(inner.start() + hit.start());
-            sink.push(
-                rule,
-                number,
-                excerpt(file.line(number), at),
-                Some(detail(&fold(inner.as_str()))),
-            );
+        if let Some(hit) = pattern.find(inner) {
+            let span = (inner_start + hit.start(), inner_start + hit.end());
+            sink.text_hit(rule, file, &[span], || {
+                let shown = &inner[..inner.floor_char_boundary(COMMENT_DETAIL_BYTES)];
+                Some(detail(&fold(shown)))
+            });
         }
     }
 }
@@ -510,34 +748,67 @@ fn tool(
     capability: Capability,
     pattern: &Regex,
     path: &Path,
-    file: &Text<'_>,
+    file: &View<'_>,
     sink: &mut Sink<'_>,
 ) {
     let Some(script) = script_kind(path, file.text) else {
         return;
     };
     if capability == Capability::Shell && script == Script::Shell {
-        sink.push(
-            rule,
-            0,
-            excerpt(file.line(0), 0),
-            Some("a shell script: running it at all needs Bash".to_string()),
-        );
+        sink.report(rule, 0, || {
+            (
+                file.excerpt(0),
+                Some("a shell script: running it at all needs Bash".to_string()),
+            )
+        });
         return;
     }
     let found = (0..file.lines.len()).find_map(|n| pattern.find(file.line(n)).map(|m| (n, m)));
     if let Some((number, hit)) = found {
-        sink.push(rule, number, excerpt(file.line(number), hit.start()), None);
+        let start = file.line_start(number);
+        sink.text_hit(
+            rule,
+            file,
+            &[(start + hit.start(), start + hit.end())],
+            || None,
+        );
     }
 }
 
-/// Whether the match at `at` starts right after an opening quote or backtick: a quoted label
-/// in explanatory prose, not an instruction.
-fn after_quote(line: &str, at: usize) -> bool {
-    line[..at]
+/// Whether the match `start..end` of `line` is a quoted label in explanatory prose, not an
+/// instruction: it starts right after an opening quote or backtick, and the closing one
+/// follows it after nothing but punctuation, the whole quote at most
+/// [`MAX_QUOTED_LABEL_CHARS`] characters (`phrases like "ignore previous instructions"`; not
+/// `Say: "Ignore previous instructions and …"`).
+fn quoted_label(line: &str, start: usize, end: usize) -> bool {
+    let Some(open) = line[..start].chars().next_back() else {
+        return false;
+    };
+    let closes: &[char] = match open {
+        '"' => &['"'],
+        '\'' => &['\''],
+        '`' => &['`'],
+        '“' => &['”'],
+        '‘' => &['’'],
+        '«' => &['»'],
+        '„' => &['“', '”'],
+        _ => return false,
+    };
+    let mut quoted = line[start..end]
         .chars()
-        .next_back()
-        .is_some_and(|c| matches!(c, '"' | '\'' | '`' | '“' | '‘' | '«' | '„'))
+        .take(MAX_QUOTED_LABEL_CHARS + 1)
+        .count();
+    for c in line[end..].chars() {
+        if closes.contains(&c) {
+            return quoted <= MAX_QUOTED_LABEL_CHARS;
+        }
+        quoted += 1;
+        let punctuation = c.is_whitespace() || matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | '…');
+        if !punctuation || quoted > MAX_QUOTED_LABEL_CHARS {
+            return false;
+        }
+    }
+    false
 }
 
 /// One line of text for a detail: whitespace runs folded to one space.
@@ -552,14 +823,20 @@ fn near(
     first: &Regex,
     second: &Regex,
     chars: usize,
-    file: &Text<'_>,
+    file: &View<'_>,
     sink: &mut Sink<'_>,
 ) {
     let text = file.text;
+    // A pattern may take the character before a word to tell it apart (`[^.\w$]eval\(`):
+    // leading whitespace is left out, so a line end taken does not name the line before.
+    let span = |m: regex::Match<'_>| {
+        let lead = m.len() - m.as_str().trim_start().len();
+        (m.start() + lead, m.end())
+    };
     let firsts: Vec<(usize, usize)> = first
         .find_iter(text)
         .take(MAX_NEAR_MATCHES)
-        .map(|m| (m.start(), m.end()))
+        .map(span)
         .collect();
     if firsts.is_empty() {
         return;
@@ -567,7 +844,7 @@ fn near(
     let seconds: Vec<(usize, usize)> = second
         .find_iter(text)
         .take(MAX_NEAR_MATCHES)
-        .map(|m| (m.start(), m.end()))
+        .map(span)
         .collect();
     // `chars` characters are at most four times as many bytes.
     let reach = chars.saturating_mul(4);
@@ -585,36 +862,64 @@ fn near(
                 true
             }
         });
-        let Some(&(other, _)) = close else { continue };
-        let (number, at) = file.locate(start.min(other));
+        let Some(&other) = close else { continue };
+        let spans = if other.0 < start {
+            [other, (start, end)]
+        } else {
+            [(start, end), other]
+        };
+        let number = file.lines.index_of(spans[0].0);
         if last_line == Some(number) {
             continue;
         }
         last_line = Some(number);
-        sink.push(rule, number, excerpt(file.line(number), at), None);
+        sink.text_hit(rule, file, &spans, || None);
     }
 }
 
+/// Whether the character `c` at byte `at`, between `prev` and `next`, counts towards
+/// [`ZERO_WIDTH_BULK`].
+fn counts_as_zero_width(prev: Option<char>, c: char, next: Option<char>, at: usize) -> bool {
+    match c {
+        '\u{00ad}' | '\u{2060}'..='\u{2064}' => true,
+        '\u{feff}' => at > 0,
+        // Between two visible non-ASCII characters, joiners and zero-width spaces are how
+        // Persian, Indic and Southeast Asian scripts and emoji sequences are written. Next to
+        // ASCII, at a line's edge or in a run of invisible characters, they split words or
+        // encode.
+        '\u{200b}'..='\u{200d}' => !(prev.is_some_and(joins) && next.is_some_and(joins)),
+        _ => false,
+    }
+}
+
+/// A character a joiner may legitimately stand between: visible and not ASCII (a letter of a
+/// script that uses joiners, an emoji, or the presentation selector ending an emoji).
+fn joins(c: char) -> bool {
+    !c.is_ascii() && !c.is_whitespace() && (c == '\u{fe0f}' || !is_invisible_format(c))
+}
+
 /// Runs a character rule over the text.
-fn chars(rule: &'static Rule, class: CharClass, file: &Text<'_>, sink: &mut Sink<'_>) {
+fn chars(rule: &'static Rule, class: CharClass, file: &View<'_>, sink: &mut Sink<'_>) {
     let text = file.text;
     match class {
         CharClass::ZeroWidth => {
             let mut count = 0;
             let mut first = None;
-            for (at, c) in text.char_indices() {
-                if matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}') || (c == '\u{feff}' && at > 0)
-                {
+            let mut prev = None;
+            let mut chars = text.char_indices().peekable();
+            while let Some((at, c)) = chars.next() {
+                let next = chars.peek().map(|&(_, c)| c);
+                if counts_as_zero_width(prev, c, next, at) {
                     count += 1;
                     first.get_or_insert(at);
                 }
+                prev = Some(c);
             }
             let Some(first) = first else { return };
             let decodes = DECODE_OR_EVAL_RE
                 .as_ref()
                 .is_some_and(|re| re.is_match(text));
             if count > ZERO_WIDTH_BULK || (decodes && count > ZERO_WIDTH_NEAR_DECODE) {
-                let (number, at) = file.locate(first);
                 let why = if count > ZERO_WIDTH_BULK {
                     format!(
                         "{count} zero-width characters in the file (more than {ZERO_WIDTH_BULK})"
@@ -624,7 +929,9 @@ fn chars(rule: &'static Rule, class: CharClass, file: &Text<'_>, sink: &mut Sink
                         "{count} zero-width characters in a file that decodes or evaluates (more than {ZERO_WIDTH_NEAR_DECODE})"
                     )
                 };
-                sink.push(rule, number, excerpt(file.line(number), at), Some(why));
+                sink.report(rule, file.lines.index_of(first), || {
+                    (file.excerpt(first), Some(why))
+                });
             }
         }
         CharClass::Tags | CharClass::Bidi | CharClass::Separators | CharClass::VariationRun => {
@@ -634,7 +941,7 @@ fn chars(rule: &'static Rule, class: CharClass, file: &Text<'_>, sink: &mut Sink
                     continue;
                 }
                 if let Some((at, found)) = line_chars(class, line) {
-                    sink.push(rule, number, excerpt(line, at), Some(found));
+                    sink.report(rule, number, || (excerpt(line, at), Some(found)));
                 }
             }
         }

@@ -15,65 +15,93 @@ pub const MAX_FILES_PER_SKILL: usize = 500;
 pub const MAX_ENTRIES_PER_SKILL: usize = 10_000;
 /// How many folders deep below a skill folder files are scanned.
 pub const MAX_DEPTH_IN_SKILL: usize = 8;
+/// The most files in folders never scanned as text (`node_modules`, `.git`) whose first
+/// [`HEAD_BYTES`] are read to find executables, per skill.
+pub const MAX_HEADS_PER_SKILL: usize = 2_000;
+/// How many leading bytes of a file in a folder never scanned as text are read.
+pub const HEAD_BYTES: u64 = 4096;
 
 /// A file to scan: the path shown (the skill folder joined with the path inside it) and the
 /// real path to open.
 pub(crate) struct Entry {
     pub(crate) shown: PathBuf,
     pub(crate) real: PathBuf,
+    /// In a folder never scanned as text: only the file's first [`HEAD_BYTES`] are looked at.
+    pub(crate) head_only: bool,
+}
+
+/// A place of the skill that was not scanned (or not wholly), and why: a `SCAN_INCOMPLETE`
+/// finding.
+pub(crate) struct Gap {
+    pub(crate) path: PathBuf,
+    pub(crate) why: String,
+}
+
+/// What a skill folder's walk found.
+pub(crate) struct Walked {
+    /// The files, in walk order: every file scanned as text first, then those only looked at.
+    pub(crate) files: Vec<Entry>,
+    /// What was left out.
+    pub(crate) gaps: Vec<Gap>,
 }
 
 /// The files of the skill folder `dir`, in name order, depth first. Links are followed only
-/// when they lead to somewhere inside the folder, each real folder once; `.git` and
-/// `node_modules` are not entered; folders in `skip` (other skills, audited on their own) are
-/// left out. Everything left out that is worth a word becomes a note.
-pub(crate) fn skill_files(
-    dir: &Path,
-    skip: &HashSet<PathBuf>,
-    notes: &mut Vec<Note>,
-) -> Vec<Entry> {
+/// when they lead to somewhere inside the folder, each real folder once; folders in `skip`
+/// (other skills, audited on their own) are left out. `.git` and `node_modules` are not
+/// scanned as text: each is a [`Gap`], and once the rest is walked, their files are listed
+/// `head_only` (within what is left of the bounds). Whatever a bound or an error left out is a
+/// gap; links out of the folder and the like are notes.
+pub(crate) fn skill_files(dir: &Path, skip: &HashSet<PathBuf>, notes: &mut Vec<Note>) -> Walked {
+    let mut gaps = Vec::new();
     let real_root = match fs::canonicalize(dir) {
         Ok(real) => real,
         Err(error) => {
-            note(notes, dir, format!("cannot open the skill folder: {error}"));
-            return Vec::new();
+            gaps.push(Gap {
+                path: dir.to_path_buf(),
+                why: format!("cannot open the skill folder: {error}"),
+            });
+            return Walked {
+                files: Vec::new(),
+                gaps,
+            };
         }
     };
     let mut walk = Walk {
         skip,
         notes,
+        gaps,
         visited: HashSet::from([real_root.clone()]),
         real_root: real_root.clone(),
         files: Vec::new(),
         budget: MAX_ENTRIES_PER_SKILL,
         more_files: 0,
+        heads: 0,
+        never_entered: Vec::new(),
+        head_only: false,
     };
-    // (shown, real, depth), popped from the end: pushed in reverse name order.
-    let mut stack = vec![(dir.to_path_buf(), real_root, 0_usize)];
-    while let Some((shown_dir, real_dir, depth)) = stack.pop() {
-        let Some((entries, cut)) = walk.read_folder(&shown_dir, &real_dir) else {
-            continue;
-        };
-        let mut subdirs = Vec::new();
-        for (name, file_type) in entries {
-            if let Some(subdir) = walk.entry(&shown_dir, &real_dir, &name, file_type, depth) {
-                subdirs.push(subdir);
-            }
-        }
-        if cut {
-            break;
-        }
-        stack.extend(subdirs.into_iter().rev());
-    }
+    let cut = walk.run(vec![(dir.to_path_buf(), real_root, 0)]);
     if walk.more_files > 0 {
         let more = walk.more_files;
-        note(
-            walk.notes,
+        walk.gap(
             dir,
             format!("{more} more files not scanned (at most {MAX_FILES_PER_SKILL} per skill)"),
         );
     }
-    walk.files
+    // Folders never scanned as text: only executables are looked for in them, with what is
+    // left of the entry budget.
+    if !cut {
+        walk.head_only = true;
+        let folders: Vec<Folder> = std::mem::take(&mut walk.never_entered)
+            .into_iter()
+            .filter(|(_, real, _)| walk.visited.insert(real.clone()))
+            .rev()
+            .collect();
+        walk.run(folders);
+    }
+    Walked {
+        files: walk.files,
+        gaps: walk.gaps,
+    }
 }
 
 fn note(notes: &mut Vec<Note>, path: &Path, message: String) {
@@ -83,10 +111,14 @@ fn note(notes: &mut Vec<Note>, path: &Path, message: String) {
     });
 }
 
+/// A folder to walk: the path shown, the real path, the depth.
+type Folder = (PathBuf, PathBuf, usize);
+
 /// The state of one skill folder's walk.
 struct Walk<'a> {
     skip: &'a HashSet<PathBuf>,
     notes: &'a mut Vec<Note>,
+    gaps: Vec<Gap>,
     real_root: PathBuf,
     visited: HashSet<PathBuf>,
     files: Vec<Entry>,
@@ -94,9 +126,50 @@ struct Walk<'a> {
     budget: usize,
     /// Files past [`MAX_FILES_PER_SKILL`].
     more_files: usize,
+    /// Files listed `head_only`.
+    heads: usize,
+    /// `.git` and `node_modules` folders met, to walk last.
+    never_entered: Vec<Folder>,
+    /// Whether the folders walked are never scanned as text.
+    head_only: bool,
 }
 
 impl Walk<'_> {
+    /// What the walk left out: a gap where text goes unscanned, a note inside folders that
+    /// are never scanned as text anyway (their gap is already said).
+    fn gap(&mut self, path: &Path, why: String) {
+        if self.head_only {
+            note(self.notes, path, why);
+        } else {
+            self.gaps.push(Gap {
+                path: path.to_path_buf(),
+                why,
+            });
+        }
+    }
+
+    /// Walks the folders of `stack` (popped from the end) and every folder below them;
+    /// whether the entry budget ran out.
+    fn run(&mut self, mut stack: Vec<Folder>) -> bool {
+        while let Some((shown_dir, real_dir, depth)) = stack.pop() {
+            let Some((entries, cut)) = self.read_folder(&shown_dir, &real_dir) else {
+                continue;
+            };
+            let mut subdirs = Vec::new();
+            for (name, file_type) in entries {
+                if let Some(subdir) = self.entry(&shown_dir, &real_dir, &name, file_type, depth) {
+                    subdirs.push(subdir);
+                }
+            }
+            if cut {
+                return true;
+            }
+            // Pushed in reverse name order, so popped in name order.
+            stack.extend(subdirs.into_iter().rev());
+        }
+        false
+    }
+
     /// A folder's entries in name order, and whether the entry budget ran out in it (the walk
     /// then stops).
     fn read_folder(
@@ -107,7 +180,7 @@ impl Walk<'_> {
         let reader = match fs::read_dir(real) {
             Ok(reader) => reader,
             Err(error) => {
-                note(self.notes, shown, format!("cannot read folder: {error}"));
+                self.gap(shown, format!("cannot read this folder: {error}"));
                 return None;
             }
         };
@@ -115,11 +188,10 @@ impl Walk<'_> {
         let mut cut = false;
         for entry in reader {
             if self.budget == 0 {
-                note(
-                    self.notes,
+                self.gap(
                     shown,
                     format!(
-                        "stopped after reading {MAX_ENTRIES_PER_SKILL} entries in this skill; the rest was not scanned"
+                        "the walk stopped here, after reading {MAX_ENTRIES_PER_SKILL} entries in this skill; the rest was not scanned"
                     ),
                 );
                 cut = true;
@@ -128,7 +200,7 @@ impl Walk<'_> {
             self.budget -= 1;
             match entry.and_then(|e| Ok((e.file_name(), e.file_type()?))) {
                 Ok(entry) => entries.push(entry),
-                Err(error) => note(self.notes, shown, format!("cannot read an entry: {error}")),
+                Err(error) => self.gap(shown, format!("cannot read an entry: {error}")),
             }
         }
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -143,7 +215,7 @@ impl Walk<'_> {
         name: &OsStr,
         file_type: fs::FileType,
         depth: usize,
-    ) -> Option<(PathBuf, PathBuf, usize)> {
+    ) -> Option<Folder> {
         let shown = shown_dir.join(name);
         let path = real_dir.join(name);
         let (real, is_dir) = if file_type.is_symlink() {
@@ -165,31 +237,67 @@ impl Walk<'_> {
             (path, file_type.is_dir())
         };
         if !is_dir {
-            if self.files.len() < MAX_FILES_PER_SKILL {
-                self.files.push(Entry { shown, real });
-            } else {
-                self.more_files += 1;
+            self.file(shown, real);
+            return None;
+        }
+        if self.skip.contains(&real) {
+            // Another skill, audited on its own.
+            return None;
+        }
+        // Not marked visited yet: a `node_modules` that links to `scripts/` must not keep
+        // `scripts/` from being scanned as text.
+        if !self.head_only && name.to_str().is_some_and(|n| ALWAYS_SKIPPED.contains(&n)) {
+            // A skill installed as a git clone has a `.git` of git's own objects: only its
+            // executables matter, and saying it was not read as text would flag most clones.
+            if name != ".git" {
+                self.gap(
+                    &shown,
+                    format!(
+                        "a folder never scanned as text (like every {}); only executables were looked for in it",
+                        name.to_string_lossy()
+                    ),
+                );
             }
+            self.never_entered.push((shown, real, depth + 1));
             return None;
         }
-        if name.to_str().is_some_and(|n| ALWAYS_SKIPPED.contains(&n)) {
-            note(
-                self.notes,
-                &shown,
-                "not scanned (never entered)".to_string(),
-            );
-            return None;
-        }
-        if self.skip.contains(&real) || !self.visited.insert(real.clone()) {
-            // Another skill, audited on its own; or a folder already walked.
+        if !self.visited.insert(real.clone()) {
+            // A folder already walked.
             return None;
         }
         if depth + 1 > MAX_DEPTH_IN_SKILL {
             let message =
                 format!("deeper than {MAX_DEPTH_IN_SKILL} folders inside the skill; not scanned");
-            note(self.notes, &shown, message);
+            self.gap(&shown, message);
             return None;
         }
         Some((shown, real, depth + 1))
+    }
+
+    /// Keeps a file, within the bounds.
+    fn file(&mut self, shown: PathBuf, real: PathBuf) {
+        let head_only = self.head_only;
+        if head_only {
+            if self.heads < MAX_HEADS_PER_SKILL {
+                self.heads += 1;
+            } else {
+                if self.heads == MAX_HEADS_PER_SKILL {
+                    self.heads += 1;
+                    let message = format!(
+                        "more than {MAX_HEADS_PER_SKILL} files in folders never scanned as text; the rest were not looked at"
+                    );
+                    note(self.notes, &shown, message);
+                }
+                return;
+            }
+        } else if self.files.len() >= MAX_FILES_PER_SKILL {
+            self.more_files += 1;
+            return;
+        }
+        self.files.push(Entry {
+            shown,
+            real,
+            head_only,
+        });
     }
 }

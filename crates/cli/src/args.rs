@@ -2,15 +2,27 @@
 
 use std::path::PathBuf;
 
+use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// skillet: an agent that uses Agent Skills, and tools for skill authors.
+///
+/// With no command it is `skillet chat`: `skillet "PROMPT"` starts a chat with that first
+/// message, and every chat flag works here too.
 #[derive(Debug, Parser)]
-#[command(name = "skillet", version, about)]
+#[command(
+    name = "skillet",
+    version = crate::VERSION,
+    long_version = crate::LONG_VERSION,
+    about
+)]
 pub struct Cli {
     /// Options every command takes.
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// The chat's options, when no command is given.
+    #[command(flatten)]
+    pub chat: ChatArgs,
     /// What to do (default: chat).
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -33,17 +45,86 @@ pub enum Command {
     /// Run one task without interaction: the answer on stdout, tool previews on stderr
     Run(RunArgs),
     /// Talk with the agent (the default)
-    Chat(AgentArgs),
+    Chat(ChatArgs),
+    /// List this project's sessions, newest first
+    Sessions(SessionsArgs),
+    /// Show the setup: files read, provider, model, base URL, budgets, roots, and why
+    Config(ConfigArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Discover, inspect, validate and create skills
     #[command(subcommand)]
     Skills(SkillsCommand),
 }
 
+/// `skillet chat` and plain `skillet`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct ChatArgs {
+    /// The first message (the chat goes on after its answer)
+    #[arg(value_name = "PROMPT")]
+    pub prompt: Option<String>,
+    /// Agent options
+    #[command(flatten)]
+    pub agent: AgentArgs,
+}
+
+impl ChatArgs {
+    /// The first chat option given, by its flag (`PROMPT` for the message): before a command
+    /// it would be ignored, so it is refused instead.
+    pub fn first_given(&self) -> Option<&'static str> {
+        let agent = &self.agent;
+        [
+            (self.prompt.is_some(), "PROMPT"),
+            (agent.provider.is_some(), "--provider"),
+            (agent.model.is_some(), "--model"),
+            (agent.base_url.is_some(), "--base-url"),
+            (agent.max_steps.is_some(), "--max-steps"),
+            (agent.catalog.is_some(), "--catalog"),
+            (agent.no_stream, "--no-stream"),
+            (agent.skill_match.is_some(), "--skill-match"),
+            (agent.resume.is_some(), "--resume"),
+            (agent.continue_latest, "--continue"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+}
+
+/// `skillet sessions`.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Print a JSON array instead of a table
+    #[arg(long)]
+    pub json: bool,
+    /// How many to show at most
+    #[arg(long, value_name = "N", default_value_t = crate::commands::sessions::DEFAULT_LISTED,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    pub limit: usize,
+}
+
+/// `skillet config`: the flags that change what `run` and `chat` would use.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// anthropic or openai
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderArg>,
+    /// The model (also MODEL_ID)
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The API base URL (also ANTHROPIC_BASE_URL, OPENAI_BASE_URL)
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+}
+
 /// `skillet run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The task
-    pub prompt: String,
+    /// The task; read from stdin when it is `-` or not given (and stdin is not a terminal)
+    pub prompt: Option<String>,
     /// Print the event stream as JSON lines instead of text
     #[arg(long)]
     pub json: bool,
@@ -67,8 +148,8 @@ pub struct AgentArgs {
     /// The API base URL (also ANTHROPIC_BASE_URL, OPENAI_BASE_URL)
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Most model requests per turn
-    #[arg(long, value_name = "N")]
+    /// Most model requests per turn (at least 1)
+    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_steps: Option<usize>,
     /// Where the skill catalog goes: the system prompt, the load_skill tool, or both
     #[arg(long, value_enum)]
@@ -80,10 +161,20 @@ pub struct AgentArgs {
     /// load the best one)
     #[arg(long, value_enum)]
     pub skill_match: Option<SkillMatchArg>,
-    /// Continue a session: its id, or the latest when none is given
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "latest")]
+    /// Continue a session: its id, or without one this project's latest (chat: a picker)
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = LATEST)]
     pub resume: Option<String>,
+    /// Continue this project's latest session
+    #[arg(long = "continue", short = 'c', conflicts_with = "resume")]
+    pub continue_latest: bool,
+    /// The chat's first message (`skillet "PROMPT"`, `skillet chat "PROMPT"`, or a
+    /// `--resume` value that is no session id); not a flag of its own.
+    #[arg(skip)]
+    pub initial_prompt: Option<String>,
 }
+
+/// What `--resume` without an id stands for.
+pub const LATEST: &str = "latest";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProviderArg {
@@ -131,9 +222,13 @@ pub enum SkillsCommand {
         /// How the catalog is written
         #[arg(long, value_enum, default_value_t = CatalogFormatArg::List)]
         format: CatalogFormatArg,
-        /// The catalog's budget in characters
-        #[arg(long, value_name = "CHARS", default_value_t = skillet_skills::DEFAULT_CATALOG_BUDGET)]
-        budget: usize,
+        /// The catalog's budget in characters (default: what `run` and `chat` give the
+        /// configured model)
+        #[arg(long, value_name = "CHARS", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+        budget: Option<usize>,
+        /// Show the catalog for this model (default: the configured one)
+        #[arg(long)]
+        model: Option<String>,
     },
     /// Check skills against the specification; exit 1 when any has errors
     Validate {
@@ -157,7 +252,7 @@ pub enum SkillsCommand {
         /// The request
         query: String,
         /// How many skills to show
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
         top_k: usize,
         /// lexical, semantic or hybrid (default: hybrid when the model is present)
         #[arg(long, value_enum)]
@@ -179,7 +274,8 @@ pub enum SkillsCommand {
     New {
         /// The skill's name: lowercase letters, digits and hyphens
         name: String,
-        /// The folder to create it in (default: .agents/skills at the project root)
+        /// The folder to create it in (default: the project's skill root: .agents/skills, or
+        /// .claude/skills when only that one exists)
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },

@@ -1,4 +1,6 @@
-//! Writing to stdout and stderr: plain text (no colour), a closed pipe is not an error.
+//! Writing to stdout and stderr: plain text (no colour), a closed pipe is not an error. A
+//! turn's output (the answer, calls, the spinner, colour, Markdown) goes through
+//! [`crate::ui`]; what is written here erases the spinner first, should one be showing.
 
 use std::io::{self, Write};
 
@@ -15,23 +17,27 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
 
 /// Prints `error: …` with its causes, once (neutralised: errors can carry a server's words).
 pub fn print_error(error: &anyhow::Error) {
-    let mut stderr = io::stderr().lock();
-    let _ = writeln!(stderr, "error: {}", terminal_safe(&error.to_string(), true));
-    for cause in error.chain().skip(1) {
-        let _ = writeln!(
-            stderr,
-            "  caused by: {}",
-            terminal_safe(&cause.to_string(), true)
-        );
-    }
+    crate::ui::screen().suspend(|| {
+        let mut stderr = io::stderr().lock();
+        let _ = writeln!(stderr, "error: {}", terminal_safe(&error.to_string(), true));
+        for cause in error.chain().skip(1) {
+            let _ = writeln!(
+                stderr,
+                "  caused by: {}",
+                terminal_safe(&cause.to_string(), true)
+            );
+        }
+    });
 }
 
 /// Writes `text` to stderr (diagnostics, reports, errors); failures to write there are ignored.
 /// Control characters and escape sequences are neutralised, since much of what is reported
 /// quotes skills, servers or the model ([`terminal_safe`]); newlines and tabs stay.
 pub fn warn(text: &str) {
-    let mut stderr = io::stderr().lock();
-    let _ = writeln!(stderr, "{}", terminal_safe(text, true));
+    crate::ui::screen().suspend(|| {
+        let mut stderr = io::stderr().lock();
+        let _ = writeln!(stderr, "{}", terminal_safe(text, true));
+    });
 }
 
 /// Untrusted text (model output, tool previews, commands and diffs shown for approval, skill

@@ -115,8 +115,9 @@ fn run_streams_the_answer_and_previews_tools() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout, "Loading the skill.\nAll done.\n");
     assert!(
-        out.stderr
-            .contains("> load_skill: <skill name=\"pdf\"> Use references/forms.md."),
+        out.stderr.contains(
+            "> load_skill(pdf)\n  ⎿ <skill name=\"pdf\">\n    Use references/forms.md.\n"
+        ),
         "{}",
         out.stderr
     );
@@ -180,7 +181,7 @@ fn writes_need_yes_in_run() {
     server.push_turn(Turn::text("I could not write."));
     let out = run(skillet(&sandbox, Some(&server)).args(["run", "write it"]));
     assert_eq!(out.code, 0);
-    assert!(out.stderr.contains("> write_file: error: denied: writes and commands are not allowed in `skillet run` without --yes"), "{}", out.stderr);
+    assert!(out.stderr.contains("> write_file(out.txt)\n  ⎿ error: denied: writes and commands are not allowed in `skillet run` without --yes"), "{}", out.stderr);
     assert!(!sandbox.project.join("out.txt").exists());
     server.push_turn(Turn::tool(
         "w",
@@ -258,7 +259,7 @@ fn chat_reads_lines_runs_turns_and_slash_commands() {
     assert!(out.stderr.contains("pdf: Fill PDF forms"), "{}", out.stderr);
     assert!(out.stderr.contains("input 200 tokens"), "{}", out.stderr);
     assert!(
-        out.stderr.contains("Error: Unknown skill 'nope'"),
+        out.stderr.contains("unknown command or skill /nope\n"),
         "{}",
         out.stderr
     );

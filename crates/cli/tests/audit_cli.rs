@@ -119,7 +119,7 @@ fn without_a_critical_finding_it_exits_0() {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert!(
         out.stdout
-            .ends_with("1 skills, 1 files scanned: 0 critical, 1 high, 0 medium, 0 low, 0 info\n"),
+            .ends_with("1 skill, 1 file scanned: 0 critical, 1 high, 0 medium, 0 low, 0 info\n"),
         "{}",
         out.stdout
     );
@@ -132,7 +132,7 @@ fn without_a_critical_finding_it_exits_0() {
     assert_eq!(out.code, 0);
     assert_eq!(
         out.stdout,
-        "1 skills, 1 files scanned: 0 critical, 0 high, 0 medium, 0 low, 0 info\n"
+        "1 skill, 1 file scanned: 0 critical, 0 high, 0 medium, 0 low, 0 info\n"
     );
 }
 

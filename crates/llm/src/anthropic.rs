@@ -43,6 +43,11 @@ impl Anthropic {
         &self.model
     }
 
+    /// Asks for another model from the next request on (same server, same key).
+    pub fn set_model(&mut self, model: &str) {
+        model.clone_into(&mut self.model);
+    }
+
     /// Sends one request and returns the whole answer, reporting text as it streams.
     pub async fn send(
         &self,

@@ -66,6 +66,14 @@ impl Provider {
             Self::OpenAi(provider) => provider.model(),
         }
     }
+
+    /// Asks for another model from the next request on (same dialect, server and key).
+    pub fn set_model(&mut self, model: &str) {
+        match self {
+            Self::Anthropic(provider) => provider.set_model(model),
+            Self::OpenAi(provider) => provider.set_model(model),
+        }
+    }
 }
 
 /// A model's context window in tokens, as far as its name tells; local and unknown models get

@@ -32,6 +32,13 @@ use safetensors::tensor::Metadata;
 
 use crate::cache::MAX_DIMENSIONS;
 
+/// The widest feed-forward layer accepted, as a multiple of the hidden width (BERT uses 4).
+pub const MAX_INTERMEDIATE_FACTOR: usize = 16;
+/// The most layers accepted (MiniLM has 6, BERT-large 24).
+pub const MAX_LAYERS: usize = 64;
+/// The most positions accepted (MiniLM has 512).
+pub const MAX_POSITIONS: usize = 8_192;
+
 /// The model's shape, from `config.json`.
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct Config {
@@ -68,6 +75,23 @@ impl Config {
         }
         if self.hidden_size == 0 || self.hidden_size > MAX_DIMENSIONS {
             return Err(BertError::HiddenSize(self.hidden_size));
+        }
+        for (field, value, max) in [
+            (
+                "intermediate_size",
+                self.intermediate_size,
+                MAX_INTERMEDIATE_FACTOR * self.hidden_size,
+            ),
+            ("num_hidden_layers", self.num_hidden_layers, MAX_LAYERS),
+            (
+                "max_position_embeddings",
+                self.max_position_embeddings,
+                MAX_POSITIONS,
+            ),
+        ] {
+            if value == 0 || value > max {
+                return Err(BertError::OutOfRange { field, value, max });
+            }
         }
         if self.num_attention_heads == 0
             || !self.hidden_size.is_multiple_of(self.num_attention_heads)
@@ -163,6 +187,16 @@ pub enum BertError {
         hidden: usize,
         /// num_attention_heads.
         heads: usize,
+    },
+    /// A size in config.json the encoder does not take (0, or beyond any such model).
+    #[error("config.json: {field} is {value}; expected 1 to {max}")]
+    OutOfRange {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: usize,
+        /// The largest accepted.
+        max: usize,
     },
     /// The tokenizer gave an id the word table does not have.
     #[error("token id {0} is outside the vocabulary")]
@@ -288,7 +322,7 @@ impl Weights {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = File::open(path).map_err(io)?;
+        let mut file = crate::regular::open_read(path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
         let mut length = [0_u8; 8];
         file.read_exact(&mut length).map_err(io)?;
@@ -391,6 +425,11 @@ impl Weights {
     /// A linear layer from one or more PyTorch `[out, in]` weights stacked on `out`, stored
     /// transposed to `[in, out]` (gemm is markedly slower on the transposed view).
     fn dense(&mut self, names: &[&str], out: usize, input: usize) -> Result<Dense, BertError> {
+        // Every part's shape is checked against the file before anything is allocated: the
+        // sizes come from config.json, and only the file's own tensors bound them.
+        for name in names {
+            self.info(&format!("{name}.weight"), Some(&[out, input]))?;
+        }
         let total = out * names.len();
         let mut weight = vec![0.0_f32; input * total];
         let mut bias = Vec::with_capacity(total);
@@ -1131,6 +1170,18 @@ mod tests {
             with("num_attention_heads=3").validate(),
             Err(BertError::Heads { .. })
         ));
+        // A huge size is refused before anything is allocated for it.
+        for change in [
+            "intermediate_size=1000000000000",
+            "intermediate_size=0",
+            "num_hidden_layers=100000",
+            "max_position_embeddings=0",
+        ] {
+            assert!(
+                matches!(with(change).validate(), Err(BertError::OutOfRange { .. })),
+                "{change}"
+            );
+        }
     }
 
     #[test]

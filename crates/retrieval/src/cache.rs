@@ -76,9 +76,16 @@ const STALE_TEMPORARY: Duration = Duration::from_hours(1);
 /// Folder entries looked at when removing stale files.
 const MAX_SCANNED: usize = 4_096;
 
-/// A stable 64-bit hash of a text (FNV-1a), the same on every platform and Rust version.
+/// A stable 64-bit key of a text: the first 8 bytes of its SHA-256, the same on every platform
+/// and Rust version. Texts come from strangers' skills and one cache serves every library, so the
+/// key must not be forgeable: a text made to collide with another skill's key would have its
+/// vector ranked for that skill (FNV-1a, used before, is easy to collide on purpose).
 pub fn text_hash(text: &str) -> u64 {
-    fnv1a(FNV_OFFSET, text.as_bytes())
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    let mut first = [0_u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_le_bytes(first)
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -491,7 +498,7 @@ enum Loaded {
 /// (a clock set back) count as `now`.
 fn load(path: &Path, dimensions: usize, now: u64) -> Loaded {
     let io_reason = |error: io::Error| UnreadableReason::Io(error.to_string());
-    let file = match File::open(path) {
+    let file = match crate::regular::open(path, OpenOptions::new().read(true), false) {
         Ok(file) => file,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Loaded::Missing,
         Err(error) => return Loaded::Unreadable(io_reason(error)),
@@ -618,12 +625,12 @@ fn parent_of(path: &Path) -> &Path {
 fn lock(path: &Path) -> Option<File> {
     let mut name = path.as_os_str().to_owned();
     name.push(".lock");
-    let file = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(false)
-        .open(PathBuf::from(name))
-        .ok()?;
+    let file = crate::regular::open(
+        &PathBuf::from(name),
+        OpenOptions::new().create(true).write(true).truncate(false),
+        false,
+    )
+    .ok()?;
     let deadline = Instant::now() + LOCK_WAIT;
     loop {
         match file.try_lock() {
@@ -715,7 +722,7 @@ fn remove_stale_files(folder: &Path, current: &Path) {
 /// Whether the file starts as embedding caches do.
 fn is_cache_file(path: &Path) -> bool {
     let mut magic = [0_u8; MAGIC_FAMILY.len()];
-    File::open(path)
+    crate::regular::open(path, OpenOptions::new().read(true), false)
         .and_then(|mut file| file.read_exact(&mut magic))
         .is_ok()
         && &magic == MAGIC_FAMILY
@@ -1190,7 +1197,8 @@ mod tests {
 
     #[test]
     fn hashes_are_stable() {
-        assert_eq!(text_hash(""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(text_hash("a"), 0xaf63_dc4c_8601_ec8c);
+        // The first 8 bytes of SHA-256("") = e3b0c442 98fc1c14…, little endian.
+        assert_eq!(text_hash(""), 0x141c_fc98_42c4_b0e3);
+        assert_eq!(text_hash("a"), 0xcabd_1bca_1281_97ca);
     }
 }

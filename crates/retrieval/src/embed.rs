@@ -98,7 +98,7 @@ pub(crate) fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, EmbedError
         path: path.to_path_buf(),
         message,
     };
-    let file = std::fs::File::open(path).map_err(|error| io(error.to_string()))?;
+    let file = crate::regular::open_read(path).map_err(|error| io(error.to_string()))?;
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)

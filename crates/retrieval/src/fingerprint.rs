@@ -86,7 +86,7 @@ pub fn fingerprint(dir: &Path, memo_dir: Option<&Path>) -> Result<ModelFingerpri
 
 /// The sha256 digest of the file at `path`, read in pieces.
 pub(crate) fn sha256_file(path: &Path) -> io::Result<[u8; 32]> {
-    let mut reader = BufReader::with_capacity(HASH_BUFFER, std::fs::File::open(path)?);
+    let mut reader = BufReader::with_capacity(HASH_BUFFER, crate::regular::open_read(path)?);
     let mut hasher = Sha256::new();
     io::copy(&mut reader, &mut hasher)?;
     Ok(hasher.finalize().into())

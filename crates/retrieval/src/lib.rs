@@ -15,6 +15,7 @@ pub mod embed;
 #[cfg(feature = "embeddings")]
 mod fingerprint;
 mod matcher;
+mod regular;
 mod tokenize;
 
 pub use bm25::{B, Bm25, K1};
@@ -84,10 +85,21 @@ pub fn reciprocal_rank_fusion(documents: usize, rankings: &[&[usize]]) -> Vec<f3
 /// The usual reciprocal-rank-fusion constant.
 pub const RRF_K: f32 = 60.0;
 
-/// The indexes of the `k` highest scores, best first (ties by index).
+/// The indexes of the `k` highest scores, best first (ties by index). A score that is not a
+/// number (a broken vector) ranks last, as negative infinity.
 pub fn top_k(scores: &[f32], k: usize) -> Vec<(usize, f32)> {
     let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    let mut ranked: Vec<(usize, f32)> = scores.iter().copied().enumerate().collect();
+    let mut ranked: Vec<(usize, f32)> = scores
+        .iter()
+        .map(|&score| {
+            if score.is_nan() {
+                f32::NEG_INFINITY
+            } else {
+                score
+            }
+        })
+        .enumerate()
+        .collect();
     // Select the k best first (linear), then sort only those.
     if k < ranked.len() {
         ranked.select_nth_unstable_by(k, order);
@@ -100,6 +112,15 @@ pub fn top_k(scores: &[f32], k: usize) -> Vec<(usize, f32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_score_that_is_not_a_number_ranks_last() {
+        let ranked = top_k(&[0.1, f32::NAN, -f32::NAN, 0.5], 4);
+        assert_eq!(
+            ranked.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            [3, 0, 1, 2]
+        );
+    }
 
     #[test]
     fn top_k_orders_by_score_then_index() {

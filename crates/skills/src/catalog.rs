@@ -69,19 +69,22 @@ impl BudgetReport {
             self.full_chars, self.budget
         );
         if let Some(limit) = self.description_limit {
-            let _ = write!(
-                text,
-                " {} descriptions shortened to {limit} characters;",
-                self.shortened.len()
-            );
+            let count = self.shortened.len();
+            let noun = if count == 1 {
+                "description"
+            } else {
+                "descriptions"
+            };
+            let _ = write!(text, " {count} {noun} shortened to {limit} characters;");
         }
         if self.dropped.is_empty() {
             text.pop();
         } else {
+            let count = self.dropped.len();
+            let noun = if count == 1 { "skill" } else { "skills" };
             let _ = write!(
                 text,
-                " {} skills left out ({})",
-                self.dropped.len(),
+                " {count} {noun} left out ({})",
                 abbreviate_list(&self.dropped, 10)
             );
         }
@@ -277,6 +280,10 @@ fn render_entry(text: &mut String, skill: &Skill, description: &str, format: Cat
             let _ = write!(text, "  - {}: {description}", skill.name);
             let tags = &skill.frontmatter.tags;
             if !tags.is_empty() {
+                let tags: Vec<_> = tags
+                    .iter()
+                    .map(|tag| crate::clean::escape_invisible(tag))
+                    .collect();
                 let _ = write!(text, " [{}]", tags.join(", "));
             }
         }

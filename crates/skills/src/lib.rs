@@ -59,7 +59,10 @@ pub use catalog::{
     BudgetReport, Catalog, CatalogFormat, DEFAULT_CATALOG_BUDGET, MIN_DESCRIPTION_CHARS,
     render_catalog, xml_escape,
 };
-pub use clean::{Removed, clean_description, neutralize_wrapper};
+pub use clean::{
+    RGI_SUBDIVISION_FLAGS, Removed, clean_description, escape_invisible, neutralize_tags,
+    neutralize_wrapper, subdivision_flag,
+};
 pub use diagnostic::{Diagnostic, Severity};
 pub use discover::{
     ALWAYS_SKIPPED, Library, MAX_DEPTH, MAX_DIRS_PER_EXPLICIT_ROOT, MAX_DIRS_PER_ROOT,
@@ -78,7 +81,7 @@ pub use roots::{
     Environment, PROJECT_ROOT_DIRS, PROJECT_TOP_DIR, Root, RootKind, USER_ROOT_DIRS, default_roots,
     find_git_root, resolve_roots,
 };
-pub use scaffold::{name_segment, scaffold_skill};
+pub use scaffold::{DESCRIPTION_PLACEHOLDER, name_segment, scaffold_skill};
 pub use skill::{
     FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, MAX_FRONTMATTER_BYTES, SKILL_FILE_NAMES, Skill,
     SkillLocation, skill_from_text,

@@ -73,11 +73,7 @@ impl fmt::Display for LoadError {
                 available,
                 suggestions,
             } => {
-                write!(
-                    f,
-                    "Error: Unknown skill '{}'. Available: ",
-                    shown_name(name)
-                )?;
+                write!(f, "Unknown skill '{}'. Available: ", shown_name(name))?;
                 if available.is_empty() {
                     write!(f, "(none)")?;
                 } else {
@@ -102,9 +98,9 @@ impl fmt::Display for LoadError {
             }
             Self::UserOnly { name } => write!(
                 f,
-                "Error: Skill '{name}' can only be invoked by the user (disable-model-invocation: true)"
+                "Skill '{name}' can only be invoked by the user (disable-model-invocation: true)"
             ),
-            Self::Read { name, error } => write!(f, "Error: cannot load skill '{name}': {error}"),
+            Self::Read { name, error } => write!(f, "cannot load skill '{name}': {error}"),
         }
     }
 }
@@ -156,14 +152,25 @@ pub fn render_skill(skill: &Skill) -> Result<String, Error> {
         text.push_str(&crate::clean::neutralize_wrapper(&body));
         text.push_str("\n\n");
     }
-    let _ = writeln!(text, "Skill folder: {}", skill.dir.display());
+    // Folder and file names are the skill author's text too: one line each, nothing hidden,
+    // no wrapper tag.
+    let folder = skill.dir.display().to_string();
+    let _ = writeln!(
+        text,
+        "Skill folder: {}",
+        crate::clean::neutralize_wrapper(&crate::clean::escape_invisible(&folder))
+    );
     text.push_str(
         "Relative paths in this skill (scripts/, references/, assets/, …) resolve against that folder.\n",
     );
     if !listing.files.is_empty() {
         text.push_str("Files in the skill folder (not loaded; read or run them when needed):\n");
         for file in &listing.files {
-            let _ = writeln!(text, "- {file}");
+            let _ = writeln!(
+                text,
+                "- {}",
+                crate::clean::neutralize_wrapper(&crate::clean::escape_invisible(file))
+            );
         }
         let more = listing.total - listing.files.len();
         if !listing.complete {

@@ -9,6 +9,9 @@ use unicode_normalization::UnicodeNormalization;
 use crate::error::Error;
 use crate::validate::name_problems;
 
+/// How the template's description starts: `validate` warns while a description still holds it.
+pub const DESCRIPTION_PLACEHOLDER: &str = "Replace this text.";
+
 /// Creates `parent/NAME/SKILL.md` from a template that passes validation, and returns the file's
 /// path. Refuses names that break the naming rules (so a name is a path segment only when it
 /// passes them: no separator, no `.` or `..`), and never overwrites an existing folder or file.
@@ -103,7 +106,7 @@ fn template(name: &str) -> String {
         r#"---
 name: {name}
 description: >-
-  Replace this text. Say in one or two sentences what this skill does, then when to use it:
+  {DESCRIPTION_PLACEHOLDER} Say in one or two sentences what this skill does, then when to use it:
   "Use when the user asks to ..." with the words users really say. The model sees only
   this description until it loads the skill, so it decides whether the skill is used.
 ---

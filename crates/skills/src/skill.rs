@@ -304,6 +304,37 @@ pub fn skill_from_text(location: SkillLocation, text: &str) -> Skill {
         }
         first_body_line(document.body)
     };
+    // A name or tag goes into every catalog as it is: one that could start a line of its own or
+    // hide text is shown escaped instead (and is not a valid name anyway).
+    let name = match crate::clean::escape_invisible(&name) {
+        std::borrow::Cow::Borrowed(_) => name,
+        std::borrow::Cow::Owned(escaped) => {
+            diagnostics.push(
+                Diagnostic::error(
+                    file,
+                    format!("name holds control or invisible characters; shown as '{escaped}'"),
+                )
+                .with_field("name")
+                .with_hint("use lowercase letters, digits and hyphens only"),
+            );
+            escaped
+        }
+    };
+    // Tags are escaped where a catalog shows them.
+    if frontmatter.tags.iter().any(|tag| {
+        matches!(
+            crate::clean::escape_invisible(tag),
+            std::borrow::Cow::Owned(_)
+        )
+    }) {
+        diagnostics.push(
+            Diagnostic::warning(
+                file,
+                format!("a tag of '{name}' holds control or invisible characters; shown escaped"),
+            )
+            .with_field("tags"),
+        );
+    }
     let (description, removed) = crate::clean::clean_description(&description);
     diagnostics.extend(description_diagnostics(file, &name, &removed));
     Skill {
@@ -353,10 +384,28 @@ pub(crate) fn structural_diagnostic(status: &FrontmatterStatus, file: &Path) -> 
         FrontmatterStatus::InvalidYaml { message, line } => {
             Diagnostic::error(file, format!("Invalid YAML in frontmatter: {message}"))
                 .with_line(*line)
-                .with_hint("quote values that contain ': ' or start with a special character")
+                .with_hint(yaml_hint(message))
         }
     };
     Some(diagnostic)
+}
+
+/// What to do about a YAML error, by what the parser said: an unclosed bracket or quote is not
+/// fixed by quoting `: `.
+fn yaml_hint(message: &str) -> &'static str {
+    if message.contains("expected ',' or ']'") || message.contains("expected ',' or '}'") {
+        "close the [ or { this line opens, or quote the whole value if the bracket is part of the text"
+    } else if message.contains("quoted scalar") || message.contains("end of stream") {
+        "close the quote (or bracket) this value opens, or remove it"
+    } else if message.contains("alias") {
+        "quote the value: an unquoted * or & at its start is YAML syntax"
+    } else if message.contains("mapping values are not allowed") {
+        "quote values that contain ': ' (description: \"Use when: ...\")"
+    } else if message.contains("tab") {
+        "indent with spaces; YAML does not allow tabs there"
+    } else {
+        "check the line: keys are 'name: value'; quote values that start with a special character (*, &, !, |, >, %, @, `)"
+    }
 }
 
 /// The folder's own name (lossy for names that are not UTF-8).

@@ -325,6 +325,19 @@ impl Checker<'_> {
             );
             return;
         };
+        if description.contains(crate::scaffold::DESCRIPTION_PLACEHOLDER) {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    self.file,
+                    "Field 'description' still holds the template's placeholder ('Replace this text.')",
+                )
+                .with_field("description")
+                .with_line(field_line(self.text, "description"))
+                .with_hint(
+                    "say what the skill does and when to use it: the model picks skills by their description",
+                ),
+            );
+        }
         let chars = description.chars().count();
         if chars > MAX_DESCRIPTION_CHARS {
             self.error(

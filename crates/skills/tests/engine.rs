@@ -208,7 +208,7 @@ fn seed_unknown_skill_lists_the_available_ones() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Error: Unknown skill 'pdg'. Available: docx, pdf. Did you mean 'pdf'?"
+        "Unknown skill 'pdg'. Available: docx, pdf. Did you mean 'pdf'?"
     );
 }
 
@@ -762,10 +762,7 @@ fn load_refuses_huge_bodies() {
         .load("huge", Invoker::Model)
         .unwrap_err()
         .to_string();
-    assert!(
-        error.starts_with("Error: cannot load skill 'huge'"),
-        "{error}"
-    );
+    assert!(error.starts_with("cannot load skill 'huge'"), "{error}");
     assert!(error.contains("over the 200000-byte limit"), "{error}");
 }
 

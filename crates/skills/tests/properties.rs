@@ -1221,18 +1221,20 @@ fn is_forbidden(c: char) -> bool {
         || c.is_control()
 }
 
-/// The length of the subdivision flag that starts `chars` (🏴, 2–6 tag letters or digits, the
-/// cancel tag), if one does.
+/// The length of the RGI subdivision flag that starts `chars` (🏴, the tag letters of England,
+/// Scotland or Wales, the cancel tag), if one does.
 fn flag_at(chars: &[char]) -> Option<usize> {
     if chars.first() != Some(&'\u{1f3f4}') {
         return None;
     }
-    let letters = chars[1..]
+    let letters: String = chars[1..]
         .iter()
         .take_while(|c| matches!(c, '\u{e0061}'..='\u{e007a}' | '\u{e0030}'..='\u{e0039}'))
-        .count();
-    ((2..=6).contains(&letters) && chars.get(1 + letters) == Some(&'\u{e007f}'))
-        .then_some(letters + 2)
+        .map(|&c| char::from_u32(u32::from(c) - 0xE0000).unwrap())
+        .collect();
+    (skillet_skills::RGI_SUBDIVISION_FLAGS.contains(&letters.as_str())
+        && chars.get(1 + letters.len()) == Some(&'\u{e007f}'))
+    .then_some(letters.len() + 2)
 }
 
 /// Text full of what hides or reorders text, with flags and near misses.
@@ -1268,6 +1270,12 @@ fn hiding_text() -> impl Strategy<Value = String> {
             4 => select(&["a", "Fill ", "PDF", " forms", ".", "txt", "exe ", " "][..]).prop_map(String::from),
             3 => special,
             2 => flag,
+            1 => select(&skillet_skills::RGI_SUBDIVISION_FLAGS[..]).prop_map(|letters| {
+                let mut flag = String::from('\u{1f3f4}');
+                flag.extend(letters.chars().map(|c| char::from_u32(0xE0000 + u32::from(c)).unwrap()));
+                flag.push('\u{e007f}');
+                flag
+            }),
             1 => any::<char>().prop_map(String::from),
             1 => select(&["🏴", "👍🏽", "é", "a\u{301}", "日本", "🏴🏴"][..]).prop_map(String::from),
         ],

@@ -28,7 +28,8 @@ impl Tool for Grep {
             "Search files for lines matching a regular expression (Rust regex syntax). Searches \
              the working directory, or `path` (a file or folder, which may be a skill's folder); \
              `glob` narrows the files (`*.py`). Prints `path:line: text`, at most \
-             {MAX_GREP_MATCHES} lines. Files ignored by .gitignore are left out."
+             {MAX_GREP_MATCHES} lines. Files ignored by .gitignore are left out, and so are \
+             hidden folders unless `path` names one (`.claude/skills`)."
         )
     }
 

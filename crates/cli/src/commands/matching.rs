@@ -18,12 +18,32 @@ use crate::args::MatchModeArg;
 use crate::env;
 use crate::output::{terminal_safe, warn};
 
-/// How to get the model when it is missing.
-const NO_MODEL: &str = "no embedding model, so skills are ranked by words only\n  \
-    hint: `skillet skills index` downloads all-MiniLM-L6-v2 (about 90 MB) into the Hugging Face \
-    cache when the hub is reachable (HF_ENDPOINT for a mirror); or put its config.json, \
-    tokenizer.json and model.safetensors in a folder and pass --embed-model DIR or set \
-    SKILLET_EMBED_MODEL";
+/// Where the model can come from besides a download.
+const MODEL_BY_HAND: &str = "or put its config.json, tokenizer.json and model.safetensors in a \
+    folder and pass --embed-model DIR or set SKILLET_EMBED_MODEL";
+
+/// What is said when the model is missing, for who needed it: the hint never names the
+/// command that was just run.
+fn no_model(need: Need) -> String {
+    match need {
+        Need::Optional => format!(
+            "no embedding model, so skills are ranked by words only\n  hint: `skillet skills \
+             index` downloads all-MiniLM-L6-v2 (about 90 MB) into the Hugging Face cache when \
+             the hub is reachable (HF_ENDPOINT for a mirror); {MODEL_BY_HAND}"
+        ),
+        Need::Semantic => format!(
+            "--mode semantic ranks by meaning and needs the embedding model, which is not \
+             here\n  hint: `skillet skills index` downloads all-MiniLM-L6-v2 (about 90 MB) into \
+             the Hugging Face cache when the hub is reachable (HF_ENDPOINT for a mirror); \
+             {MODEL_BY_HAND}; or use --mode lexical to rank by words"
+        ),
+        Need::Index => format!(
+            "no embedding model to index with\n  hint: skillet downloads all-MiniLM-L6-v2 \
+             (about 90 MB) into the Hugging Face cache when the hub is reachable (HF_HUB_OFFLINE \
+             unset, HF_ENDPOINT for a mirror); {MODEL_BY_HAND}"
+        ),
+    }
+}
 
 /// After a failed download, how long skillet waits before trying again on its own (`skillet
 /// skills index` always tries).
@@ -32,7 +52,8 @@ const DOWNLOAD_RETRY_AFTER: Duration = Duration::from_hours(24);
 /// The file whose age says when a download last failed.
 const DOWNLOAD_FAILED_MARKER: &str = "model-download-failed";
 
-fn model_dir(explicit: Option<&Path>) -> Option<PathBuf> {
+/// The embedding model's folder, where one is found (nothing is downloaded).
+pub(super) fn model_dir(explicit: Option<&Path>) -> Option<PathBuf> {
     find_model(
         explicit,
         env::path(env::SKILLET_EMBED_MODEL).as_deref(),
@@ -41,11 +62,12 @@ fn model_dir(explicit: Option<&Path>) -> Option<PathBuf> {
     )
 }
 
-/// Who asked for the model: a command that needs it (`skills index`), or matching that can do
-/// without it.
+/// Who asked for the model: a command that needs it (`skills index`, `skills match --mode
+/// semantic`), or matching that can do without it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Need {
-    Required,
+    Index,
+    Semantic,
     Optional,
 }
 
@@ -58,10 +80,10 @@ fn find_or_download(explicit: Option<&Path>, need: Need) -> Option<PathBuf> {
     if let Some(dir) = model_dir(explicit) {
         return Some(dir);
     }
-    let lead = if need == Need::Required {
-        "error"
-    } else {
+    let lead = if need == Need::Optional {
         "note"
+    } else {
+        "error"
     };
     // "error" when the command needs the model, else "note".
     let say = |text: &str| warn(&format!("{lead}: {text}"));
@@ -70,15 +92,19 @@ fn find_or_download(explicit: Option<&Path>, need: Need) -> Option<PathBuf> {
         .or_else(|| env::path(env::SKILLET_EMBED_MODEL))
     {
         say(&format!(
-            "{} does not hold config.json, tokenizer.json and model.safetensors\n  {NO_MODEL}",
-            dir.display()
+            "{} does not hold config.json, tokenizer.json and model.safetensors; {}",
+            dir.display(),
+            no_model(need)
         ));
         return None;
     }
     if env::flag(env::HF_HUB_OFFLINE) {
         // Offline on purpose: only a command that needs the model says so.
-        if need == Need::Required {
-            say(&format!("{NO_MODEL} (HF_HUB_OFFLINE is set)"));
+        if need != Need::Optional {
+            say(&format!(
+                "{}\n  note: HF_HUB_OFFLINE is set, so skillet did not try to download it",
+                no_model(need)
+            ));
         }
         return None;
     }
@@ -92,7 +118,7 @@ fn find_or_download(explicit: Option<&Path>, need: Need) -> Option<PathBuf> {
         return None;
     }
     let Some(hub) = hub_dir() else {
-        say(NO_MODEL);
+        say(&no_model(need));
         return None;
     };
     let endpoint = env::var(env::HF_ENDPOINT).unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
@@ -128,7 +154,7 @@ fn find_or_download(explicit: Option<&Path>, need: Need) -> Option<PathBuf> {
         Err(error) => {
             let _ = std::fs::create_dir_all(embeddings_dir())
                 .and_then(|()| std::fs::write(&marker, error.to_string()));
-            say(&format!("{error}\n  {NO_MODEL}"));
+            say(&format!("{error}; {}", no_model(need)));
             None
         }
     }
@@ -176,9 +202,13 @@ fn warn_index(stats: &IndexStats) {
 /// The index: with meaning when the model is there (downloading it if need be), else by words,
 /// saying why.
 fn index(library: &Library, explicit: Option<&Path>) -> SkillIndex {
-    let Some(model) = find_or_download(explicit, Need::Optional) else {
-        return SkillIndex::lexical(library);
-    };
+    semantic_index(library, explicit, Need::Optional)
+        .unwrap_or_else(|| SkillIndex::lexical(library))
+}
+
+/// The index by meaning, or `None` (said why on stderr) when the model is missing or fails.
+fn semantic_index(library: &Library, explicit: Option<&Path>, need: Need) -> Option<SkillIndex> {
+    let model = find_or_download(explicit, need)?;
     let show = io::stderr().is_terminal();
     match SkillIndex::semantic(library, &model, &embeddings_dir(), &mut progress_line(show)) {
         Ok((index, stats)) => {
@@ -186,11 +216,15 @@ fn index(library: &Library, explicit: Option<&Path>) -> SkillIndex {
                 warn("");
             }
             warn_index(&stats);
-            index
+            Some(index)
+        }
+        Err(error) if need == Need::Optional => {
+            warn(&format!("note: skills are ranked by words only: {error}"));
+            None
         }
         Err(error) => {
-            warn(&format!("note: skills are ranked by words only: {error}"));
-            SkillIndex::lexical(library)
+            warn(&format!("error: the embedding model failed: {error}"));
+            None
         }
     }
 }
@@ -215,11 +249,14 @@ pub fn run_match(
         Some(MatchModeArg::Semantic) => Mode::Semantic,
         Some(MatchModeArg::Hybrid) | None => Mode::Hybrid,
     };
-    // Words alone need no model.
-    let index = if wanted == Mode::Lexical {
-        SkillIndex::lexical(&library)
-    } else {
-        index(&library, embed_model)
+    // Words alone need no model; meaning alone cannot do without it.
+    let index = match wanted {
+        Mode::Lexical => SkillIndex::lexical(&library),
+        Mode::Semantic => match semantic_index(&library, embed_model, Need::Semantic) {
+            Some(index) => index,
+            None => return Ok(ExitCode::from(EXIT_FAILURE)),
+        },
+        Mode::Hybrid => index(&library, embed_model),
     };
     let (used, ranked) = index.rank(query, wanted, top_k)?;
     warn(&format!("mode: {}", used.as_str()));
@@ -259,7 +296,7 @@ pub fn run_match(
 
 pub fn run_index(context: &Context, embed_model: Option<&Path>) -> anyhow::Result<ExitCode> {
     let library = discover(&context.roots);
-    let Some(model) = find_or_download(embed_model, Need::Required) else {
+    let Some(model) = find_or_download(embed_model, Need::Index) else {
         return Ok(ExitCode::from(EXIT_FAILURE));
     };
     let show = io::stderr().is_terminal();
@@ -276,8 +313,8 @@ pub fn run_index(context: &Context, embed_model: Option<&Path>) -> anyhow::Resul
     let mut out = io::stdout().lock();
     writeln!(
         out,
-        "{} skills: {} embedded, {} reused from the cache, in {:.2} s",
-        stats.embedded + stats.reused,
+        "{}: {} embedded, {} reused from the cache, in {:.2} s",
+        crate::plural(stats.embedded + stats.reused, "skill"),
         stats.embedded,
         stats.reused,
         stats.elapsed.as_secs_f64()

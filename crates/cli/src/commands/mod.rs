@@ -2,9 +2,12 @@
 
 mod audit;
 mod chat;
+mod config;
 mod matching;
+mod pricing;
 mod run;
 mod session;
+pub mod sessions;
 mod skills;
 
 use std::path::PathBuf;
@@ -13,18 +16,67 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use skillet_skills::{Environment, Root, resolve_roots};
 
-use crate::args::{Cli, Command, GlobalArgs};
-use crate::env;
+use crate::args::{AgentArgs, ChatArgs, Cli, Command, GlobalArgs};
+use crate::output::warn;
+use crate::{UsageError, env};
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let (Some(command), Some(flag)) = (&cli.command, cli.chat.first_given()) {
+        let name = command_name(command);
+        return Err(UsageError::new(format!(
+            "{flag} before `{name}` would be ignored: the options before a command are the chat's"
+        ))
+        .with_hint(format!("put it after the command: skillet {name} {flag} …"))
+        .into());
+    }
+    if let Some(Command::Completions { shell }) = cli.command {
+        return config::completions(shell);
+    }
     let context = Context::resolve(&cli.global)?;
     match cli.command {
         Some(Command::Skills(command)) => skills::run(&context, command),
         Some(Command::Run(args)) => run::run(&context, &args),
-        Some(Command::Chat(args)) => chat::run(&context, &args),
-        None => chat::run(&context, &crate::args::AgentArgs::default()),
+        Some(Command::Chat(args)) => chat::run(&context, &chat_args(args)?),
+        Some(Command::Sessions(args)) => sessions::run(&context, &args),
+        Some(Command::Config(args)) => config::run(&context, &args),
+        Some(Command::Completions { .. }) => Ok(ExitCode::SUCCESS),
+        None => chat::run(&context, &chat_args(cli.chat)?),
     }
+}
+
+/// A command's name as typed.
+fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Run(_) => "run",
+        Command::Chat(_) => "chat",
+        Command::Sessions(_) => "sessions",
+        Command::Config(_) => "config",
+        Command::Completions { .. } => "completions",
+        Command::Skills(_) => "skills",
+    }
+}
+
+/// The chat's options, its first message in `initial_prompt`: the `PROMPT` argument, or a
+/// `--resume` value that is no session id (then `--resume` is of the latest). `--continue`
+/// becomes `--resume` of the latest, `continue_latest` still set (so no picker is offered). A
+/// first message that is empty is a usage error.
+fn chat_args(args: ChatArgs) -> Result<AgentArgs, UsageError> {
+    let ChatArgs { prompt, mut agent } = args;
+    let (resume, prompt) = sessions::split_resume(
+        agent.resume.as_deref(),
+        agent.continue_latest,
+        prompt,
+        &crate::settings::sessions_dir(),
+    );
+    if prompt.as_deref().is_some_and(|text| text.trim().is_empty()) {
+        return Err(UsageError::new("the first message is empty").with_hint(
+            "`skillet \"PROMPT\"` starts a chat with PROMPT; `skillet` alone starts an empty one",
+        ));
+    }
+    agent.resume = resume;
+    agent.initial_prompt = prompt;
+    Ok(agent)
 }
 
 /// What every command needs: where it works and where skills are.
@@ -39,8 +91,26 @@ impl Context {
     fn resolve(global: &GlobalArgs) -> anyhow::Result<Self> {
         let current = std::env::current_dir().context("cannot read the current directory")?;
         let cwd = match &global.cwd {
-            Some(dir) => std::fs::canonicalize(current.join(dir))
-                .with_context(|| format!("--cwd {}: no such folder", dir.display()))?,
+            Some(dir) => match std::fs::canonicalize(current.join(dir)) {
+                Ok(cwd) if cwd.is_dir() => cwd,
+                Ok(_) => {
+                    return Err(
+                        UsageError::new(format!("--cwd {}: not a folder", dir.display())).into(),
+                    );
+                }
+                Err(error) => {
+                    let why = if error.kind() == std::io::ErrorKind::NotFound {
+                        "no such folder".to_string()
+                    } else {
+                        error.to_string()
+                    };
+                    return Err(UsageError::new(format!("--cwd {}: {why}", dir.display()))
+                        .with_hint(
+                            "name a folder that exists, relative to where skillet is started",
+                        )
+                        .into());
+                }
+            },
             None => std::fs::canonicalize(&current).unwrap_or_else(|_| current.clone()),
         };
         let env = Environment {
@@ -53,6 +123,19 @@ impl Context {
             .iter()
             .map(|dir| current.join(dir))
             .collect();
+        for (given, dir) in global.skills_dirs.iter().zip(&explicit) {
+            if !dir.is_dir() {
+                let what = if dir.exists() {
+                    "not a folder"
+                } else {
+                    "no such folder"
+                };
+                warn(&format!(
+                    "warning: --skills-dir {}: {what}; no skills are read from it",
+                    given.display()
+                ));
+            }
+        }
         let roots = resolve_roots(&explicit, &env);
         Ok(Self {
             env,

@@ -1,6 +1,6 @@
 //! `skillet run "PROMPT"`: one task, no interaction.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::process::ExitCode;
 
 use skillet_agent::permission::Permissions;
@@ -9,7 +9,10 @@ use super::Context;
 use super::session::{TextView, event_json, find_resumed, library, runtime, settings, start};
 use crate::args::RunArgs;
 use crate::output::warn;
-use crate::{EXIT_CANCELLED, EXIT_FAILURE, EXIT_USAGE};
+use crate::{EXIT_CANCELLED, EXIT_FAILURE, EXIT_USAGE, UsageError};
+
+/// The largest prompt read from stdin.
+pub const MAX_STDIN_PROMPT_BYTES: u64 = 4 * 1024 * 1024;
 
 /// What the model is told when it may not write or run commands.
 const DENIED: &str = "writes and commands are not allowed in `skillet run` without --yes \
@@ -24,8 +27,14 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_USAGE));
         }
     };
-    let (resumed_context, resumed) =
-        find_resumed(context, &settings, args.agent.resume.as_deref())?;
+    let (resume, prompt) = super::sessions::split_resume(
+        args.agent.resume.as_deref(),
+        args.agent.continue_latest,
+        args.prompt.clone(),
+        &settings.sessions_dir,
+    );
+    let prompt = read_prompt(prompt)?;
+    let (resumed_context, resumed) = find_resumed(context, &settings, resume.as_deref())?;
     let context = resumed_context.as_ref().unwrap_or(context);
     let permissions = if settings.yes {
         Permissions::Allow
@@ -42,28 +51,32 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         &skills,
         resumed,
         permissions,
-        Some(&args.prompt),
+        Some(&prompt),
     )?;
-    let mut view = TextView::new();
+    // `--json` writes the events as they are, with no spinner; otherwise the answer goes to
+    // stdout and the calls to stderr (a spinner and Markdown where those are terminals).
     let json = args.json;
+    let mut view = (!json).then(TextView::new);
     let mut show = |event| {
-        if json {
+        if let Some(view) = view.as_mut() {
+            view.show(&event);
+        } else {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", event_json(&event));
             let _ = out.flush();
-        } else {
-            view.show(&event);
         }
     };
     // Ctrl-C cancels the turn: the running command's process group is killed with it, and the
     // calls left open are answered in the transcript, so `--resume` continues from here.
     let result = runtime.block_on(async {
         tokio::select! {
-            result = agent.run_turn(&args.prompt, &mut show) => Some(result),
+            result = agent.run_turn(&prompt, &mut show) => Some(result),
             _ = tokio::signal::ctrl_c() => None,
         }
     });
-    view.end_line();
+    if let Some(view) = view.as_mut() {
+        view.end_line();
+    }
     let Some(result) = result else {
         agent.close_cancelled_turn();
         warn(&format!("(cancelled) · session {}", agent.header().id));
@@ -98,4 +111,42 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(EXIT_FAILURE))
         }
     }
+}
+
+/// The prompt: the argument, else (when it is `-` or not given) stdin, read to its end. No
+/// prompt on a terminal, an empty or blank one, one over [`MAX_STDIN_PROMPT_BYTES`] or one that
+/// is not UTF-8 is a usage error, before any request is made.
+fn read_prompt(given: Option<String>) -> Result<String, UsageError> {
+    let prompt = match given {
+        Some(prompt) if prompt != "-" => prompt,
+        given => {
+            let stdin = std::io::stdin();
+            if given.is_none() && stdin.is_terminal() {
+                return Err(UsageError::new("no prompt given").with_hint(
+                    "`skillet run \"PROMPT\"`, or pipe it in: `echo PROMPT | skillet run` (`-` reads stdin)",
+                ));
+            }
+            let mut bytes = Vec::new();
+            stdin
+                .lock()
+                .take(MAX_STDIN_PROMPT_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|error| {
+                    UsageError::new(format!("cannot read the prompt from stdin: {error}"))
+                })?;
+            if bytes.len() as u64 > MAX_STDIN_PROMPT_BYTES {
+                return Err(UsageError::new(format!(
+                    "the prompt on stdin is over {MAX_STDIN_PROMPT_BYTES} bytes"
+                ))
+                .with_hint("put the material in a file and tell the agent to read it"));
+            }
+            String::from_utf8(bytes)
+                .map_err(|_| UsageError::new("the prompt on stdin is not UTF-8 text"))?
+        }
+    };
+    if prompt.trim().is_empty() {
+        return Err(UsageError::new("the prompt is empty; nothing was sent")
+            .with_hint("say what to do: `skillet run \"PROMPT\"`, or pipe it in on stdin"));
+    }
+    Ok(prompt)
 }

@@ -1,7 +1,6 @@
 //! What `run` and `chat` share: settings, the provider, the skills, the agent and its
 //! transcript (new or resumed), and how events are shown.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,7 +9,7 @@ use serde_json::{Value, json};
 use skillet_agent::permission::Permissions;
 use skillet_agent::sandbox::SandboxPolicy;
 use skillet_agent::transcript::{self, Transcript};
-use skillet_agent::{Agent, AgentConfig, AgentEvent, SkillMatch, preview};
+use skillet_agent::{Agent, AgentConfig, AgentEvent, SkillMatch};
 use skillet_llm::{Anthropic, OpenAi, Provider, ProviderKind, Transport};
 use skillet_skills::{Library, discover, find_git_root};
 
@@ -19,6 +18,7 @@ use crate::args::AgentArgs;
 use crate::env;
 use crate::output::{terminal_safe, warn};
 use crate::settings::{Settings, SettingsError, Sources, user_config_dir, user_data_dir};
+use crate::ui::{self, Attrs, Screen};
 
 /// Resolves the settings (printing what a project file tried to set); an `Err` is a usage
 /// error to print before exiting with 2.
@@ -152,6 +152,8 @@ pub fn start(
             network: settings.sandbox.network,
             writable: settings.sandbox.writable.clone(),
         },
+        instructions: true,
+        user_instructions: skillet_agent::instructions::user_instructions_path(&context.env),
     };
     let agent = match resume {
         None => {
@@ -185,129 +187,106 @@ pub fn start(
 }
 
 /// The transcript of a session id, or for `latest` of the session of the project `cwd` is in
-/// (its git root, else `cwd` itself) written to last.
-fn session_path(dir: &Path, id: &str, cwd: &Path) -> anyhow::Result<PathBuf> {
-    if id != "latest" {
-        anyhow::ensure!(
-            !id.is_empty()
-                && id
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
-            "'{}' is not a session id (they look like 20261130-042927-29b8)",
-            terminal_safe(id, false)
-        );
+/// (its git root, else `cwd` itself) written to last in which the user said something (a
+/// session left empty, by `/clear` then `/exit`, is not one to continue). Every way this fails
+/// is a usage error (exit 2).
+fn session_path(dir: &Path, id: &str, cwd: &Path) -> Result<PathBuf, crate::UsageError> {
+    use crate::UsageError;
+    const ID_HINT: &str = "`skillet sessions` lists this project's sessions";
+    if id != crate::args::LATEST {
+        if id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(UsageError::new(format!(
+                "--resume: '{}' is not a session id (they look like 20261130-042927-29b8)",
+                terminal_safe(id, false)
+            ))
+            .with_hint(ID_HINT));
+        }
         let path = dir.join(format!("{id}.jsonl"));
-        anyhow::ensure!(path.is_file(), "no session '{id}' in {}", dir.display());
+        if !path.is_file() {
+            return Err(UsageError::new(format!(
+                "--resume: no session '{id}' in {}",
+                dir.display()
+            ))
+            .with_hint(ID_HINT));
+        }
         return Ok(path);
     }
-    let project = find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
-    let mut sessions: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
-        .with_context(|| format!("no sessions yet in {}", dir.display()))?
-        .filter_map(Result::ok)
-        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "jsonl"))
-        .filter_map(|entry| {
-            let modified = entry.metadata().and_then(|m| m.modified()).ok()?;
-            Some((modified, entry.path()))
-        })
-        .collect();
-    // The most recently written session whose folder is in this project: newest first, so
-    // only the headers up to the first match are read.
-    sessions.sort_unstable_by(|a, b| b.cmp(a));
-    sessions
-        .into_iter()
-        .map(|(_, path)| path)
-        .find(|path| {
-            transcript::read_header(path).is_ok_and(|header| {
-                let session_cwd = std::fs::canonicalize(&header.cwd).unwrap_or(header.cwd);
-                let session_project =
-                    find_git_root(&session_cwd).unwrap_or_else(|| session_cwd.clone());
-                session_project == project
-            })
-        })
-        .with_context(|| {
-            format!(
-                "no session of this project ({}) in {}\n  hint: `--resume ID` continues a session of another project",
-                project.display(),
-                dir.display()
-            )
-        })
+    let latest = super::sessions::project_sessions(dir, cwd, 1)
+        .map_err(|error| UsageError::new(format!("cannot read {}: {error}", dir.display())))?;
+    latest.into_iter().next().map(|s| s.path).ok_or_else(|| {
+        let project = find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
+        UsageError::new(format!(
+            "no session of this project ({}) to continue in {}",
+            project.display(),
+            dir.display()
+        ))
+        .with_hint("`--resume ID` continues a session of another project; `skillet run \"PROMPT\"` starts one")
+    })
 }
 
-/// Shows events as text: the answer on stdout as it streams, one `> TOOL: preview` line per
-/// tool call on stderr, notices on stderr.
+/// Shows events as text (see [`crate::ui`]): the answer on stdout as it streams (Markdown
+/// rendered on a terminal, as written to a pipe), each tool call on stderr as the model made it
+/// (`> bash(git status)`) with its result under it (`  ⎿ (no output)`), a subagent's calls
+/// indented, notices on stderr, and a spinner on a terminal. A view is one turn: it begins when
+/// made and ends with [`TextView::end_line`] (or when dropped).
 pub struct TextView {
-    /// Whether the last thing written to stdout ended a line.
-    at_line_start: bool,
+    screen: &'static Screen,
 }
 
 impl TextView {
-    /// A view at the start of a line.
+    /// A view of a turn that begins now (the spinner starts).
     pub fn new() -> Self {
-        Self {
-            at_line_start: true,
-        }
+        let screen = ui::screen();
+        screen.begin_turn();
+        Self { screen }
     }
 
-    /// Shows one event. Everything shown is untrusted and passes [`terminal_safe`].
+    /// Shows one event. Everything shown is untrusted and passes [`terminal_safe`] before it
+    /// is styled.
     pub fn show(&mut self, event: &AgentEvent) {
+        self.show_at(event, 0);
+    }
+
+    /// An event `depth` subagents in.
+    fn show_at(&self, event: &AgentEvent, depth: usize) {
         match event {
-            AgentEvent::Text(text) => {
-                let text = terminal_safe(text, true);
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(text.as_bytes());
-                let _ = out.flush();
-                self.at_line_start = text.ends_with('\n');
-            }
-            AgentEvent::ToolResult { name, content, .. } => {
-                self.end_line();
-                warn(&format!(
-                    "> {}: {}",
-                    terminal_safe(name, false),
-                    terminal_safe(&preview(content), false)
-                ));
-            }
-            AgentEvent::Subagent { event, .. } => match event.as_ref() {
-                AgentEvent::ToolResult { name, content, .. } => {
-                    self.end_line();
-                    warn(&format!(
-                        "  > [task] {}: {}",
-                        terminal_safe(name, false),
-                        terminal_safe(&preview(content), false)
-                    ));
-                }
-                AgentEvent::Notice(text) => {
-                    self.end_line();
-                    warn(&format!("  note: [task] {}", terminal_safe(text, false)));
-                }
-                _ => {}
-            },
+            AgentEvent::Text(text) if depth == 0 => self.screen.text(text),
+            AgentEvent::Text(text) => self.screen.subagent_text(text),
+            AgentEvent::ToolCall { name, input, .. } => self.screen.tool_call(name, input, depth),
+            AgentEvent::ToolResult {
+                content, is_error, ..
+            } => self.screen.tool_result(content, *is_error, depth),
+            AgentEvent::Subagent { event, .. } => self.show_at(event, depth + 1),
             AgentEvent::Retrying {
                 attempt,
                 delay_ms,
                 reason,
-            } => {
-                self.end_line();
-                warn(&format!(
-                    "retrying (attempt {attempt}) in {delay_ms} ms: {}",
-                    terminal_safe(reason, false)
-                ));
-            }
+            } => self.screen.notice(
+                &format!("retrying (attempt {attempt}) in {delay_ms} ms: {reason}"),
+                Attrs::YELLOW,
+                depth,
+            ),
             AgentEvent::Notice(text) => {
-                self.end_line();
-                warn(&format!("note: {text}"));
+                self.screen
+                    .notice(&format!("note: {text}"), Attrs::YELLOW, depth);
             }
-            AgentEvent::ToolCall { .. } | AgentEvent::Usage(_) => {}
+            AgentEvent::Usage(usage) => self.screen.usage(usage.output_tokens),
         }
     }
 
-    /// Ends the answer's line, if it is open.
+    /// Ends the turn: the answer's last line is shown and ended, the spinner erased.
     pub fn end_line(&mut self) {
-        if !self.at_line_start {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(b"\n");
-            let _ = out.flush();
-            self.at_line_start = true;
-        }
+        self.screen.end_turn();
+    }
+}
+
+impl Drop for TextView {
+    fn drop(&mut self) {
+        self.screen.end_turn();
     }
 }
 

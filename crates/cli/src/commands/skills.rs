@@ -4,7 +4,6 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use serde_json::{Value, json};
 use skillet_skills::{
     CatalogFormat, Diagnostic, Invoker, Library, Skill, Validation, discover, find_git_root,
@@ -12,9 +11,10 @@ use skillet_skills::{
 };
 
 use super::Context;
-use crate::EXIT_FAILURE;
-use crate::args::{CatalogFormatArg, SkillsCommand};
+use crate::args::{AgentArgs, CatalogFormatArg, SkillsCommand};
 use crate::output::{terminal_safe, warn};
+use crate::settings::{Settings, SettingsError, Sources, user_config_dir, user_data_dir};
+use crate::{EXIT_FAILURE, UsageError, env, plural};
 
 /// The widest a description is shown in the `list` table.
 const LIST_DESCRIPTION_CHARS: usize = 72;
@@ -23,7 +23,11 @@ pub fn run(context: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode
     match command {
         SkillsCommand::List { json } => list(context, json),
         SkillsCommand::Show { name } => show(context, &name),
-        SkillsCommand::Catalog { format, budget } => catalog(context, format, budget),
+        SkillsCommand::Catalog {
+            format,
+            budget,
+            model,
+        } => catalog(context, format, budget, model),
         SkillsCommand::Validate { paths, json } => validate(context, &paths, json),
         SkillsCommand::Audit { paths, json } => super::audit::run(context, &paths, json),
         SkillsCommand::New { name, dir } => new(context, &name, dir),
@@ -70,8 +74,9 @@ pub(super) fn no_skills_found(context: &Context) -> String {
         })
         .collect();
     format!(
-        "no skills found; looked in:\n{}\n  hint: `skillet skills new NAME` creates one in .agents/skills",
-        roots.join("\n")
+        "no skills found; looked in:\n{}\n  hint: `skillet skills new NAME` creates one in {}",
+        roots.join("\n"),
+        default_new_dir(&context.env.cwd).display()
     )
 }
 
@@ -159,13 +164,22 @@ fn show(context: &Context, name: &str) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
-            warn(&error.to_string());
+            warn(&format!("error: {error}"));
             Ok(ExitCode::from(EXIT_FAILURE))
         }
     }
 }
 
-fn catalog(context: &Context, format: CatalogFormatArg, budget: usize) -> anyhow::Result<ExitCode> {
+fn catalog(
+    context: &Context,
+    format: CatalogFormatArg,
+    budget: Option<usize>,
+    model: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let (budget, why) = match budget {
+        Some(budget) => (budget, "--budget".to_string()),
+        None => agent_catalog_budget(context, model),
+    };
     let library = discover(&context.roots);
     let format = match format {
         CatalogFormatArg::List => CatalogFormat::List,
@@ -178,12 +192,76 @@ fn catalog(context: &Context, format: CatalogFormatArg, budget: usize) -> anyhow
         out.flush()?;
     }
     if let Some(summary) = catalog.report.summary() {
-        warn(&format!("warning: {summary}"));
+        warn(&format!("warning: {summary}\n  budget: {why}"));
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// The catalog budget `run` and `chat` give the model (resolved as they resolve it: the
+/// `catalog_budget` of a skillet.toml, else 1% of the configured model's context window), and
+/// why. With no provider configured, the budget of `--model` or `MODEL_ID`, else of a model
+/// skillet does not know.
+fn agent_catalog_budget(context: &Context, model: Option<String>) -> (usize, String) {
+    let project_root = find_git_root(&context.env.cwd).unwrap_or_else(|| context.env.cwd.clone());
+    let args = AgentArgs {
+        model: model.clone(),
+        ..AgentArgs::default()
+    };
+    let resolved = Settings::resolve(
+        &args,
+        false,
+        &Sources {
+            var: &env::var,
+            project_root: &project_root,
+            user_config_dir: user_config_dir(),
+            user_data_dir: user_data_dir(),
+        },
+    );
+    match resolved {
+        Ok(settings) => {
+            let (budget, why) = settings.effective_catalog_budget();
+            (
+                budget,
+                format!("{budget} characters, as `run` and `chat` use it: {why}"),
+            )
+        }
+        Err(error) => {
+            if !matches!(
+                error,
+                SettingsError::NoProvider
+                    | SettingsError::MissingKey { .. }
+                    | SettingsError::NoModel { .. }
+            ) {
+                warn(&format!("warning: {error}"));
+            }
+            let model = model.or_else(|| env::var(env::MODEL_ID));
+            let budget = skillet_agent::catalog_budget(model.as_deref().unwrap_or_default());
+            let why = match model {
+                Some(model) => format!(
+                    "{budget} characters: {}",
+                    crate::settings::default_budget_why(&model, budget)
+                ),
+                None => format!(
+                    "{budget} characters: no model is configured, so that of a model skillet does not know"
+                ),
+            };
+            (budget, format!("{why} (--budget or --model to change)"))
+        }
+    }
+}
+
 fn validate(context: &Context, paths: &[PathBuf], json: bool) -> anyhow::Result<ExitCode> {
+    if let Some(missing) = paths
+        .iter()
+        .find(|path| !context.env.cwd.join(path).exists())
+    {
+        return Err(UsageError::new(format!(
+            "skills validate: {}: no such file or folder",
+            missing.display()
+        ))
+        .with_hint("name skill folders, SKILL.md files or roots; with none, every discovered skill is checked")
+        .into());
+    }
     let validations: Vec<Validation> = if paths.is_empty() {
         let (locations, walk_diagnostics) = locate(&context.roots);
         let mut validations: Vec<Validation> = locations
@@ -222,7 +300,10 @@ fn validate(context: &Context, paths: &[PathBuf], json: bool) -> anyhow::Result<
         let failing = validations.iter().filter(|v| !v.is_valid()).count();
         writeln!(
             out,
-            "{skills} skills checked: {failing} with errors; {errors} errors, {warnings} warnings"
+            "{} checked: {failing} with errors; {}, {}",
+            plural(skills, "skill"),
+            plural(errors, "error"),
+            plural(warnings, "warning")
         )?;
     }
     out.flush()?;
@@ -262,7 +343,14 @@ fn new(context: &Context, name: &str, dir: Option<PathBuf>) -> anyhow::Result<Ex
         Some(dir) => context.env.cwd.join(dir),
         None => default_new_dir(&context.env.cwd),
     };
-    let file = scaffold_skill(&parent, name).context("cannot create the skill")?;
+    let file = scaffold_skill(&parent, name).map_err(|error| match error {
+        skillet_skills::Error::InvalidName { .. } => {
+            anyhow::Error::new(UsageError::new(format!("skills new: {error}")).with_hint(
+                "a name is lowercase letters, digits and single hyphens, e.g. pdf-forms",
+            ))
+        }
+        other => anyhow::Error::new(other).context("cannot create the skill"),
+    })?;
     let mut out = io::stdout().lock();
     writeln!(out, "created {}", file.display())?;
     writeln!(
@@ -274,10 +362,16 @@ fn new(context: &Context, name: &str, dir: Option<PathBuf>) -> anyhow::Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
-/// `.agents/skills` at the project root (the git root, else the working directory).
+/// The project's skill root at its root (the git root, else the working directory):
+/// `.agents/skills`, or `.claude/skills` when that one exists and `.agents/skills` does not (a
+/// project set up for Claude Code keeps its skills together).
 fn default_new_dir(cwd: &Path) -> PathBuf {
-    find_git_root(cwd)
-        .unwrap_or_else(|| cwd.to_path_buf())
-        .join(".agents")
-        .join("skills")
+    let project = find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
+    let agents = project.join(".agents").join("skills");
+    let claude = project.join(".claude").join("skills");
+    if !agents.is_dir() && claude.is_dir() {
+        claude
+    } else {
+        agents
+    }
 }

@@ -1,0 +1,265 @@
+//! Compaction (`/compact`): the history is replaced by a summary the model writes of it, to free
+//! up the context window.
+//!
+//! The summary is asked for with the session's own system prompt and tool definitions, byte for
+//! byte, and the history as it is, followed by one user message asking for the summary (so the
+//! provider's prompt cache still hits, and the request is one the APIs accept: a history holding
+//! tool calls must come with its tools). The request says not to call tools; calls the model
+//! makes anyway are not run, only its text is used. The history must be between turns: an answer
+//! whose calls have no results yet is refused ([`CompactError::MidTurn`]).
+//!
+//! The new history is one user message: [`SUMMARY_HEADER`], then the summary. The next turn's
+//! message follows it (two user messages in a row are valid in both dialects). The system prompt
+//! and tools do not change. A `compacted` event in the transcript holds the new history, so a
+//! resumed session continues from it. Nothing changes unless a whole summary came back.
+
+use skillet_llm::{ContentBlock, Message, Request, Role, StopReason, StreamEvent, Usage};
+
+use crate::agent::{AgentEvent, Core};
+use crate::error::AgentError;
+use crate::transcript::{Transcript, TranscriptEvent};
+
+/// Characters per token, for the estimates of [`CompactOutcome`].
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// What is asked of the model (the user's own instructions, if any, follow it).
+pub const COMPACT_REQUEST: &str = "The conversation so far is about to be replaced by a summary, \
+to free up the context window; you will continue the work from that summary alone. Write the \
+summary now, as plain text. Do not call any tools.\n\n\
+Include:\n\
+1. The user's requests and goals, and every preference or constraint they stated (in their own \
+words where the wording matters).\n\
+2. What has been done: files read, created or changed (with their paths), commands run and what \
+they showed, decisions taken and why.\n\
+3. The current state: what works, what fails (with the exact error messages), what is half done.\n\
+4. What remains, as concrete next steps, the very next one first.\n\
+5. Anything else needed to go on without asking again: names, values, short pieces of code \
+worth keeping.\n\n\
+Be complete but brief: facts, not narration.";
+
+/// What the summary message starts with, so the model (and a reader of the transcript) knows
+/// what it is.
+pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation. The conversation was \
+compacted to free up the context window: the messages this summary replaces are no longer \
+available. Continue the work from it.]";
+
+/// Why a compaction did not happen; the history is left as it was in every case.
+#[derive(Debug, thiserror::Error)]
+pub enum CompactError {
+    /// No answer from the model to summarise (a new session, or one compacted already and not
+    /// continued since).
+    #[error(
+        "nothing to compact: the conversation has no answer from the model since it started or was last compacted"
+    )]
+    NothingToCompact,
+    /// The last answer's tool calls have no results yet.
+    #[error(
+        "cannot compact in the middle of a turn: the model's last tool calls have no results yet; finish or cancel the turn first"
+    )]
+    MidTurn,
+    /// The model answered without any text.
+    #[error(
+        "the model wrote no summary (it answered with {calls} tool call(s) and no text); the conversation was left as it was"
+    )]
+    NoSummary {
+        /// The calls it made instead (not run).
+        calls: usize,
+    },
+    /// The output limit cut the summary off.
+    #[error(
+        "the summary was cut off by the output limit (max_tokens {max_tokens}); the conversation was left as it was\nhint: raise max_tokens, or compact with instructions asking for a shorter summary"
+    )]
+    Cut {
+        /// The limit.
+        max_tokens: u32,
+    },
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactOutcome {
+    /// The summary the model wrote (without [`SUMMARY_HEADER`]).
+    pub summary: String,
+    /// How many messages it replaced.
+    pub messages_before: usize,
+    /// The history's size before, in tokens (estimated at [`CHARS_PER_TOKEN`]).
+    pub tokens_before: usize,
+    /// Its size after (the summary message), estimated the same way.
+    pub tokens_after: usize,
+    /// What the summary request cost.
+    pub usage: Usage,
+}
+
+/// Compacts `history` (see the module's documentation); `instructions` are the user's, added
+/// to the request. The transcript, when there is one, gets the request's usage and the new
+/// history; if writing it fails the user is told with a notice and the compaction stands.
+pub(crate) async fn compact(
+    core: &Core,
+    history: &mut Vec<Message>,
+    transcript: &mut Option<Transcript>,
+    instructions: Option<&str>,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Result<CompactOutcome, AgentError> {
+    if !history
+        .iter()
+        .any(|message| message.role == Role::Assistant)
+    {
+        return Err(CompactError::NothingToCompact.into());
+    }
+    if history
+        .last()
+        .is_some_and(|last| last.role == Role::Assistant && last.tool_uses().next().is_some())
+    {
+        return Err(CompactError::MidTurn.into());
+    }
+    let mut request_text = COMPACT_REQUEST.to_string();
+    if let Some(extra) = instructions
+        .map(str::trim)
+        .filter(|extra| !extra.is_empty())
+    {
+        request_text.push_str("\n\nThe user adds, for this summary: ");
+        request_text.push_str(extra);
+    }
+    let mut messages = history.clone();
+    messages.push(Message::user(request_text));
+    let request = Request {
+        system: &core.system,
+        messages: &messages,
+        tools: &core.specs,
+        max_tokens: core.config.max_tokens,
+        stream: core.config.stream,
+    };
+    // The summary is returned, not shown as an answer: only retries reach the interface.
+    let mut forward = |event: StreamEvent| {
+        if let StreamEvent::Retrying {
+            attempt,
+            delay_ms,
+            reason,
+        } = event
+        {
+            events(AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+            });
+        }
+    };
+    let response = core.provider.send(request, &mut forward).await?;
+    if let Ok(mut usage) = core.usage.lock() {
+        usage.add(response.usage);
+    }
+    events(AgentEvent::Usage(response.usage));
+    let mut failure: Option<String> = None;
+    let mut record = |event: &TranscriptEvent| {
+        if let Some(transcript) = transcript.as_mut()
+            && let Err(error) = transcript.record(event)
+        {
+            failure.get_or_insert_with(|| error.to_string());
+        }
+    };
+    record(&TranscriptEvent::Usage {
+        usage: response.usage,
+    });
+    let summary = response.message.text().trim().to_string();
+    let result = if response.stop_reason == StopReason::MaxTokens {
+        Err(CompactError::Cut {
+            max_tokens: core.config.max_tokens,
+        })
+    } else if summary.is_empty() {
+        Err(CompactError::NoSummary {
+            calls: response.message.tool_uses().count(),
+        })
+    } else {
+        Ok(())
+    };
+    if let Err(error) = result {
+        record(&TranscriptEvent::Error {
+            message: error.to_string(),
+        });
+        finish(transcript, failure, events);
+        return Err(error.into());
+    }
+    let compacted = vec![Message {
+        role: Role::User,
+        content: vec![ContentBlock::text(format!("{SUMMARY_HEADER}\n\n{summary}"))],
+    }];
+    let outcome = CompactOutcome {
+        messages_before: history.len(),
+        tokens_before: estimate_tokens(history),
+        tokens_after: estimate_tokens(&compacted),
+        usage: response.usage,
+        summary,
+    };
+    record(&TranscriptEvent::Compacted {
+        messages: compacted.clone(),
+    });
+    *history = compacted;
+    finish(transcript, failure, events);
+    Ok(outcome)
+}
+
+/// Makes the transcript durable; a failure to write it is told as a notice.
+fn finish(
+    transcript: &mut Option<Transcript>,
+    mut failure: Option<String>,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+) {
+    if let Some(transcript) = transcript.as_mut()
+        && let Err(error) = transcript.sync()
+    {
+        failure.get_or_insert_with(|| error.to_string());
+    }
+    if let Some(failure) = failure {
+        events(AgentEvent::Notice(format!(
+            "{failure}; the transcript may not hold the compaction"
+        )));
+    }
+}
+
+/// The tokens of `messages`, estimated at [`CHARS_PER_TOKEN`] characters each: text, tool
+/// names and arguments, tool results.
+pub fn estimate_tokens(messages: &[Message]) -> usize {
+    let chars: usize = messages
+        .iter()
+        .flat_map(|message| &message.content)
+        .map(|block| match block {
+            ContentBlock::Text { text } => text.chars().count(),
+            ContentBlock::ToolUse { name, input, .. } => {
+                name.chars().count() + input.to_string().chars().count()
+            }
+            ContentBlock::ToolResult { content, .. } => content.chars().count(),
+        })
+        .sum();
+    chars.div_ceil(CHARS_PER_TOKEN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_estimated_from_every_block() {
+        let messages = vec![
+            Message::user("abcd"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse {
+                    id: "c".into(),
+                    name: "ls".into(),
+                    input: serde_json::json!({}),
+                }],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "c".into(),
+                    content: "é".into(),
+                    is_error: false,
+                }],
+            },
+        ];
+        // 4 + (2 + 2) + 1 = 9 characters: 3 tokens rounded up.
+        assert_eq!(estimate_tokens(&messages), 3);
+        assert_eq!(estimate_tokens(&[]), 0);
+    }
+}

@@ -1,0 +1,216 @@
+//! `skillet config`: the setup `run` and `chat` would use, and why each value won; and
+//! `skillet completions SHELL`.
+
+use std::fmt::Write as _;
+use std::io::{self, Write as _};
+use std::process::ExitCode;
+
+use clap::CommandFactory as _;
+use skillet_skills::find_git_root;
+
+use super::Context;
+use crate::args::{AgentArgs, Cli, ConfigArgs};
+use crate::env;
+use crate::output::terminal_safe;
+use crate::settings::{Origin, Settings, Sources, provider_name, user_config_dir, user_data_dir};
+use crate::{EXIT_USAGE, LONG_VERSION_LINE};
+
+/// `skillet config`: everything on stdout, the API key shown only as set or not. When the
+/// settings cannot be resolved, what can be shown is, then the error, and the exit code is 2.
+pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
+    let agent_args = AgentArgs {
+        provider: args.provider,
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        ..AgentArgs::default()
+    };
+    let project_root = find_git_root(&context.env.cwd).unwrap_or_else(|| context.env.cwd.clone());
+    let resolved = Settings::resolve(
+        &agent_args,
+        false,
+        &Sources {
+            var: &env::var,
+            project_root: &project_root,
+            user_config_dir: user_config_dir(),
+            user_data_dir: user_data_dir(),
+        },
+    );
+    let mut text = format!("skillet {LONG_VERSION_LINE}\n");
+    let code = if let Ok(settings) = &resolved {
+        describe(&mut text, settings);
+        ExitCode::SUCCESS
+    } else {
+        let _ = writeln!(text, "config files (the first that sets a key wins):");
+        let project_file = project_root.join(crate::settings::CONFIG_FILE);
+        let user_file = user_config_dir().map(|dir| dir.join(crate::settings::CONFIG_FILE));
+        for file in std::iter::once(project_file).chain(user_file) {
+            let state = if file.is_file() { "read" } else { "not found" };
+            let _ = writeln!(text, "  {} ({state})", file.display());
+        }
+        let _ = writeln!(text, "provider:        (none: see the error below)");
+        ExitCode::from(EXIT_USAGE)
+    };
+    describe_skills(&mut text, context);
+    let mut out = io::stdout().lock();
+    out.write_all(terminal_safe(&text, true).as_bytes())?;
+    out.flush()?;
+    drop(out);
+    if let Err(error) = resolved {
+        crate::output::warn(&format!("error: {error}"));
+    }
+    Ok(code)
+}
+
+/// One `name: value (why)` line.
+fn line(text: &mut String, name: &str, value: &str, why: &str) {
+    let _ = writeln!(text, "{:<16} {value}  ({why})", format!("{name}:"));
+}
+
+/// Where a value came from, in words.
+fn why(origin: &Origin) -> String {
+    match origin {
+        Origin::Flag(flag) => format!("flag {flag}"),
+        Origin::Env(name) => format!("environment {name}"),
+        Origin::File(path) => format!("{}", path.display()),
+        Origin::Default => "default".to_string(),
+    }
+}
+
+fn describe(text: &mut String, settings: &Settings) {
+    let explanation = &settings.explanation;
+    let _ = writeln!(text, "config files (the first that sets a key wins):");
+    for (file, found) in &explanation.files {
+        let state = if *found { "read" } else { "not found" };
+        let _ = writeln!(text, "  {} ({state})", file.display());
+    }
+    let origin = |key: &str| why(explanation.origin(key));
+    line(
+        text,
+        "provider",
+        provider_name(settings.provider),
+        &origin("provider"),
+    );
+    let model_why = match explanation.origin("model") {
+        Origin::Default => format!("default for {}", provider_name(settings.provider)),
+        other => why(other),
+    };
+    line(text, "model", &settings.model, &model_why);
+    line(text, "base URL", &settings.base_url, &origin("base_url"));
+    let key = if settings.api_key.is_some() {
+        "set"
+    } else {
+        "not set"
+    };
+    line(
+        text,
+        "API key",
+        key,
+        &format!("environment {}; never shown", explanation.key_env),
+    );
+    line(
+        text,
+        "max steps",
+        &settings.max_steps.to_string(),
+        &origin("max_steps"),
+    );
+    let (budget, budget_why) = settings.effective_catalog_budget();
+    line(
+        text,
+        "catalog budget",
+        &format!("{budget} characters"),
+        &budget_why,
+    );
+    let placement = match settings.placement {
+        skillet_agent::tool::CatalogPlacement::System => "system",
+        skillet_agent::tool::CatalogPlacement::Tool => "tool",
+        skillet_agent::tool::CatalogPlacement::Both => "both",
+    };
+    line(text, "catalog", placement, &origin("catalog"));
+    let skill_match = match settings.skill_match {
+        skillet_agent::SkillMatch::Off => "off",
+        skillet_agent::SkillMatch::Suggest => "suggest",
+        skillet_agent::SkillMatch::Auto => "auto",
+    };
+    line(text, "skill match", skill_match, &origin("skill_match"));
+    line(
+        text,
+        "stream",
+        if settings.stream { "yes" } else { "no" },
+        &origin("stream"),
+    );
+    line(
+        text,
+        "run --yes",
+        if settings.yes { "yes" } else { "no" },
+        &origin("yes"),
+    );
+    let sandbox = &settings.sandbox;
+    let writable = if sandbox.writable.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", also writable: {}",
+            sandbox
+                .writable
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let _ = writeln!(
+        text,
+        "{:<16} {}, network {}{writable}",
+        "sandbox:",
+        if sandbox.enabled { "on" } else { "off" },
+        if sandbox.network { "on" } else { "off" },
+    );
+    let _ = writeln!(
+        text,
+        "{:<16} {}",
+        "sessions:",
+        settings.sessions_dir.display()
+    );
+    for warning in &settings.warnings {
+        let _ = writeln!(text, "{warning}");
+    }
+}
+
+/// The embedding model and the skill roots: what needs no provider.
+fn describe_skills(text: &mut String, context: &Context) {
+    match super::matching::model_dir(None) {
+        Some(dir) => {
+            let from = if env::path(env::SKILLET_EMBED_MODEL).is_some() {
+                "environment SKILLET_EMBED_MODEL"
+            } else {
+                "the Hugging Face cache"
+            };
+            line(text, "embedding model", &dir.display().to_string(), from);
+        }
+        None => line(
+            text,
+            "embedding model",
+            "not found",
+            "skills are matched by words only; `skillet skills index` downloads it",
+        ),
+    }
+    let _ = writeln!(text, "skill roots (the first with a name wins):");
+    for root in &context.roots {
+        let state = if root.path.is_dir() { "" } else { ", absent" };
+        let _ = writeln!(
+            text,
+            "  {} ({}{state})",
+            root.path.display(),
+            root.kind.as_str()
+        );
+    }
+}
+
+/// `skillet completions SHELL`: the script on stdout.
+pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
+    let mut command = Cli::command();
+    let mut out = io::stdout().lock();
+    clap_complete::generate(shell, &mut command, "skillet", &mut out);
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,897 @@
+//! The model's Markdown rendered for a terminal, as it streams.
+//!
+//! Text is buffered until a line is complete; each complete line passes
+//! [`terminal_safe`] before anything is parsed or styled, so the only escape sequences in the
+//! output are the ones [`Style`] adds. Blocks are recognised line by line (headings, lists,
+//! quotes, rules, fenced code, tables); what is inside a line (`code`, **bold**, *italic*,
+//! ~~strike~~, links) is parsed by `pulldown-cmark`, whose text is made safe again (an entity
+//! such as `&#27;` decodes to an escape character). A fenced code block's lines are shown as
+//! they come; a table is shown when it ends, aligned by display width. Because only complete
+//! lines are rendered, a text gives the same output however it is cut into chunks.
+//!
+//! Shapes (the same with colour off, less the attributes):
+//!
+//! ```text
+//! # Title            -> Title (bold, underlined); `# Title` without colour
+//! - item / 1. item   -> • item / 1. item, two columns more per nesting level (◦, ▪ below)
+//! - [x] done         -> • ☑ done
+//! > quote            -> │ quote
+//! ---                -> ──────── (40 columns)
+//! ```rust            -> ╭─ rust / │ code / ╰─
+//! | a | b |          -> ┌───┬───┐ boxes, header bold, columns aligned as the delimiter row says
+//! [text](url)        -> text (url)
+//! `code`             -> code in cyan; `code` with its backticks without colour
+//! ```
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use unicode_width::UnicodeWidthStr as _;
+
+use super::style::{Attrs, Style};
+use crate::output::terminal_safe;
+
+/// List bullets by nesting level (cycled below the third).
+const BULLETS: [&str; 3] = ["•", "◦", "▪"];
+/// Columns each list level is indented by.
+const LIST_INDENT: usize = 2;
+/// Columns of a horizontal rule.
+const RULE_WIDTH: usize = 40;
+/// Tab stops in code blocks.
+const TAB_WIDTH: usize = 4;
+/// Fewest backticks or tildes that open a fence.
+const FENCE_MIN: usize = 3;
+/// Indentation (columns) from which a line can no longer be a heading or a rule.
+const INDENTED_CODE: usize = 4;
+
+/// How headings look (level 1 is underlined too).
+const HEADING: Attrs = Attrs::BOLD;
+/// Inline code.
+const CODE: Attrs = Attrs::CYAN;
+/// Borders, bullets' decorations, link addresses.
+const FAINT: Attrs = Attrs::DIM;
+/// Quoted text.
+const QUOTE: Attrs = Attrs::ITALIC;
+
+/// A streaming renderer: [`Markdown::push`] what arrives, [`Markdown::finish`] at the end of
+/// the answer.
+#[derive(Debug)]
+pub struct Markdown {
+    style: Style,
+    /// The incomplete last line.
+    partial: String,
+    /// The open code fence.
+    fence: Option<Fence>,
+    /// Lines that may be a table (held until it ends, or until the second line shows it is not).
+    table: Vec<String>,
+    /// Source indentation of the open list items, outermost first.
+    lists: Vec<usize>,
+    /// The terminal's width: a wider table is shown as its lines, not boxed.
+    width: Option<usize>,
+}
+
+#[derive(Debug)]
+struct Fence {
+    marker: char,
+    len: usize,
+    indent: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Align {
+    Left,
+    Center,
+    Right,
+}
+
+impl Markdown {
+    /// A renderer writing with `style`.
+    pub fn new(style: Style) -> Self {
+        Self {
+            style,
+            partial: String::new(),
+            fence: None,
+            table: Vec::new(),
+            lists: Vec::new(),
+            width: None,
+        }
+    }
+
+    /// The terminal's width, when known (a table wider than it is not boxed: it would wrap).
+    pub fn set_width(&mut self, width: Option<usize>) {
+        self.width = width;
+    }
+
+    /// Takes a chunk of the answer; returns what is ready to show (complete lines, each ending
+    /// in a newline; empty while a line or a table is still coming).
+    pub fn push(&mut self, chunk: &str) -> String {
+        self.partial.push_str(chunk);
+        let mut out = String::new();
+        while let Some(end) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=end).collect();
+            self.line(&line[..end], &mut out);
+        }
+        out
+    }
+
+    /// Ends the answer: the last line, a table still held, an unclosed fence's border. The
+    /// renderer is then ready for the next answer.
+    pub fn finish(&mut self) -> String {
+        let mut out = String::new();
+        if !self.partial.is_empty() {
+            let line = std::mem::take(&mut self.partial);
+            self.line(&line, &mut out);
+        }
+        self.flush_table(&mut out);
+        if let Some(fence) = self.fence.take() {
+            self.fence_bottom(&fence, &mut out);
+        }
+        self.lists.clear();
+        out
+    }
+
+    fn line(&mut self, raw: &str, out: &mut String) {
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        let line = terminal_safe(raw, true).into_owned();
+        if self.fence.is_some() {
+            self.code_line(&line, out);
+            return;
+        }
+        match self.table.len() {
+            0 => {}
+            1 if is_delimiter_row(&line, cells(&self.table[0]).len()) => {
+                self.table.push(line);
+                return;
+            }
+            1 => self.flush_table(out),
+            _ if line.contains('|') => {
+                self.table.push(line);
+                return;
+            }
+            _ => self.flush_table(out),
+        }
+        if let Some(fence) = fence_open(&line) {
+            self.lists.clear();
+            self.fence_top(&fence, &line, out);
+            self.fence = Some(fence);
+            return;
+        }
+        if line.contains('|') {
+            self.table.push(line);
+            return;
+        }
+        self.block(&line, out);
+    }
+
+    /// A line that is not code and not part of a table.
+    fn block(&mut self, line: &str, out: &mut String) {
+        let indent = columns(line);
+        let body = line.trim_start();
+        if body.is_empty() {
+            out.push('\n');
+            return;
+        }
+        if indent < INDENTED_CODE {
+            if let Some((level, text)) = heading(body) {
+                self.lists.clear();
+                let attrs = if level == 1 {
+                    HEADING | Attrs::UNDERLINE
+                } else {
+                    HEADING
+                };
+                if !self.style.colour() {
+                    out.push_str(&"#".repeat(level));
+                    out.push(' ');
+                }
+                out.push_str(&self.inline(text, attrs).0);
+                out.push('\n');
+                return;
+            }
+            if is_rule(body) {
+                self.lists.clear();
+                out.push_str(&self.style.paint(FAINT, &"─".repeat(RULE_WIDTH)));
+                out.push('\n');
+                return;
+            }
+        }
+        if body.starts_with('>') {
+            self.lists.clear();
+            let mut depth = 0;
+            let mut rest = body;
+            while let Some(inner) = rest.strip_prefix('>') {
+                depth += 1;
+                rest = inner.strip_prefix(' ').unwrap_or(inner).trim_start();
+            }
+            out.push_str(&self.style.paint(FAINT, &"│ ".repeat(depth)));
+            out.push_str(&self.inline(rest, QUOTE).0);
+            out.push('\n');
+            return;
+        }
+        if let Some((marker, text)) = list_item(body) {
+            let level = self.list_level(indent);
+            out.push_str(&" ".repeat(LIST_INDENT * level));
+            let bullet = match marker {
+                Marker::Bullet => BULLETS[level % BULLETS.len()].to_string(),
+                Marker::Number(number) => number.to_string(),
+            };
+            out.push_str(&self.style.paint(FAINT, &bullet));
+            out.push(' ');
+            let (checkbox, text) = task_box(text);
+            out.push_str(checkbox);
+            out.push_str(&self.inline(text, Attrs::NONE).0);
+            out.push('\n');
+            return;
+        }
+        if !self.lists.is_empty() && indent > 0 {
+            // More of the current item: under its text.
+            out.push_str(&" ".repeat(LIST_INDENT * self.lists.len()));
+        } else {
+            self.lists.clear();
+            out.push_str(&" ".repeat(indent));
+        }
+        out.push_str(&self.inline(body, Attrs::NONE).0);
+        out.push('\n');
+    }
+
+    /// The nesting level of a list item indented by `indent` columns.
+    fn list_level(&mut self, indent: usize) -> usize {
+        while self.lists.last().is_some_and(|&top| top > indent) {
+            self.lists.pop();
+        }
+        if self.lists.last() != Some(&indent) {
+            self.lists.push(indent);
+        }
+        self.lists.len() - 1
+    }
+
+    fn fence_top(&self, fence: &Fence, line: &str, out: &mut String) {
+        let info = line.trim_start()[fence.len * fence.marker.len_utf8()..].trim();
+        let language = info.split_whitespace().next().unwrap_or("");
+        out.push_str(&" ".repeat(fence.indent));
+        out.push_str(&self.style.paint(FAINT, "╭─"));
+        if !language.is_empty() {
+            out.push(' ');
+            out.push_str(&self.style.paint(FAINT, language));
+        }
+        out.push('\n');
+    }
+
+    fn fence_bottom(&self, fence: &Fence, out: &mut String) {
+        out.push_str(&" ".repeat(fence.indent));
+        out.push_str(&self.style.paint(FAINT, "╰─"));
+        out.push('\n');
+    }
+
+    fn code_line(&mut self, line: &str, out: &mut String) {
+        let Some(fence) = &self.fence else {
+            return;
+        };
+        if closes(line, fence) {
+            if let Some(fence) = self.fence.take() {
+                self.fence_bottom(&fence, out);
+            }
+            return;
+        }
+        // The fence's own indentation is not part of the code.
+        let code = expand_tabs(strip_columns(line, fence.indent));
+        out.push_str(&" ".repeat(fence.indent));
+        out.push_str(&self.style.paint(FAINT, "│"));
+        if !code.is_empty() {
+            out.push(' ');
+            out.push_str(&code);
+        }
+        out.push('\n');
+    }
+
+    fn flush_table(&mut self, out: &mut String) {
+        let lines = std::mem::take(&mut self.table);
+        if lines.len() < 2 {
+            for line in &lines {
+                self.block(line, out);
+            }
+            return;
+        }
+        self.lists.clear();
+        self.render_table(&lines, out);
+    }
+
+    fn render_table(&self, lines: &[String], out: &mut String) {
+        let header = cells(&lines[0]);
+        let count = header.len();
+        let aligns: Vec<Align> = cells(&lines[1]).iter().map(|cell| align(cell)).collect();
+        let mut rows: Vec<Vec<(String, usize)>> = vec![
+            header
+                .iter()
+                .map(|cell| self.inline(cell, Attrs::BOLD))
+                .collect(),
+        ];
+        for line in &lines[2..] {
+            let mut row = cells(line);
+            row.resize(count, String::new());
+            rows.push(
+                row.iter()
+                    .map(|cell| self.inline(cell, Attrs::NONE))
+                    .collect(),
+            );
+        }
+        let widths: Vec<usize> = (0..count)
+            .map(|column| {
+                rows.iter()
+                    .map(|row| row[column].1)
+                    .max()
+                    .unwrap_or(0)
+                    .max(1)
+            })
+            .collect();
+        // `│ a │ b │`: each column takes its width and three more, and one closes the row.
+        let total = widths.iter().map(|width| width + 3).sum::<usize>() + 1;
+        if self.width.is_some_and(|width| total > width) {
+            for row in &rows {
+                let texts: Vec<&str> = row.iter().map(|(text, _)| text.as_str()).collect();
+                out.push_str(&texts.join(&self.style.paint(FAINT, " │ ")));
+                out.push('\n');
+            }
+            return;
+        }
+        let border = |left: &str, middle: &str, right: &str| {
+            let bars: Vec<String> = widths.iter().map(|w| "─".repeat(w + 2)).collect();
+            let mut line = self
+                .style
+                .paint(FAINT, &format!("{left}{}{right}", bars.join(middle)));
+            line.push('\n');
+            line
+        };
+        let bar = self.style.paint(FAINT, "│");
+        out.push_str(&border("┌", "┬", "┐"));
+        for (index, row) in rows.iter().enumerate() {
+            out.push_str(&bar);
+            for (column, (text, width)) in row.iter().enumerate() {
+                let room = widths[column] - width;
+                let (before, after) = match aligns.get(column).copied().unwrap_or(Align::Left) {
+                    Align::Left => (0, room),
+                    Align::Right => (room, 0),
+                    Align::Center => (room / 2, room - room / 2),
+                };
+                out.push(' ');
+                out.push_str(&" ".repeat(before));
+                out.push_str(text);
+                out.push_str(&" ".repeat(after));
+                out.push(' ');
+                out.push_str(&bar);
+            }
+            out.push('\n');
+            if index == 0 {
+                out.push_str(&border("├", "┼", "┤"));
+            }
+        }
+        out.push_str(&border("└", "┴", "┘"));
+    }
+
+    /// What is inside a line, styled, with its display width. `base` applies to all of it.
+    fn inline(&self, text: &str, base: Attrs) -> (String, usize) {
+        let mut rendered = Inline {
+            style: self.style,
+            base,
+            out: String::new(),
+            width: 0,
+            stack: Vec::new(),
+            links: Vec::new(),
+        };
+        for event in Parser::new_ext(text, Options::ENABLE_STRIKETHROUGH) {
+            rendered.event(event);
+        }
+        (rendered.out, rendered.width)
+    }
+}
+
+/// One line's inline content being rendered.
+struct Inline {
+    style: Style,
+    base: Attrs,
+    out: String,
+    width: usize,
+    stack: Vec<Attrs>,
+    /// Open links: the address and the text shown so far.
+    links: Vec<(String, String)>,
+}
+
+impl Inline {
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(Tag::Strong) => self.stack.push(Attrs::BOLD),
+            Event::Start(Tag::Emphasis) => self.stack.push(Attrs::ITALIC),
+            Event::Start(Tag::Strikethrough) => self.stack.push(Attrs::STRIKE),
+            Event::Start(Tag::Link { dest_url, .. }) => {
+                self.links.push((dest_url.to_string(), String::new()));
+                self.stack.push(Attrs::UNDERLINE);
+            }
+            Event::Start(Tag::Image { dest_url, .. }) => {
+                self.text("image: ", Attrs::NONE);
+                self.links.push((dest_url.to_string(), String::new()));
+                self.stack.push(Attrs::NONE);
+            }
+            Event::End(TagEnd::Strong | TagEnd::Emphasis | TagEnd::Strikethrough) => {
+                self.stack.pop();
+            }
+            Event::End(TagEnd::Link | TagEnd::Image) => {
+                self.stack.pop();
+                if let Some((url, shown)) = self.links.pop()
+                    && !url.is_empty()
+                    && shown != url
+                    && shown.strip_prefix("mailto:") != Some(url.as_str())
+                {
+                    self.text(" (", Attrs::NONE);
+                    self.text(&url, FAINT);
+                    self.text(")", Attrs::NONE);
+                }
+            }
+            Event::Code(code) => {
+                if self.style.colour() {
+                    self.text(&code, CODE);
+                } else {
+                    self.text(&format!("`{code}`"), Attrs::NONE);
+                }
+            }
+            Event::Text(text)
+            | Event::Html(text)
+            | Event::InlineHtml(text)
+            | Event::InlineMath(text)
+            | Event::DisplayMath(text)
+            | Event::FootnoteReference(text) => self.text(&text, Attrs::NONE),
+            Event::SoftBreak | Event::HardBreak => self.text(" ", Attrs::NONE),
+            Event::TaskListMarker(done) => self.text(if done { "☑ " } else { "☐ " }, Attrs::NONE),
+            Event::Rule => self.text(&"─".repeat(RULE_WIDTH), FAINT),
+            Event::Start(_) | Event::End(_) => {}
+        }
+    }
+
+    /// Appends a piece of text, made safe (the parser decodes entities), in the current style.
+    fn text(&mut self, text: &str, attrs: Attrs) {
+        let flat = text.replace(['\n', '\t'], " ");
+        let safe = terminal_safe(&flat, false);
+        if safe.is_empty() {
+            return;
+        }
+        for (_, shown) in &mut self.links {
+            shown.push_str(&safe);
+        }
+        let attrs = self
+            .stack
+            .iter()
+            .fold(self.base.with(attrs), |all, attr| all.with(*attr));
+        self.out.push_str(&self.style.paint(attrs, &safe));
+        self.width += safe.width();
+    }
+}
+
+enum Marker<'a> {
+    Bullet,
+    Number(&'a str),
+}
+
+/// Columns of leading whitespace (a tab counts to the next multiple of [`TAB_WIDTH`]).
+fn columns(line: &str) -> usize {
+    let mut width = 0;
+    for c in line.chars() {
+        match c {
+            ' ' => width += 1,
+            '\t' => width += TAB_WIDTH - width % TAB_WIDTH,
+            _ => break,
+        }
+    }
+    width
+}
+
+/// `line` without up to `count` columns of leading whitespace.
+fn strip_columns(line: &str, count: usize) -> &str {
+    let mut column = 0;
+    for (index, c) in line.char_indices() {
+        let next = match c {
+            ' ' => column + 1,
+            '\t' => column + TAB_WIDTH - column % TAB_WIDTH,
+            _ => return &line[index..],
+        };
+        if column >= count || next > count {
+            return &line[index..];
+        }
+        column = next;
+    }
+    ""
+}
+
+/// Tabs as spaces to the next tab stop.
+fn expand_tabs(text: &str) -> String {
+    if !text.contains('\t') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + TAB_WIDTH);
+    let mut column = 0;
+    for c in text.chars() {
+        if c == '\t' {
+            let spaces = TAB_WIDTH - column % TAB_WIDTH;
+            out.push_str(&" ".repeat(spaces));
+            column += spaces;
+        } else {
+            out.push(c);
+            column += c.to_string().width();
+        }
+    }
+    out
+}
+
+/// `## Title ##` -> (2, "Title").
+fn heading(body: &str) -> Option<(usize, &str)> {
+    let level = body.chars().take_while(|&c| c == '#').count();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let rest = &body[level..];
+    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+        return None;
+    }
+    let text = rest.trim();
+    let closed = text.trim_end_matches('#');
+    let text = if closed.is_empty() || closed.ends_with([' ', '\t']) {
+        closed.trim_end()
+    } else {
+        text
+    };
+    Some((level, text))
+}
+
+/// `---`, `***`, `___` (spaces allowed between).
+fn is_rule(body: &str) -> bool {
+    let marks: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+    let Some(first) = marks.chars().next() else {
+        return false;
+    };
+    matches!(first, '-' | '*' | '_') && marks.len() >= 3 && marks.chars().all(|c| c == first)
+}
+
+/// `- text`, `* text`, `+ text`, `12. text`, `3) text`.
+fn list_item(body: &str) -> Option<(Marker<'_>, &str)> {
+    let after_marker = |rest: &str| -> Option<usize> {
+        if rest.is_empty() {
+            Some(0)
+        } else if rest.starts_with([' ', '\t']) {
+            Some(1)
+        } else {
+            None
+        }
+    };
+    if let Some(rest) = body.strip_prefix(['-', '*', '+']) {
+        let skip = after_marker(rest)?;
+        return Some((Marker::Bullet, rest[skip..].trim_start()));
+    }
+    let digits = body.chars().take_while(char::is_ascii_digit).count();
+    if !(1..=9).contains(&digits) {
+        return None;
+    }
+    let rest = body[digits..].strip_prefix(['.', ')'])?;
+    let skip = after_marker(rest)?;
+    Some((Marker::Number(&body[..=digits]), rest[skip..].trim_start()))
+}
+
+/// A task item's box: `[ ] text` -> ("☐ ", "text").
+fn task_box(text: &str) -> (&'static str, &str) {
+    if let Some(rest) = text.strip_prefix("[ ] ") {
+        ("☐ ", rest)
+    } else if let Some(rest) = text
+        .strip_prefix("[x] ")
+        .or_else(|| text.strip_prefix("[X] "))
+    {
+        ("☑ ", rest)
+    } else {
+        ("", text)
+    }
+}
+
+/// A line opening a fenced code block.
+fn fence_open(line: &str) -> Option<Fence> {
+    let indent = columns(line);
+    let body = line.trim_start();
+    let marker = body.chars().next().filter(|c| matches!(c, '`' | '~'))?;
+    let len = body.chars().take_while(|&c| c == marker).count();
+    if len < FENCE_MIN {
+        return None;
+    }
+    // A backtick fence's info string holds no backtick (else it is inline code).
+    if marker == '`' && body[len..].contains('`') {
+        return None;
+    }
+    Some(Fence {
+        marker,
+        len,
+        indent,
+    })
+}
+
+/// Whether a line closes `fence`: the same character, at least as many, nothing after.
+fn closes(line: &str, fence: &Fence) -> bool {
+    let body = line.trim();
+    let len = body.chars().take_while(|&c| c == fence.marker).count();
+    len >= fence.len && len == body.chars().count()
+}
+
+/// A table row's cells: outer pipes dropped, split at unescaped pipes, trimmed.
+fn cells(line: &str) -> Vec<String> {
+    let mut row = line.trim();
+    row = row.strip_prefix('|').unwrap_or(row);
+    if row.ends_with('|') && !row.ends_with("\\|") {
+        row = &row[..row.len() - 1];
+    }
+    let mut cells = Vec::new();
+    let mut cell = String::new();
+    let mut escaped = false;
+    for c in row.chars() {
+        if c == '|' && !escaped {
+            cells.push(cell.trim().to_string());
+            cell.clear();
+        } else {
+            cell.push(c);
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    cells.push(cell.trim().to_string());
+    cells
+}
+
+/// `|---|:-:|--:|` with `count` cells.
+fn is_delimiter_row(line: &str, count: usize) -> bool {
+    if !line.contains('-') {
+        return false;
+    }
+    let row = cells(line);
+    row.len() == count
+        && row.iter().all(|cell| {
+            let inner = cell.strip_prefix(':').unwrap_or(cell);
+            let inner = inner.strip_suffix(':').unwrap_or(inner);
+            !inner.is_empty() && inner.chars().all(|c| c == '-')
+        })
+}
+
+fn align(cell: &str) -> Align {
+    match (cell.starts_with(':'), cell.ends_with(':')) {
+        (true, true) => Align::Center,
+        (false, true) => Align::Right,
+        _ => Align::Left,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn plain(text: &str) -> String {
+        let mut markdown = Markdown::new(Style::plain());
+        let mut out = markdown.push(text);
+        out.push_str(&markdown.finish());
+        out
+    }
+
+    fn coloured(text: &str) -> String {
+        let mut markdown = Markdown::new(Style::new(true));
+        let mut out = markdown.push(text);
+        out.push_str(&markdown.finish());
+        out
+    }
+
+    #[test]
+    fn headings_are_bold_and_keep_their_marks_without_colour() {
+        assert_eq!(
+            coloured("# Plan\n## Step *one*\n"),
+            "\u{1b}[1;4mPlan\u{1b}[0m\n\u{1b}[1mStep \u{1b}[0m\u{1b}[1;3mone\u{1b}[0m\n"
+        );
+        assert_eq!(plain("# Plan\n### Three ###\n"), "# Plan\n### Three\n");
+        // Not headings: no space after the marks, or seven of them.
+        assert_eq!(plain("#hashtag\n####### x\n"), "#hashtag\n####### x\n");
+    }
+
+    #[test]
+    fn inline_styles_code_and_links() {
+        assert_eq!(
+            coloured("run `cargo test` **now**, ~~not~~ *later*"),
+            "run \u{1b}[36mcargo test\u{1b}[0m \u{1b}[1mnow\u{1b}[0m, \u{1b}[9mnot\u{1b}[0m \u{1b}[3mlater\u{1b}[0m\n"
+        );
+        assert_eq!(
+            plain("run `cargo test` **now**, *later*"),
+            "run `cargo test` now, later\n"
+        );
+        assert_eq!(
+            plain("see [the docs](https://x.dev/a) or <https://y.dev>"),
+            "see the docs (https://x.dev/a) or https://y.dev\n"
+        );
+        assert_eq!(plain("![logo](img.png)"), "image: logo (img.png)\n");
+        // Emphasis markers that are not emphasis stay.
+        assert_eq!(
+            plain("2 * 3 * 4 and snake_case_name"),
+            "2 * 3 * 4 and snake_case_name\n"
+        );
+    }
+
+    #[test]
+    fn lists_get_bullets_numbers_and_nesting() {
+        let text = "- one\n- two\n  - nested\n    - deeper\n  - back\n- three\n\n1. first\n2) second\n   - under\n";
+        assert_eq!(
+            plain(text),
+            "• one\n• two\n  ◦ nested\n    ▪ deeper\n  ◦ back\n• three\n\n1. first\n2) second\n  ◦ under\n"
+        );
+        assert_eq!(plain("- [ ] todo\n- [x] done\n"), "• ☐ todo\n• ☑ done\n");
+        // A continuation line goes under its item's text; a plain line ends the list.
+        assert_eq!(
+            plain("- item\n  more of it\nafter\n  indented\n"),
+            "• item\n  more of it\nafter\n  indented\n"
+        );
+        // Bold at the start of a line is not a bullet.
+        assert_eq!(plain("**Note**: x\n"), "Note: x\n");
+    }
+
+    #[test]
+    fn quotes_and_rules() {
+        assert_eq!(
+            plain("> said\n> > twice\n---\n"),
+            format!("│ said\n│ │ twice\n{}\n", "─".repeat(RULE_WIDTH))
+        );
+    }
+
+    #[test]
+    fn code_fences_are_set_apart_and_shown_line_by_line() {
+        let mut markdown = Markdown::new(Style::plain());
+        assert_eq!(
+            markdown.push("Here:\n```rust\nfn main() {\n"),
+            "Here:\n╭─ rust\n│ fn main() {\n"
+        );
+        // Markdown inside code is code.
+        assert_eq!(
+            markdown.push("\t# not a heading **x**\n}\n"),
+            "│     # not a heading **x**\n│ }\n"
+        );
+        assert_eq!(markdown.push("```\nafter\n"), "╰─\nafter\n");
+        assert_eq!(markdown.finish(), "");
+        // A longer fence holds a shorter one; tildes work too.
+        assert_eq!(
+            plain("````md\n```\ninner\n```\n````\n~~~\nx\n~~~\n"),
+            "╭─ md\n│ ```\n│ inner\n│ ```\n╰─\n╭─\n│ x\n╰─\n"
+        );
+        // Inline triple backticks are not a fence.
+        assert_eq!(plain("```x``` y\n"), "`x` y\n");
+    }
+
+    #[test]
+    fn an_unclosed_fence_is_closed_at_the_end_of_the_answer() {
+        let mut markdown = Markdown::new(Style::plain());
+        assert_eq!(markdown.push("```sh\nls -la"), "╭─ sh\n");
+        assert_eq!(markdown.finish(), "│ ls -la\n╰─\n");
+        // The renderer starts afresh after finish.
+        assert_eq!(markdown.push("# x\n"), "# x\n");
+    }
+
+    #[test]
+    fn fenced_code_inside_a_list_keeps_its_indentation() {
+        assert_eq!(
+            plain("1. run:\n   ```\n   make\n   ```\n"),
+            "1. run:\n   ╭─\n   │ make\n   ╰─\n"
+        );
+    }
+
+    #[test]
+    fn tables_are_aligned_by_display_width() {
+        let text =
+            "| name | qty | note |\n|:-----|----:|:----:|\n| 苹果 | 3 | **ok** |\n| pear | 12 |\n";
+        assert_eq!(
+            plain(text),
+            "┌──────┬─────┬──────┐\n\
+             │ name │ qty │ note │\n\
+             ├──────┼─────┼──────┤\n\
+             │ 苹果 │   3 │  ok  │\n\
+             │ pear │  12 │      │\n\
+             └──────┴─────┴──────┘\n"
+        );
+        // A line with a pipe that is not followed by a delimiter row is text.
+        assert_eq!(plain("a | b\nnext\n"), "a | b\nnext\n");
+        // Escaped pipes stay in their cell; the table ends at a line without a pipe.
+        assert_eq!(
+            plain("|a|\n|-|\n|x \\| y|\nafter\n"),
+            "┌───────┐\n│ a     │\n├───────┤\n│ x | y │\n└───────┘\nafter\n"
+        );
+    }
+
+    #[test]
+    fn a_table_wider_than_the_terminal_is_not_boxed() {
+        let text = "| key | value |\n|---|---|\n| a | a long value |\n";
+        let mut markdown = Markdown::new(Style::plain());
+        markdown.set_width(Some(21));
+        let mut out = markdown.push(text);
+        out.push_str(&markdown.finish());
+        assert_eq!(out, "key │ value\na │ a long value\n");
+        // One column more and it fits: `│ a   │ a long value │` is 22 wide.
+        markdown.set_width(Some(22));
+        let mut out = markdown.push(text);
+        out.push_str(&markdown.finish());
+        assert!(out.starts_with("┌─────┬──────────────┐\n"), "{out}");
+        assert!(out.lines().all(|line| line.chars().count() <= 22), "{out}");
+    }
+
+    #[test]
+    fn a_table_is_held_until_it_ends() {
+        let mut markdown = Markdown::new(Style::plain());
+        assert_eq!(markdown.push("| a |\n"), "");
+        assert_eq!(markdown.push("|---|\n| 1 |\n"), "");
+        assert_eq!(markdown.push("\n"), "┌───┐\n│ a │\n├───┤\n│ 1 │\n└───┘\n\n");
+        // At the end of the answer too.
+        assert_eq!(markdown.push("| b |\n|---|"), "");
+        assert_eq!(markdown.finish(), "┌───┐\n│ b │\n├───┤\n└───┘\n");
+    }
+
+    #[test]
+    fn the_model_cannot_write_escape_sequences() {
+        let hostile = "# \u{1b}[2J title\n- \u{1b}]0;pwned\u{7}\n`\u{1b}[31m`\n&#27;[31m &#x9b;31m\n| \u{1b}[8m |\n|---|\n```\n\u{1b}[1A\r\n```\n\u{202e}txt\n";
+        for style in [Style::plain(), Style::new(true)] {
+            let mut markdown = Markdown::new(style);
+            let mut out = markdown.push(hostile);
+            out.push_str(&markdown.finish());
+            // With colour, the only escapes are the renderer's own SGR sequences.
+            let without_sgr = strip_sgr(&out);
+            assert!(
+                !without_sgr.contains(['\u{1b}', '\u{7}', '\u{9b}', '\r', '\u{202e}']),
+                "{out:?}"
+            );
+            assert!(without_sgr.contains("\\e[2J title"), "{without_sgr}");
+            assert!(without_sgr.contains("\\e[31m \\u{9b}31m"), "{without_sgr}");
+        }
+    }
+
+    #[test]
+    fn any_split_into_chunks_renders_the_same_as_the_whole() {
+        let text = "# Title\r\nSome **bold** and `code` text with é and 语言.\n\n- a\n  - b\n\n```rs\nlet x = 1;\n```\n| h | i |\n|---|---|\n| 1 | 2 |\nend without newline";
+        for style in [Style::plain(), Style::new(true)] {
+            let whole = {
+                let mut markdown = Markdown::new(style);
+                let mut out = markdown.push(text);
+                out.push_str(&markdown.finish());
+                out
+            };
+            let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).skip(1).collect();
+            // Every single split point, then splits into many small pieces.
+            for &cut in &boundaries {
+                let mut markdown = Markdown::new(style);
+                let mut out = markdown.push(&text[..cut]);
+                out.push_str(&markdown.push(&text[cut..]));
+                out.push_str(&markdown.finish());
+                assert_eq!(out, whole, "split at {cut}");
+            }
+            for step in 1..8 {
+                let mut markdown = Markdown::new(style);
+                let mut out = String::new();
+                let mut start = 0;
+                for &end in boundaries.iter().step_by(step) {
+                    out.push_str(&markdown.push(&text[start..end]));
+                    start = end;
+                }
+                out.push_str(&markdown.push(&text[start..]));
+                out.push_str(&markdown.finish());
+                assert_eq!(out, whole, "pieces of {step}");
+            }
+        }
+    }
+
+    /// The text without SGR sequences (`ESC [ digits ; m`), which only the style adds.
+    fn strip_sgr(text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("\u{1b}[") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let end = after
+                .find(|c: char| !(c.is_ascii_digit() || c == ';'))
+                .unwrap_or(after.len());
+            if after[end..].starts_with('m') {
+                rest = &after[end + 1..];
+            } else {
+                out.push('\u{1b}');
+                rest = &rest[start + 1..];
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}

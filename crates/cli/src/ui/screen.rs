@@ -1,0 +1,592 @@
+//! The screen during a turn: stdout for the answer, stderr for the calls, notices and the
+//! spinner, and the state they share (the answer's open line or pending Markdown, the spinner,
+//! the turn's token count). The event view and the approval prompt both go through it, so a
+//! prompt can stop the spinner and end the answer's line before it asks.
+
+use std::io::{IsTerminal as _, Write};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use serde_json::Value;
+use unicode_width::UnicodeWidthStr as _;
+
+use super::calls::{CALL_MAX_WIDTH, RESULT_MAX_WIDTH, call_parts, result_lines};
+use super::markdown::Markdown;
+use super::spinner::{CHARS_PER_TOKEN, SPINNER_INTERVAL, Spinner, stderr_target};
+use super::style::{Attrs, Style, TERM, colour_wanted};
+use crate::output::terminal_safe;
+
+/// Indentation of each level of subagent (`task`) output.
+const SUBAGENT_INDENT: &str = "    ";
+/// What comes before a call: `> bash(git status)`.
+const CALL_MARK: &str = ">";
+/// Before a result's first line, and before its other lines.
+const RESULT_MARK: &str = "  ⎿ ";
+const RESULT_MORE: &str = "    ";
+/// Call arguments and result lines are never cut narrower than this, however narrow the
+/// terminal.
+const MIN_WIDTH: usize = 20;
+/// What the spinner says while waiting for the model, while text streams, and while a tool runs
+/// (`running bash`).
+const THINKING: &str = "thinking";
+const WRITING: &str = "writing";
+const RUNNING: &str = "running";
+
+/// Where a screen writes, and how.
+pub struct Output {
+    /// The answer.
+    pub out: Box<dyn Write + Send>,
+    /// Everything else.
+    pub err: Box<dyn Write + Send>,
+    /// Colour on stdout (Markdown).
+    pub out_style: Style,
+    /// Colour on stderr (calls, results, notices, the spinner).
+    pub err_style: Style,
+    /// Whether the answer is rendered as Markdown (stdout is a terminal) or written as it comes.
+    pub markdown: bool,
+    /// The spinner (disabled unless stderr is a terminal).
+    pub spinner: Spinner,
+    /// The terminal's width, when stdout or stderr is one.
+    pub columns: fn() -> Option<usize>,
+}
+
+impl Output {
+    /// The process's stdout and stderr, each styled as its kind and the environment say.
+    pub fn terminal() -> Self {
+        let var = |name: &str| crate::env::var(name);
+        let out_terminal = std::io::stdout().is_terminal();
+        let err_terminal = std::io::stderr().is_terminal();
+        let err_style = Style::new(colour_wanted(err_terminal, &var));
+        let spins = err_terminal && var(TERM).as_deref() != Some("dumb");
+        Self {
+            out: Box::new(std::io::stdout()),
+            err: Box::new(std::io::stderr()),
+            out_style: Style::new(colour_wanted(out_terminal, &var)),
+            err_style,
+            markdown: out_terminal,
+            spinner: if spins {
+                Spinner::new(Box::new(stderr_target), Some(SPINNER_INTERVAL), err_style)
+            } else {
+                Spinner::disabled()
+            },
+            columns: || {
+                console::Term::stdout()
+                    .size_checked()
+                    .or_else(|| console::Term::stderr().size_checked())
+                    .map(|(_, columns)| usize::from(columns))
+            },
+        }
+    }
+}
+
+/// The process's screen, shared by the event view and the approval prompt.
+pub fn screen() -> &'static Screen {
+    static SCREEN: OnceLock<Screen> = OnceLock::new();
+    SCREEN.get_or_init(|| Screen::new(Output::terminal()))
+}
+
+/// See the module's documentation.
+pub struct Screen {
+    state: Mutex<State>,
+}
+
+struct State {
+    out: Box<dyn Write + Send>,
+    err: Box<dyn Write + Send>,
+    err_style: Style,
+    /// The renderer, when the answer is shown as Markdown.
+    markdown: Option<Markdown>,
+    /// Written as it comes: whether the answer's last line is open.
+    line_open: bool,
+    /// Rendered: what was shown last, for the blank line between an answer and tool calls.
+    last: Last,
+    spinner: Spinner,
+    columns: fn() -> Option<usize>,
+    /// The turn under way.
+    turn: Option<Turn>,
+}
+
+/// What the screen showed last (on a terminal, a blank line sets answers and calls apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Last {
+    Nothing,
+    /// Answer text, and whether its last line was blank.
+    Answer {
+        blank: bool,
+    },
+    /// A call or its result.
+    Tool,
+}
+
+struct Turn {
+    /// What the spinner says.
+    label: String,
+    /// Output tokens the provider counted this turn.
+    counted: u64,
+    /// Characters streamed since its last count.
+    streamed: usize,
+}
+
+impl Turn {
+    fn tokens(&self) -> u64 {
+        self.counted + u64::try_from(self.streamed / CHARS_PER_TOKEN).unwrap_or(u64::MAX)
+    }
+}
+
+impl Screen {
+    /// A screen writing to `output`.
+    pub fn new(output: Output) -> Self {
+        Self {
+            state: Mutex::new(State {
+                markdown: output.markdown.then(|| Markdown::new(output.out_style)),
+                out: output.out,
+                err: output.err,
+                err_style: output.err_style,
+                line_open: false,
+                last: Last::Nothing,
+                spinner: output.spinner,
+                columns: output.columns,
+                turn: None,
+            }),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A turn begins: the spinner shows (`thinking…`), the clock and the token count start.
+    pub fn begin_turn(&self) {
+        let mut state = self.state();
+        state.turn = Some(Turn {
+            label: THINKING.to_string(),
+            counted: 0,
+            streamed: 0,
+        });
+        state.last = Last::Nothing;
+        let columns = (state.columns)();
+        if let Some(markdown) = &mut state.markdown {
+            markdown.set_width(columns);
+        }
+        state.spinner.restart_clock();
+        state.refresh_spinner();
+    }
+
+    /// Streamed answer text (untrusted: made safe here, before any styling).
+    pub fn text(&self, text: &str) {
+        let mut state = self.state();
+        state.count(text, Some(WRITING));
+        let shown = if let Some(markdown) = &mut state.markdown {
+            let shown = markdown.push(text);
+            state.set_apart(shown)
+        } else {
+            let safe = terminal_safe(text, true).into_owned();
+            if !safe.is_empty() {
+                state.line_open = !safe.ends_with('\n');
+            }
+            safe
+        };
+        state.write(&shown, "");
+        state.refresh_spinner();
+    }
+
+    /// Text a subagent wrote: not shown, but counted.
+    pub fn subagent_text(&self, text: &str) {
+        let mut state = self.state();
+        state.count(text, None);
+        state.refresh_spinner();
+    }
+
+    /// The provider's count of one response's output tokens.
+    pub fn usage(&self, output_tokens: u64) {
+        let mut state = self.state();
+        if let Some(turn) = &mut state.turn {
+            turn.counted += output_tokens;
+            turn.streamed = 0;
+        }
+        state.refresh_spinner();
+    }
+
+    /// A call, as the model made it: `> bash(git status)`; `depth` levels of subagent in.
+    pub fn tool_call(&self, name: &str, input: &Value, depth: usize) {
+        let mut state = self.state();
+        let style = state.err_style;
+        let indent = SUBAGENT_INDENT.repeat(depth);
+        // `> name(` and `)` around the argument, which gets the rest of the line.
+        let around = indent.len() + CALL_MARK.len() + 1 + terminal_safe(name, false).width() + 2;
+        let width = (state.columns)().map_or(CALL_MAX_WIDTH, |columns| {
+            columns
+                .saturating_sub(around)
+                .clamp(MIN_WIDTH, CALL_MAX_WIDTH)
+        });
+        let (name, argument) = call_parts(name, input, width);
+        let line = format!(
+            "{indent}{} {}({argument})\n",
+            style.paint(Attrs::DIM, CALL_MARK),
+            style.paint(Attrs::BOLD, &name),
+        );
+        let answer = state.close_answer();
+        let gap = if state.markdown.is_some() && state.last == (Last::Answer { blank: false }) {
+            "\n"
+        } else {
+            ""
+        };
+        state.last = Last::Tool;
+        state.write(&answer, &format!("{gap}{line}"));
+        if depth == 0
+            && let Some(turn) = &mut state.turn
+        {
+            turn.label = format!("{RUNNING} {name}");
+        }
+        state.refresh_spinner();
+    }
+
+    /// A call's result, under it: `  ⎿ (no output)` or its first lines (red when it failed).
+    pub fn tool_result(&self, content: &str, is_error: bool, depth: usize) {
+        let mut state = self.state();
+        let style = state.err_style;
+        let indent = SUBAGENT_INDENT.repeat(depth);
+        let width = (state.columns)().map_or(RESULT_MAX_WIDTH, |columns| {
+            columns
+                .saturating_sub(indent.len() + RESULT_MARK.chars().count())
+                .clamp(MIN_WIDTH, RESULT_MAX_WIDTH)
+        });
+        let attrs = if is_error { Attrs::RED } else { Attrs::DIM };
+        let mut text = String::new();
+        for (index, line) in result_lines(content, width).iter().enumerate() {
+            let mark = if index == 0 { RESULT_MARK } else { RESULT_MORE };
+            text.push_str(&indent);
+            text.push_str(&style.paint(Attrs::DIM, mark));
+            text.push_str(&style.paint(attrs, line));
+            text.push('\n');
+        }
+        let answer = state.close_answer();
+        state.last = Last::Tool;
+        state.write(&answer, &text);
+        if depth == 0
+            && let Some(turn) = &mut state.turn
+        {
+            turn.label = THINKING.to_string();
+        }
+        state.refresh_spinner();
+    }
+
+    /// A line (or lines) for the user on stderr: `note: …`, `retrying …` (untrusted: made safe
+    /// here). Pending Markdown stays pending (a notice does not end a code block); an open
+    /// line of plain answer text is ended first.
+    pub fn notice(&self, text: &str, attrs: Attrs, depth: usize) {
+        let mut state = self.state();
+        let style = state.err_style;
+        let indent = SUBAGENT_INDENT.repeat(depth);
+        let mut lines = String::new();
+        for line in terminal_safe(text, true).lines() {
+            lines.push_str(&indent);
+            lines.push_str(&style.paint(attrs, line));
+            lines.push('\n');
+        }
+        let open = if std::mem::take(&mut state.line_open) {
+            "\n"
+        } else {
+            ""
+        };
+        state.write(open, &lines);
+        state.refresh_spinner();
+    }
+
+    /// Before a question: the spinner stops and the answer's line ends, so the question starts
+    /// on a line of its own. [`Screen::resume`] after the answer.
+    pub fn pause(&self) {
+        let mut state = self.state();
+        state.spinner.hide();
+        let answer = state.close_answer();
+        state.write(&answer, "");
+    }
+
+    /// Writes a question on stderr as it is (trusted text: the caller made what it quotes safe).
+    pub fn ask(&self, question: &str) {
+        let mut state = self.state();
+        state.write("", question);
+    }
+
+    /// After the question: the spinner goes on, if a turn is under way.
+    pub fn resume(&self) {
+        self.state().refresh_spinner();
+    }
+
+    /// Runs `write` (which writes to stderr or stdout directly: [`crate::output::warn`]) with
+    /// the spinner erased; it is drawn again after.
+    pub fn suspend<R>(&self, write: impl FnOnce() -> R) -> R {
+        self.state().spinner.suspend(write)
+    }
+
+    /// The turn ended (or was cancelled): the answer's last line is shown and ended, the
+    /// spinner erased. Safe to call twice.
+    pub fn end_turn(&self) {
+        let mut state = self.state();
+        state.spinner.hide();
+        state.turn = None;
+        let answer = state.close_answer();
+        state.write(&answer, "");
+    }
+}
+
+impl State {
+    fn count(&mut self, text: &str, label: Option<&str>) {
+        if let Some(turn) = &mut self.turn {
+            turn.streamed += text.chars().count();
+            if let Some(label) = label {
+                label.clone_into(&mut turn.label);
+            }
+        }
+    }
+
+    /// Writes to stdout then stderr with the spinner erased; it is drawn again after.
+    fn write(&mut self, stdout: &str, stderr: &str) {
+        if stdout.is_empty() && stderr.is_empty() {
+            return;
+        }
+        let Self {
+            out, err, spinner, ..
+        } = self;
+        spinner.suspend(|| {
+            if !stdout.is_empty() {
+                let _ = out.write_all(stdout.as_bytes());
+                let _ = out.flush();
+            }
+            if !stderr.is_empty() {
+                let _ = err.write_all(stderr.as_bytes());
+                let _ = err.flush();
+            }
+        });
+    }
+
+    /// Rendered answer text, after a blank line when it follows a call.
+    fn set_apart(&mut self, shown: String) -> String {
+        if shown.is_empty() {
+            return shown;
+        }
+        let gap = self.last == Last::Tool;
+        self.last = Last::Answer {
+            blank: shown == "\n" || shown.ends_with("\n\n"),
+        };
+        if gap { format!("\n{shown}") } else { shown }
+    }
+
+    /// What ends the answer so far: the Markdown still pending, or a newline for an open line.
+    fn close_answer(&mut self) -> String {
+        match &mut self.markdown {
+            Some(markdown) => {
+                let shown = markdown.finish();
+                self.set_apart(shown)
+            }
+            None if std::mem::take(&mut self.line_open) => "\n".to_string(),
+            None => String::new(),
+        }
+    }
+
+    fn refresh_spinner(&mut self) {
+        if let Some(turn) = &self.turn {
+            let tokens = turn.tokens();
+            let label = turn.label.clone();
+            self.spinner.show(&label, tokens);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use indicatif::ProgressDrawTarget;
+    use serde_json::json;
+
+    use super::super::fake_term::FakeTerm;
+    use super::super::spinner::NoPadding;
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Capture(Arc<Mutex<Vec<u8>>>);
+
+    impl Capture {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+        }
+    }
+
+    impl Write for Capture {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Both streams piped: no colour, no spinner, the answer as it comes.
+    fn piped() -> (Screen, Capture, Capture) {
+        let (out, err) = (Capture::default(), Capture::default());
+        let screen = Screen::new(Output {
+            out: Box::new(out.clone()),
+            err: Box::new(err.clone()),
+            out_style: Style::plain(),
+            err_style: Style::plain(),
+            markdown: false,
+            spinner: Spinner::disabled(),
+            columns: || None,
+        });
+        (screen, out, err)
+    }
+
+    /// Both streams on one terminal, without colour so the test reads the text, and a spinner
+    /// whose clock stands at 2 s.
+    fn terminal() -> (Screen, FakeTerm) {
+        let term = FakeTerm::new(50);
+        let target = term.clone();
+        let spinner = Spinner::new(
+            Box::new(move || ProgressDrawTarget::term_like(Box::new(NoPadding(target.clone())))),
+            None,
+            Style::plain(),
+        )
+        .with_clock(|_| Duration::from_secs(2));
+        let screen = Screen::new(Output {
+            out: Box::new(term.clone()),
+            err: Box::new(term.clone()),
+            out_style: Style::plain(),
+            err_style: Style::plain(),
+            markdown: true,
+            spinner,
+            columns: || Some(50),
+        });
+        (screen, term)
+    }
+
+    #[test]
+    fn piped_the_answer_is_as_written_and_each_call_shows_before_its_result() {
+        let (screen, out, err) = piped();
+        screen.begin_turn();
+        screen.text("Removing **it**");
+        screen.tool_call("bash", &json!({"command": "rm -rf .git"}), 0);
+        screen.tool_result("", false, 0);
+        screen.text("Done.");
+        screen.end_turn();
+        screen.end_turn();
+        assert_eq!(out.text(), "Removing **it**\nDone.\n");
+        assert_eq!(err.text(), "> bash(rm -rf .git)\n  ⎿ (no output)\n");
+    }
+
+    #[test]
+    fn subagent_calls_are_indented_and_notices_end_the_open_line() {
+        let (screen, out, err) = piped();
+        screen.begin_turn();
+        screen.tool_call("task", &json!({"description": "look", "prompt": "p"}), 0);
+        screen.tool_call("read_file", &json!({"path": "notes.txt"}), 1);
+        screen.tool_result("     1\tone\n", false, 1);
+        screen.notice("note: read\u{1b}[2J", Attrs::NONE, 1);
+        screen.tool_result("one", false, 0);
+        screen.text("So");
+        screen.notice("retrying (attempt 2) in 5 ms: overloaded", Attrs::YELLOW, 0);
+        screen.text(" it says one.");
+        screen.end_turn();
+        assert_eq!(
+            err.text(),
+            "> task(look)\n    > read_file(notes.txt)\n      ⎿      1  one\n    note: read\\e[2J\n  ⎿ one\nretrying (attempt 2) in 5 ms: overloaded\n"
+        );
+        assert_eq!(out.text(), "So\n it says one.\n");
+    }
+
+    #[test]
+    fn a_prompt_starts_on_its_own_line() {
+        let (screen, out, err) = piped();
+        screen.begin_turn();
+        screen.text("Let me run it:");
+        screen.pause();
+        screen.ask("allow? ");
+        screen.resume();
+        screen.end_turn();
+        assert_eq!(out.text(), "Let me run it:\n");
+        assert_eq!(err.text(), "allow? ");
+    }
+
+    #[test]
+    fn on_a_terminal_the_spinner_never_mixes_with_text_and_goes_at_the_end() {
+        let (screen, term) = terminal();
+        screen.begin_turn();
+        assert_eq!(term.lines(), ["⠴ thinking… 2s"]);
+        screen.text("# Plan\n- one");
+        assert_eq!(term.lines(), ["# Plan", "⠴ writing… 2s · ↓ 3 tokens"]);
+        screen.usage(40);
+        // The answer's last line is shown, then a blank line sets the call apart.
+        screen.tool_call("bash", &json!({"command": "git status\ngit log"}), 0);
+        let call = ["# Plan", "• one", "", "> bash(git status …)"];
+        assert_eq!(
+            term.lines(),
+            [&call[..], &["⠴ running bash… 2s · ↓ 40 tokens"]].concat()
+        );
+        // An approval: the spinner goes, the question is on its own line, then it comes back.
+        screen.pause();
+        screen.ask("allow? [y]es / [n]o: ");
+        assert_eq!(
+            term.lines(),
+            [&call[..], &["allow? [y]es / [n]o:"]].concat()
+        );
+        term.feed("y\n");
+        screen.resume();
+        screen.tool_result("On branch main\n", false, 0);
+        screen.tool_call("read_file", &json!({"path": "a.rs"}), 0);
+        screen.tool_result("", false, 0);
+        screen.text("All clean.");
+        screen.end_turn();
+        assert_eq!(
+            term.lines(),
+            [
+                &call[..],
+                &[
+                    "allow? [y]es / [n]o: y",
+                    "  ⎿ On branch main",
+                    "> read_file(a.rs)",
+                    "  ⎿ (no output)",
+                    "",
+                    "All clean."
+                ]
+            ]
+            .concat()
+        );
+        assert_eq!(term.cursor(), (10, 0));
+    }
+
+    #[test]
+    fn calls_and_results_fit_the_terminal() {
+        let (screen, term) = terminal();
+        screen.begin_turn();
+        let command = format!("echo {}", "word ".repeat(30));
+        screen.tool_call("bash", &json!({ "command": command }), 1);
+        screen.tool_result(&command, false, 1);
+        screen.end_turn();
+        let lines = term.lines();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].starts_with("    > bash(echo word"), "{lines:?}");
+        assert!(
+            lines[0].ends_with("…)") && lines[1].ends_with('…'),
+            "{lines:?}"
+        );
+        assert!(
+            lines.iter().all(|line| line.chars().count() == 50),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn cancelling_erases_the_spinner_and_keeps_what_was_written() {
+        let (screen, term) = terminal();
+        screen.begin_turn();
+        screen.text("partial li");
+        // The terminal echoes Ctrl-C where the cursor is: after the spinner's text.
+        term.feed("^C");
+        assert_eq!(term.lines(), ["⠴ writing… 2s · ↓ 2 tokens^C"]);
+        screen.end_turn();
+        assert_eq!(term.lines(), ["partial li"]);
+        assert_eq!(term.cursor(), (1, 0));
+    }
+}
