@@ -211,6 +211,20 @@ impl Guard {
             paths.push(relative.join(".envrc"));
             paths.push(relative.join("skillet.toml"));
         }
+        // The instruction files of every folder from the root down to the working directory:
+        // what a new session reads into its prompt.
+        if let Ok(relative) = self.cwd.strip_prefix(self.beneath.root()) {
+            let mut folder = PathBuf::new();
+            for name in crate::instructions::INSTRUCTION_FILE_NAMES {
+                paths.push(PathBuf::from(name));
+            }
+            for component in relative.components() {
+                folder.push(component);
+                for name in crate::instructions::INSTRUCTION_FILE_NAMES {
+                    paths.push(folder.join(name));
+                }
+            }
+        }
         let mut complete = true;
         // Git: the hooks, and the config and hooks of submodules' repositories.
         self.walk(

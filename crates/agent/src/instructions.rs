@@ -248,7 +248,8 @@ impl Instructions {
             };
             let path = skillet_skills::xml_escape(&file.path.display().to_string());
             let _ = write!(out, "\n\n<{tag} path=\"{path}\">\n");
-            let body = neutralize_tags(&file.text);
+            let visible = visible_text(&file.text);
+            let body = neutralize_tags(&visible);
             out.push_str(&body);
             if !body.is_empty() && !body.ends_with('\n') {
                 out.push('\n');
@@ -317,6 +318,22 @@ fn read_user_file(path: &Path) -> Result<Option<String>, String> {
 /// written `&lt;` (as [`skillet_skills::neutralize_wrapper`] does for skills).
 pub fn neutralize_tags(text: &str) -> std::borrow::Cow<'_, str> {
     skillet_skills::neutralize_tags(text, &[PROJECT_TAG, USER_TAG])
+}
+
+/// Instruction text without what hides or reorders it (tag characters, bidi controls,
+/// zero-width characters, other control characters), line by line so lines and tabs stay: the
+/// model reads what the user sees in an editor. Returns the text unchanged when nothing hides.
+pub fn visible_text(text: &str) -> String {
+    text.split('\n')
+        .map(|line| {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            line.split('\t')
+                .map(|piece| skillet_skills::clean_description(piece).0)
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// What `/init` sends as the user's message: the model looks at the project and drafts an
@@ -403,5 +420,11 @@ mod tests {
             user_instructions_path(&env),
             Some(PathBuf::from("/home/u/.config/skillet/AGENTS.md"))
         );
+    }
+
+    #[test]
+    fn hidden_characters_never_reach_the_prompt() {
+        let text = "Build with cargo.\u{e0069}\u{e0067}\n\tindented \u{202e}x\u{200b}y\r\nend";
+        assert_eq!(visible_text(text), "Build with cargo.\n\tindented xy\nend");
     }
 }

@@ -109,7 +109,7 @@ pub fn confine_error(error: ConfineError) -> ToolError {
 
 /// File names a write never touches without asking: each runs code or steers the model one
 /// step later.
-pub const PROTECTED_NAMES: [(&str, &str); 2] = [
+pub const PROTECTED_NAMES: [(&str, &str); 5] = [
     (
         "skillet.toml",
         "is skillet's config (it decides what skillet does next)",
@@ -118,11 +118,23 @@ pub const PROTECTED_NAMES: [(&str, &str); 2] = [
         ".envrc",
         "runs in your shell when you enter the folder (direnv)",
     ),
+    (
+        "AGENTS.md",
+        "is read into every new session's instructions (it steers the model)",
+    ),
+    (
+        "AGENTS.override.md",
+        "is read into every new session's instructions (it steers the model)",
+    ),
+    (
+        "CLAUDE.md",
+        "is read into every new session's instructions (it steers the model)",
+    ),
 ];
 
 /// Why a write to `path` (absolute, links inside the root resolved) must be asked for each time,
-/// if it must: git's folder (hooks run code), skillet's config, `.envrc`, and the skill roots
-/// (what skills say steers the model).
+/// if it must: git's folder (hooks run code), skillet's config, `.envrc`, the project instruction
+/// files, and the skill roots (what skills and instructions say steers the model).
 pub fn protection(context: &ToolContext, path: &Path) -> Option<&'static str> {
     // Names compare without case: on a case-insensitive file system `.GIT` is `.git`.
     if path.components().any(|component| {

@@ -150,9 +150,10 @@ pub fn is_session_id(value: &str) -> bool {
 }
 
 /// What `--resume` and a prompt were really given. clap lets `--resume` take the next word,
-/// so `skillet run --resume "follow up"` gives it the prompt; a value that is neither in the
-/// form of a session id nor the name of a stored one is taken as the prompt, and the session is
-/// the latest. `--continue` stands for `--resume` without an id.
+/// so `skillet run --resume "follow up"` gives it the prompt; a value of several words that is
+/// neither in the form of a session id nor the name of a stored one is taken as the prompt, and
+/// the session is the latest. A single word stays an id, so a mistyped id is an error ("no
+/// session"), never a prompt sent to the model. `--continue` stands for `--resume` without an id.
 pub fn split_resume(
     resume: Option<&str>,
     continue_latest: bool,
@@ -165,7 +166,11 @@ pub fn split_resume(
         resume
     };
     match (resume, prompt) {
-        (Some(value), None) if value != LATEST && !is_stored_session(value, sessions_dir) => {
+        (Some(value), None)
+            if value != LATEST
+                && value.trim().contains(char::is_whitespace)
+                && !is_stored_session(value, sessions_dir) =>
+        {
             (Some(LATEST.to_string()), Some(value.to_string()))
         }
         (resume, prompt) => (resume.map(str::to_string), prompt),
@@ -262,6 +267,13 @@ mod tests {
             split_resume(Some("20261130-042927-29b8"), false, None, dir),
             (Some("20261130-042927-29b8".into()), None)
         );
+        // One word stays an id: a typo is "no session", never a prompt sent to the model.
+        for typo in ["20261130-04292-29b8", "29b8", "fix"] {
+            assert_eq!(
+                split_resume(Some(typo), false, None, dir),
+                (Some(typo.into()), None)
+            );
+        }
         assert_eq!(
             split_resume(Some("x"), false, Some("p".into()), dir),
             (Some("x".into()), Some("p".into()))
