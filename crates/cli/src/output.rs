@@ -89,9 +89,29 @@ fn is_invisible_format(c: char) -> bool {
         | '\u{e0000}'..='\u{e007f}')
 }
 
+/// A URL as shown to the user: credentials in it (`user:secret@`) and the query (where some
+/// servers take a key) are replaced by `…`, so `skillet config` and `/model` never print a key.
+pub fn redacted_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, path) = rest
+        .find(['/', '?', '#'])
+        .map_or((rest, ""), |end| (&rest[..end], &rest[end..]));
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority.to_string(), |(_, host)| format!("…@{host}"));
+    let path = path
+        .split_once('?')
+        .map_or(path.to_string(), |(path, _)| format!("{path}?…"));
+    if scheme.is_empty() {
+        format!("{host}{path}")
+    } else {
+        format!("{scheme}://{host}{path}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::terminal_safe;
+    use super::{redacted_url, terminal_safe};
 
     #[test]
     fn escapes_cannot_act_on_the_terminal() {
@@ -109,5 +129,18 @@ mod tests {
         assert_eq!(terminal_safe("x\u{202e}gpj.exe", true), "x\\u{202e}gpj.exe");
         assert_eq!(terminal_safe("\u{9b}31m", true), "\\u{9b}31m");
         assert_eq!(terminal_safe("é ünïcode 👍", true), "é ünïcode 👍");
+    }
+
+    #[test]
+    fn urls_are_shown_without_credentials_or_queries() {
+        assert_eq!(
+            redacted_url("https://api.example.com/v1"),
+            "https://api.example.com/v1"
+        );
+        assert_eq!(
+            redacted_url("https://user:sk-secret@host:8080/v1?key=sk-2"),
+            "https://…@host:8080/v1?…"
+        );
+        assert_eq!(redacted_url("http://h?api_key=x"), "http://h?…");
     }
 }

@@ -480,7 +480,7 @@ impl Chat {
                 "model: {} ({}, {})",
                 terminal_safe(&current, false),
                 self.settings.provider.as_str(),
-                terminal_safe(&self.settings.base_url, false)
+                terminal_safe(&crate::output::redacted_url(&self.settings.base_url), false)
             );
             if self.agent.header().model != current {
                 let _ = write!(

@@ -1,6 +1,7 @@
 //! `skillet config`: the setup `run` and `chat` would use, and why each value won; and
 //! `skillet completions SHELL`.
 
+use crate::output::redacted_url;
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
 use std::process::ExitCode;
@@ -76,6 +77,10 @@ fn why(origin: &Origin) -> String {
     }
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one line per setting, in the order shown"
+)]
 fn describe(text: &mut String, settings: &Settings) {
     let explanation = &settings.explanation;
     let _ = writeln!(text, "config files (the first that sets a key wins):");
@@ -95,7 +100,12 @@ fn describe(text: &mut String, settings: &Settings) {
         other => why(other),
     };
     line(text, "model", &settings.model, &model_why);
-    line(text, "base URL", &settings.base_url, &origin("base_url"));
+    line(
+        text,
+        "base URL",
+        &redacted_url(&settings.base_url),
+        &origin("base_url"),
+    );
     let key = if settings.api_key.is_some() {
         "set"
     } else {

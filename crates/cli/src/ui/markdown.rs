@@ -31,6 +31,11 @@ use crate::output::terminal_safe;
 
 /// List bullets by nesting level (cycled below the third).
 const BULLETS: [&str; 3] = ["•", "◦", "▪"];
+/// The most rows of a table held back to be aligned: past this the rows held are shown and the
+/// rest of the table streams as it comes (a model's endless table never stalls the screen).
+const MAX_HELD_TABLE_ROWS: usize = 200;
+/// The longest line held back waiting for its end: past this it is shown as it is so far.
+const MAX_HELD_LINE_BYTES: usize = 16 * 1024;
 /// Columns each list level is indented by.
 const LIST_INDENT: usize = 2;
 /// Columns of a horizontal rule.
@@ -109,6 +114,14 @@ impl Markdown {
             let line: String = self.partial.drain(..=end).collect();
             self.line(&line[..end], &mut out);
         }
+        if self.partial.len() > MAX_HELD_LINE_BYTES {
+            let mut cut = MAX_HELD_LINE_BYTES;
+            while !self.partial.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let line: String = self.partial.drain(..cut).collect();
+            self.line(&line, &mut out);
+        }
         out
     }
 
@@ -142,6 +155,7 @@ impl Markdown {
                 return;
             }
             1 => self.flush_table(out),
+            rows if rows >= MAX_HELD_TABLE_ROWS => self.flush_table(out),
             _ if line.contains('|') => {
                 self.table.push(line);
                 return;
@@ -673,6 +687,20 @@ mod tests {
         let mut out = markdown.push(text);
         out.push_str(&markdown.finish());
         out
+    }
+
+    #[test]
+    fn an_endless_table_or_line_is_not_held_back_without_bound() {
+        let mut markdown = Markdown::new(Style::plain());
+        let mut shown = markdown.push("| a | b |\n|---|---|\n");
+        for row in 0..MAX_HELD_TABLE_ROWS + 10 {
+            shown.push_str(&markdown.push(&format!("| {row} | x |\n")));
+        }
+        assert!(shown.contains("| 0 ") || shown.contains(" 0 "), "{shown}");
+        let mut markdown = Markdown::new(Style::plain());
+        let long = "é".repeat(MAX_HELD_LINE_BYTES);
+        let shown = markdown.push(&long);
+        assert!(!shown.is_empty() && shown.len() <= long.len() + 1);
     }
 
     #[test]
