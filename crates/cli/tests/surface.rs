@@ -413,6 +413,27 @@ fn semantic_matching_without_the_model_is_an_error_that_says_how_to_get_it() {
 }
 
 #[test]
+fn a_named_model_folder_without_the_model_is_a_usage_error() {
+    let sandbox = sandbox();
+    let missing = sandbox.root.join("no-model");
+    for args in [
+        vec!["skills", "index", "--embed-model"],
+        vec![
+            "skills",
+            "match",
+            "--mode",
+            "semantic",
+            "pdf",
+            "--embed-model",
+        ],
+    ] {
+        let out = run(skillet(&sandbox, None).args(&args).arg(&missing));
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("no-model"), "{}", out.stderr);
+    }
+}
+
+#[test]
 fn skills_index_does_not_tell_you_to_run_skills_index() {
     let sandbox = sandbox();
     let out = run(skillet(&sandbox, None).args(["skills", "index"]));

@@ -24,6 +24,17 @@ const MODEL_BY_HAND: &str = "or put its config.json, tokenizer.json and model.sa
 
 /// What is said when the model is missing, for who needed it: the hint never names the
 /// command that was just run.
+/// The exit code when the model a command needs is missing: a usage error (2) when the user
+/// named a folder (`--embed-model`, `SKILLET_EMBED_MODEL`) that does not hold it, a failure (1)
+/// when none was found or downloaded.
+fn no_model_exit(explicit: Option<&Path>) -> u8 {
+    if explicit.is_some() || env::path(env::SKILLET_EMBED_MODEL).is_some() {
+        crate::EXIT_USAGE
+    } else {
+        EXIT_FAILURE
+    }
+}
+
 fn no_model(need: Need) -> String {
     match need {
         Need::Optional => format!(
@@ -254,7 +265,7 @@ pub fn run_match(
         Mode::Lexical => SkillIndex::lexical(&library),
         Mode::Semantic => match semantic_index(&library, embed_model, Need::Semantic) {
             Some(index) => index,
-            None => return Ok(ExitCode::from(EXIT_FAILURE)),
+            None => return Ok(ExitCode::from(no_model_exit(embed_model))),
         },
         Mode::Hybrid => index(&library, embed_model),
     };
@@ -297,7 +308,7 @@ pub fn run_match(
 pub fn run_index(context: &Context, embed_model: Option<&Path>) -> anyhow::Result<ExitCode> {
     let library = discover(&context.roots);
     let Some(model) = find_or_download(embed_model, Need::Index) else {
-        return Ok(ExitCode::from(EXIT_FAILURE));
+        return Ok(ExitCode::from(no_model_exit(embed_model)));
     };
     let show = io::stderr().is_terminal();
     let stats = refresh_cache(

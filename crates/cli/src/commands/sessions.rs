@@ -98,12 +98,27 @@ fn project_of(dir: &Path) -> PathBuf {
     find_git_root(&dir).unwrap_or(dir)
 }
 
+/// What the list shows for a session whose every turn was compacted into its summary.
+const COMPACTED_ONLY: &str = "(compacted conversation)";
+
 /// A transcript's summary; `None` when it cannot be read or holds no user message.
 fn summarize(path: &Path, modified: SystemTime) -> Option<SessionSummary> {
     let (header, history) = transcript::load(path).ok()?;
-    let mut user_texts = history.iter().filter_map(user_text);
-    let first = user_texts.next()?;
-    let turns = 1 + user_texts.count();
+    let texts: Vec<&str> = history.iter().filter_map(user_text).collect();
+    if texts.is_empty() {
+        return None;
+    }
+    // skillet's own messages (a compaction's summary, the request to go on after an output
+    // limit) are not the user's turns.
+    let typed: Vec<&str> = texts
+        .into_iter()
+        .filter(|text| {
+            !text.starts_with(skillet_agent::compact::SUMMARY_HEADER)
+                && *text != skillet_agent::CONTINUE
+        })
+        .collect();
+    let first = typed.first().copied().unwrap_or(COMPACTED_ONLY);
+    let turns = typed.len();
     Some(SessionSummary {
         id: header.id,
         path: path.to_path_buf(),
@@ -285,6 +300,45 @@ mod tests {
         assert_eq!(
             split_resume(Some(LATEST), false, None, dir),
             (Some(LATEST.into()), None)
+        );
+    }
+
+    #[test]
+    fn a_compacted_session_is_listed_by_what_the_user_typed() {
+        use skillet_agent::transcript::{SessionHeader, Transcript, TranscriptEvent};
+        let temp = tempfile::tempdir().unwrap();
+        let header = SessionHeader {
+            id: "s".into(),
+            created: 0,
+            cwd: temp.path().to_path_buf(),
+            provider: "anthropic".into(),
+            model: "m".into(),
+            system: String::new(),
+            tools: vec![],
+        };
+        let mut file = Transcript::create(temp.path(), &header).unwrap();
+        let summary = Message::user(format!(
+            "{}\n\nthey asked about notes",
+            skillet_agent::compact::SUMMARY_HEADER
+        ));
+        file.record(&TranscriptEvent::Compacted {
+            messages: vec![summary],
+        })
+        .unwrap();
+        let path = file.path().to_path_buf();
+        let listed = summarize(&path, SystemTime::now()).unwrap();
+        assert_eq!(
+            (listed.first_message.as_str(), listed.turns),
+            (COMPACTED_ONLY, 0)
+        );
+        file.record(&TranscriptEvent::Message {
+            message: Message::user("and now the tests"),
+        })
+        .unwrap();
+        let listed = summarize(&path, SystemTime::now()).unwrap();
+        assert_eq!(
+            (listed.first_message.as_str(), listed.turns),
+            ("and now the tests", 1)
         );
     }
 
