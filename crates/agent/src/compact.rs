@@ -8,9 +8,9 @@
 //! makes anyway are not run, only its text is used. The history must be between turns: an answer
 //! whose calls have no results yet is refused ([`CompactError::MidTurn`]).
 //!
-//! The new history is one user message: [`SUMMARY_HEADER`], then the summary. The next turn's
-//! message follows it (two user messages in a row are valid in both dialects). The system prompt
-//! and tools do not change. A `compacted` event in the transcript holds the new history, so a
+//! The new history is a user message, [`SUMMARY_HEADER`] then the summary, and the short answer
+//! [`SUMMARY_ACKNOWLEDGED`], so roles alternate for servers whose chat templates insist. The
+//! system prompt and tools do not change. A `compacted` event in the transcript holds the new history, so a
 //! resumed session continues from it. Nothing changes unless a whole summary came back.
 
 use skillet_llm::{ContentBlock, Message, Request, Role, StopReason, StreamEvent, Usage};
@@ -36,6 +36,9 @@ they showed, decisions taken and why.\n\
 5. Anything else needed to go on without asking again: names, values, short pieces of code \
 worth keeping.\n\n\
 Be complete but brief: facts, not narration.";
+
+/// The model's side of a compacted history: it follows the summary, so roles still alternate.
+pub const SUMMARY_ACKNOWLEDGED: &str = "Understood. I will continue from this summary.";
 
 /// What the summary message starts with, so the model (and a reader of the transcript) knows
 /// what it is.
@@ -100,9 +103,10 @@ pub(crate) async fn compact(
     instructions: Option<&str>,
     events: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Result<CompactOutcome, AgentError> {
+    // The acknowledgement a compaction leaves is not an answer to summarise.
     if !history
         .iter()
-        .any(|message| message.role == Role::Assistant)
+        .any(|message| message.role == Role::Assistant && message.text() != SUMMARY_ACKNOWLEDGED)
     {
         return Err(CompactError::NothingToCompact.into());
     }
@@ -179,10 +183,18 @@ pub(crate) async fn compact(
         finish(transcript, failure, events);
         return Err(error.into());
     }
-    let compacted = vec![Message {
-        role: Role::User,
-        content: vec![ContentBlock::text(format!("{SUMMARY_HEADER}\n\n{summary}"))],
-    }];
+    // The summary, then a short answer, so the next user message follows an assistant one: some
+    // chat templates (served by llama.cpp, vLLM, Ollama) refuse two user messages in a row.
+    let compacted = vec![
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::text(format!("{SUMMARY_HEADER}\n\n{summary}"))],
+        },
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::text(SUMMARY_ACKNOWLEDGED)],
+        },
+    ];
     let outcome = CompactOutcome {
         messages_before: history.len(),
         tokens_before: estimate_tokens(history),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use skillet_agent::compact::{COMPACT_REQUEST, SUMMARY_HEADER};
+use skillet_agent::compact::{COMPACT_REQUEST, SUMMARY_ACKNOWLEDGED, SUMMARY_HEADER};
 use skillet_agent::permission::Permissions;
 use skillet_agent::transcript::{self, Transcript, TranscriptEvent};
 use skillet_agent::{Agent, AgentConfig, AgentError, AgentEvent, CompactError};
@@ -155,10 +155,15 @@ async fn compaction_leaves_a_valid_history_that_the_next_turn_follows_in_both_di
             "the summary is returned, not shown as an answer"
         );
 
-        // The history: one user message, marked as the summary.
+        // The history: one user message, marked as the summary, and the model's short answer
+        // (roles alternate).
         let history = agent.history();
-        assert_eq!(history.len(), 1);
+        assert_eq!(history.len(), 2);
         assert_eq!(history[0].role, Role::User);
+        assert_eq!(
+            (history[1].role, history[1].text()),
+            (Role::Assistant, SUMMARY_ACKNOWLEDGED.to_string())
+        );
         assert_eq!(
             history[0].text(),
             format!("{SUMMARY_HEADER}\n\nThe user asked what notes.txt says; it says alpha.")
@@ -245,7 +250,7 @@ async fn the_transcript_reloads_to_the_compacted_history_and_resumes() {
     server.push_turn(Turn::text("Resumed fine."));
     let outcome = resumed.run_turn("continue", &mut |_| {}).await.unwrap();
     assert_eq!(outcome.text, "Resumed fine.");
-    assert_eq!(transcript::load(&path).unwrap().1.len(), 3);
+    assert_eq!(transcript::load(&path).unwrap().1.len(), 4);
     all_accepted(&server);
 }
 
@@ -305,7 +310,7 @@ async fn a_turn_in_progress_is_not_compacted_until_its_calls_are_answered() {
     agent.close_cancelled_turn();
     server.push_turn(Turn::text("summary of a cancelled command"));
     agent.compact(None, &mut |_| {}).await.unwrap();
-    assert_eq!(agent.history().len(), 1);
+    assert_eq!(agent.history().len(), 2);
     all_accepted(&server);
 }
 
