@@ -183,18 +183,7 @@ pub(crate) async fn compact(
         finish(transcript, failure, events);
         return Err(error.into());
     }
-    // The summary, then a short answer, so the next user message follows an assistant one: some
-    // chat templates (served by llama.cpp, vLLM, Ollama) refuse two user messages in a row.
-    let compacted = vec![
-        Message {
-            role: Role::User,
-            content: vec![ContentBlock::text(format!("{SUMMARY_HEADER}\n\n{summary}"))],
-        },
-        Message {
-            role: Role::Assistant,
-            content: vec![ContentBlock::text(SUMMARY_ACKNOWLEDGED)],
-        },
-    ];
+    let compacted = compacted_history(&summary);
     let outcome = CompactOutcome {
         messages_before: history.len(),
         tokens_before: estimate_tokens(history),
@@ -243,6 +232,22 @@ pub fn estimate_tokens(messages: &[Message]) -> usize {
         })
         .sum();
     chars.div_ceil(CHARS_PER_TOKEN)
+}
+
+/// The history a compaction leaves: the summary, then a short answer, so the next user message
+/// follows an assistant one (some chat templates, served by llama.cpp, vLLM or Ollama, refuse
+/// two user messages in a row).
+fn compacted_history(summary: &str) -> Vec<Message> {
+    vec![
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::text(format!("{SUMMARY_HEADER}\n\n{summary}"))],
+        },
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::text(SUMMARY_ACKNOWLEDGED)],
+        },
+    ]
 }
 
 #[cfg(test)]
