@@ -163,6 +163,20 @@ fn show(context: &Context, name: &str) -> anyhow::Result<ExitCode> {
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }
+        // The model's error lists the names it may load; a person gets the close ones only.
+        Err(skillet_skills::LoadError::Unknown { suggestions, .. }) => {
+            let hint = if suggestions.is_empty() {
+                String::new()
+            } else {
+                let quoted: Vec<String> = suggestions.iter().map(|s| format!("'{s}'")).collect();
+                format!("; did you mean {}?", quoted.join(" or "))
+            };
+            warn(&format!(
+                "error: unknown skill '{}'{hint}\n  hint: `skillet skills list` shows every skill",
+                terminal_safe(name, false)
+            ));
+            Ok(ExitCode::from(EXIT_FAILURE))
+        }
         Err(error) => {
             warn(&format!("error: {error}"));
             Ok(ExitCode::from(EXIT_FAILURE))
