@@ -85,6 +85,7 @@ impl ChatArgs {
             (agent.max_steps.is_some(), "--max-steps"),
             (agent.catalog.is_some(), "--catalog"),
             (agent.no_stream, "--no-stream"),
+            (agent.no_instructions, "--no-instructions"),
             (agent.skill_match.is_some(), "--skill-match"),
             (agent.resume.is_some(), "--resume"),
             (agent.continue_latest, "--continue"),
@@ -157,6 +158,9 @@ pub struct AgentArgs {
     /// Wait for whole answers instead of streaming them
     #[arg(long)]
     pub no_stream: bool,
+    /// Do not read the project's AGENTS.md / CLAUDE.md (or your own) into a new session's prompt
+    #[arg(long)]
+    pub no_instructions: bool,
     /// Match each message against the skills: off, suggest (note the best fits) or auto (also
     /// load the best one)
     #[arg(long, value_enum)]

@@ -437,6 +437,8 @@ pub struct Settings {
     pub yes: bool,
     /// Stream answers.
     pub stream: bool,
+    /// Read project instructions (AGENTS.md, CLAUDE.md) into a new session's prompt.
+    pub instructions: bool,
     /// Where transcripts go.
     pub sessions_dir: PathBuf,
     /// What is done with skills matching a message.
@@ -743,6 +745,7 @@ impl Settings {
             catalog_budget: catalog_budget.map(|(n, _)| n),
             yes: yes_flag || yes_file.is_some_and(|(yes, _)| yes),
             stream: !args.no_stream && stream_file.is_none_or(|(stream, _)| stream),
+            instructions: !args.no_instructions,
             sessions_dir: data_dir.join("sessions"),
             skill_match: skill_match(
                 args.skill_match,

@@ -665,3 +665,45 @@ fn reworded_errors() {
     assert!(!result.to_lowercase().contains("error: error"), "{result}");
     assert!(result.contains("Unknown skill 'pfd'"), "{result}");
 }
+
+#[test]
+fn instruction_files_are_listed_by_run_and_config_and_left_out_on_request() {
+    let sandbox = sandbox();
+    std::fs::write(
+        sandbox.project.join("AGENTS.md"),
+        "Run tests with make check.\n",
+    )
+    .unwrap();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("ok"));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "--skill-match", "off", "hi"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("instructions: AGENTS.md"),
+        "{}",
+        out.stderr
+    );
+    let system = server.requests()[0].body["system"].to_string();
+    assert!(system.contains("Run tests with make check."), "{system}");
+    // Left out on request: not read, not listed.
+    server.push_turn(Turn::text("ok"));
+    let out = run(skillet(&sandbox, Some(&server)).args([
+        "run",
+        "--skill-match",
+        "off",
+        "--no-instructions",
+        "hi",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("instructions:"), "{}", out.stderr);
+    let system = server.requests()[1].body["system"].to_string();
+    assert!(!system.contains("make check"), "{system}");
+    // `skillet config` says which files a session here would read.
+    let out = run(skillet(&sandbox, Some(&server)).arg("config"));
+    assert!(
+        out.stdout.contains("project instructions"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("AGENTS.md"), "{}", out.stdout);
+}

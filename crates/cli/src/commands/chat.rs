@@ -16,7 +16,7 @@ use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use skillet_agent::compact::SUMMARY_HEADER;
 use skillet_agent::permission::Permissions;
-use skillet_agent::{Agent, Instructions, init_prompt};
+use skillet_agent::{Agent, init_prompt};
 use skillet_llm::{ContentBlock, Message, Role, Usage};
 use skillet_skills::{Library, render_skill};
 
@@ -239,7 +239,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         terminal_safe(&chat.context.env.cwd.display().to_string(), false),
         plural(chat.skills.model_invocable().count(), "skill")
     ));
-    if let Some(text) = instructions_text(chat.agent.instructions()) {
+    if let Some(text) = super::session::instructions_text(chat.agent.instructions()) {
         warn(&text);
     }
     if replayed {
@@ -618,44 +618,6 @@ impl Chat {
         replay(self.agent.history());
         Ok(())
     }
-}
-
-/// The project instructions a new session read into its prompt, to list at the start: each
-/// file, what the budget cut, and what could not be read. `None`: nothing to say.
-fn instructions_text(instructions: &Instructions) -> Option<String> {
-    let mut text = String::new();
-    if !instructions.files.is_empty() {
-        let files: Vec<String> = instructions
-            .files
-            .iter()
-            .map(|file| {
-                let path = terminal_safe(&file.path.display().to_string(), false).into_owned();
-                if file.cut() {
-                    format!(
-                        "{path} (cut: {} of {} bytes fit the {}-byte budget)",
-                        file.included(),
-                        file.size,
-                        instructions.budget
-                    )
-                } else {
-                    path
-                }
-            })
-            .collect();
-        let _ = write!(text, "instructions: {}", files.join(", "));
-    }
-    for skipped in &instructions.skipped {
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        let _ = write!(
-            text,
-            "note: instructions {} not read: {}",
-            terminal_safe(&skipped.path.display().to_string(), false),
-            terminal_safe(&skipped.reason, false)
-        );
-    }
-    (!text.is_empty()).then_some(text)
 }
 
 /// `a - b`, field by field.

@@ -1,7 +1,6 @@
 //! `skillet config`: the setup `run` and `chat` would use, and why each value won; and
 //! `skillet completions SHELL`.
 
-use crate::output::redacted_url;
 use std::fmt::Write as _;
 use std::io::{self, Write as _};
 use std::process::ExitCode;
@@ -12,7 +11,7 @@ use skillet_skills::find_git_root;
 use super::Context;
 use crate::args::{AgentArgs, Cli, ConfigArgs};
 use crate::env;
-use crate::output::terminal_safe;
+use crate::output::{redacted_url, terminal_safe};
 use crate::settings::{Origin, Settings, Sources, provider_name, user_config_dir, user_data_dir};
 use crate::{EXIT_USAGE, LONG_VERSION_LINE};
 
@@ -52,6 +51,7 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(EXIT_USAGE)
     };
     describe_skills(&mut text, context);
+    describe_instructions(&mut text, context);
     let mut out = io::stdout().lock();
     out.write_all(terminal_safe(&text, true).as_bytes())?;
     out.flush()?;
@@ -60,6 +60,26 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
         crate::output::warn(&format!("error: {error}"));
     }
     Ok(code)
+}
+
+/// The instruction files a new session here would read into its prompt.
+fn describe_instructions(text: &mut String, context: &Context) {
+    let user = skillet_agent::instructions::user_instructions_path(&context.env);
+    let found = skillet_agent::Instructions::load(&context.env.cwd, user.as_deref());
+    match super::session::instructions_text(&found) {
+        Some(listing) => {
+            let _ = writeln!(
+                text,
+                "project instructions (--no-instructions leaves them out):"
+            );
+            for entry in listing.lines() {
+                let _ = writeln!(text, "  {entry}");
+            }
+        }
+        None => {
+            let _ = writeln!(text, "project instructions: none (AGENTS.md, CLAUDE.md)");
+        }
+    }
 }
 
 /// One `name: value (why)` line.

@@ -53,6 +53,9 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         permissions,
         Some(&prompt),
     )?;
+    if let Some(text) = super::session::instructions_text(agent.instructions()) {
+        crate::output::warn(&text);
+    }
     // `--json` writes the events as they are, with no spinner; otherwise the answer goes to
     // stdout and the calls to stderr (a spinner and Markdown where those are terminals).
     let json = args.json;

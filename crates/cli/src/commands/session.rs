@@ -152,7 +152,7 @@ pub fn start(
             network: settings.sandbox.network,
             writable: settings.sandbox.writable.clone(),
         },
-        instructions: true,
+        instructions: settings.instructions,
         user_instructions: skillet_agent::instructions::user_instructions_path(&context.env),
     };
     let agent = match resume {
@@ -328,4 +328,45 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")
+}
+
+/// The project instructions a new session read into its prompt, to list at the start: each
+/// file, what the budget cut, and what could not be read. `None`: nothing to say.
+pub fn instructions_text(
+    instructions: &skillet_agent::instructions::Instructions,
+) -> Option<String> {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    if !instructions.files.is_empty() {
+        let files: Vec<String> = instructions
+            .files
+            .iter()
+            .map(|file| {
+                let path = terminal_safe(&file.path.display().to_string(), false).into_owned();
+                if file.cut() {
+                    format!(
+                        "{path} (cut: {} of {} bytes fit the {}-byte budget)",
+                        file.included(),
+                        file.size,
+                        instructions.budget
+                    )
+                } else {
+                    path
+                }
+            })
+            .collect();
+        let _ = write!(text, "instructions: {}", files.join(", "));
+    }
+    for skipped in &instructions.skipped {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        let _ = write!(
+            text,
+            "note: instructions {} not read: {}",
+            terminal_safe(&skipped.path.display().to_string(), false),
+            terminal_safe(&skipped.reason, false)
+        );
+    }
+    (!text.is_empty()).then_some(text)
 }
