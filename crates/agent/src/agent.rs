@@ -240,31 +240,13 @@ impl Agent {
         let budget = config
             .catalog_budget
             .unwrap_or_else(|| catalog_budget(provider.model()));
-        let mut catalog = render_catalog(library.skills(), CatalogFormat::List, budget);
+        let (catalog, search) = session_catalog(
+            library,
+            budget,
+            config.skill_index.as_deref(),
+            config.first_message.as_deref(),
+        );
         let total = library.model_invocable().count();
-        // Too many skills for the catalog: list those closest to the first message (when known)
-        // and offer search_skills for the rest.
-        let search = !catalog.report.dropped.is_empty() && config.skill_index.is_some();
-        if search
-            && let (Some(index), Some(first)) = (&config.skill_index, &config.first_message)
-            && let Ok((_, ranked)) = index.rank(
-                first,
-                skillet_retrieval::Mode::Hybrid,
-                library.skills().len(),
-            )
-        {
-            let mut ordered: Vec<&skillet_skills::Skill> =
-                ranked.iter().map(|r| &library.skills()[r.index]).collect();
-            let listed: std::collections::HashSet<&str> =
-                ordered.iter().map(|s| s.name.as_str()).collect();
-            ordered.extend(
-                library
-                    .skills()
-                    .iter()
-                    .filter(|s| !listed.contains(s.name.as_str())),
-            );
-            catalog = render_catalog(ordered, CatalogFormat::List, budget);
-        }
         // A resumed session sends its stored prompt: its instructions are not read again.
         let instructions = if resumed.is_none() && config.instructions {
             Instructions::load(&config.cwd, config.user_instructions.as_deref())
@@ -559,6 +541,40 @@ impl Agent {
         };
         append(&mut self.history, &mut record, answer.content);
     }
+}
+
+/// The catalog a session gives the model: every skill within `budget`; when they do not all fit
+/// and an index is at hand, the skills closest to the first message (when known) come first, and
+/// `search_skills` is offered for the rest (the `bool`). `skillet skills catalog` shows the same.
+pub fn session_catalog(
+    library: &Library,
+    budget: usize,
+    index: Option<&SkillIndex>,
+    first_message: Option<&str>,
+) -> (skillet_skills::Catalog, bool) {
+    let mut catalog = render_catalog(library.skills(), CatalogFormat::List, budget);
+    let search = !catalog.report.dropped.is_empty() && index.is_some();
+    if search
+        && let (Some(index), Some(first)) = (index, first_message)
+        && let Ok((_, ranked)) = index.rank(
+            first,
+            skillet_retrieval::Mode::Hybrid,
+            library.skills().len(),
+        )
+    {
+        let mut ordered: Vec<&skillet_skills::Skill> =
+            ranked.iter().map(|r| &library.skills()[r.index]).collect();
+        let listed: std::collections::HashSet<&str> =
+            ordered.iter().map(|s| s.name.as_str()).collect();
+        ordered.extend(
+            library
+                .skills()
+                .iter()
+                .filter(|s| !listed.contains(s.name.as_str())),
+        );
+        catalog = render_catalog(ordered, CatalogFormat::List, budget);
+    }
+    (catalog, search)
 }
 
 /// The catalog budget for a model: 1% of its context window at 4 characters a token.

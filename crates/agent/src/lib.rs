@@ -31,7 +31,7 @@ mod turn;
 pub use agent::{
     AUTO_LOAD_SCORE, Agent, AgentConfig, AgentEvent, CATALOG_BUDGET_BOUNDS, DEFAULT_MAX_STEPS,
     DEFAULT_MAX_TOKENS, MAX_SUGGESTIONS, PREVIEW_CHARS, SkillMatch, TurnOutcome, catalog_budget,
-    preview,
+    preview, session_catalog,
 };
 pub use compact::{CompactError, CompactOutcome};
 pub use error::AgentError;

@@ -233,6 +233,10 @@ pub enum SkillsCommand {
         /// Show the catalog for this model (default: the configured one)
         #[arg(long)]
         model: Option<String>,
+        /// A session's first message: when the skills do not all fit, the catalog lists those
+        /// closest to it first, as a session does
+        #[arg(long = "for", value_name = "MESSAGE")]
+        first_message: Option<String>,
     },
     /// Check skills against the specification; exit 1 when any has errors
     Validate {

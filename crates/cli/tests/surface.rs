@@ -707,3 +707,36 @@ fn instruction_files_are_listed_by_run_and_config_and_left_out_on_request() {
     );
     assert!(out.stdout.contains("AGENTS.md"), "{}", out.stdout);
 }
+
+#[test]
+fn catalog_for_a_first_message_lists_the_closest_skills_first_as_a_session_does() {
+    let sandbox = sandbox();
+    let root = sandbox.project.join(".agents/skills");
+    for (name, description) in [
+        ("alpha-notes", "Keep meeting notes tidy and dated."),
+        ("beta-charts", "Draw bar and line charts from CSV files."),
+        ("gamma-pdf", "Fill PDF forms and merge PDF documents."),
+    ] {
+        write_skill(
+            &root,
+            name,
+            &format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n"),
+        );
+    }
+    // Room for about one entry: without --for the first in order is kept; with it, the closest.
+    let plain = run(skillet(&sandbox, None).args(["skills", "catalog", "--budget", "60"]));
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(plain.stdout.contains("alpha-notes"), "{}", plain.stdout);
+    assert!(plain.stderr.contains("search_skills"), "{}", plain.stderr);
+    let ranked = run(skillet(&sandbox, None).args([
+        "skills",
+        "catalog",
+        "--budget",
+        "60",
+        "--for",
+        "merge these PDF forms",
+    ]));
+    assert_eq!(ranked.code, 0, "{}", ranked.stderr);
+    assert!(ranked.stdout.contains("gamma-pdf"), "{}", ranked.stdout);
+    assert!(!ranked.stdout.contains("alpha-notes"), "{}", ranked.stdout);
+}

@@ -27,7 +27,8 @@ pub fn run(context: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode
             format,
             budget,
             model,
-        } => catalog(context, format, budget, model),
+            first_message,
+        } => catalog(context, format, budget, model, first_message.as_deref()),
         SkillsCommand::Validate { paths, json } => validate(context, &paths, json),
         SkillsCommand::Audit { paths, json } => super::audit::run(context, &paths, json),
         SkillsCommand::New { name, dir } => new(context, &name, dir),
@@ -189,17 +190,33 @@ fn catalog(
     format: CatalogFormatArg,
     budget: Option<usize>,
     model: Option<String>,
+    first_message: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let (budget, why) = match budget {
         Some(budget) => (budget, "--budget".to_string()),
         None => agent_catalog_budget(context, model),
     };
     let library = discover(&context.roots);
-    let format = match format {
-        CatalogFormatArg::List => CatalogFormat::List,
-        CatalogFormatArg::Xml => CatalogFormat::Xml,
+    let (catalog, search) = match format {
+        // What a session sends: when the skills do not all fit, those closest to the first
+        // message first (with `--for`), and search_skills for the rest.
+        CatalogFormatArg::List => {
+            let fits = render_catalog(library.skills(), CatalogFormat::List, budget)
+                .report
+                .dropped
+                .is_empty();
+            // Ranking needs the index (and perhaps the model): only for `--for`.
+            let index = (!fits && first_message.is_some())
+                .then(|| super::matching::session_index(&library));
+            let (catalog, _) =
+                skillet_agent::session_catalog(&library, budget, index.as_ref(), first_message);
+            (catalog, !fits)
+        }
+        CatalogFormatArg::Xml => (
+            render_catalog(library.skills(), CatalogFormat::Xml, budget),
+            false,
+        ),
     };
-    let catalog = render_catalog(library.skills(), format, budget);
     if !catalog.text.is_empty() {
         let mut out = io::stdout().lock();
         writeln!(out, "{}", terminal_safe(&catalog.text, true))?;
@@ -207,6 +224,11 @@ fn catalog(
     }
     if let Some(summary) = catalog.report.summary() {
         warn(&format!("warning: {summary}\n  budget: {why}"));
+        if search {
+            warn(
+                "note: with skill matching on (the default), a session also gets the search_skills tool to find the skills left out, and lists first those closest to its first message (see them with --for MESSAGE)",
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
