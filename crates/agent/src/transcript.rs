@@ -253,14 +253,11 @@ fn cut_torn_tail(path: &Path) -> std::io::Result<()> {
         // Empty, or only blank lines: nothing to cut.
         return Ok(());
     };
-    let ends_in_newline = {
-        let mut rest = Vec::new();
-        file.seek(SeekFrom::Start(content_end))?;
-        (&mut file)
-            .take(length - content_end)
-            .read_to_end(&mut rest)?;
-        rest.contains(&b'\n')
-    };
+    // Whether the blank run after it holds a line end (read through, not kept).
+    file.seek(SeekFrom::Start(content_end))?;
+    let ends_in_newline = BufReader::new((&mut file).take(length - content_end))
+        .bytes()
+        .any(|byte| matches!(byte, Ok(b'\n')));
     // Parsed as it is read: damage (zeros, a cut) fails where it starts without reading on, and
     // a whole event of any size is recognised.
     file.seek(SeekFrom::Start(start_of_tail))?;
