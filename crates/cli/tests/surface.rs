@@ -740,3 +740,30 @@ fn catalog_for_a_first_message_lists_the_closest_skills_first_as_a_session_does(
     assert!(ranked.stdout.contains("gamma-pdf"), "{}", ranked.stdout);
     assert!(!ranked.stdout.contains("alpha-notes"), "{}", ranked.stdout);
 }
+
+#[test]
+fn a_session_whose_folder_is_gone_is_a_usage_error() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    let sessions = sandbox.home.join(".local/share/skillet/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let header = json!({"type": "session", "id": "20261130-042927-29b8", "created": 0,
+        "cwd": sandbox.root.join("gone"), "provider": "anthropic", "model": "m",
+        "system": "s", "tools": []});
+    let message = json!({"type": "message", "message": {"role": "user",
+        "content": [{"type": "text", "text": "hi"}]}});
+    std::fs::write(
+        sessions.join("20261130-042927-29b8.jsonl"),
+        format!("{header}\n{message}\n"),
+    )
+    .unwrap();
+    let out = run(skillet(&sandbox, Some(&server)).args([
+        "run",
+        "--resume",
+        "20261130-042927-29b8",
+        "go on",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("which is gone"), "{}", out.stderr);
+    assert!(server.requests().is_empty());
+}

@@ -98,12 +98,14 @@ pub fn find_resumed(
     };
     let path = session_path(&settings.sessions_dir, id, &context.env.cwd)?;
     let (header, history) = transcript::load(&path)?;
-    let cwd = std::fs::canonicalize(&header.cwd).with_context(|| {
-        format!(
+    // A session whose folder is gone cannot be asked for: a usage error, like an unknown id.
+    let cwd = std::fs::canonicalize(&header.cwd).map_err(|_| {
+        crate::UsageError::new(format!(
             "session {} worked in {}, which is gone; it cannot be resumed there",
             header.id,
-            header.cwd.display()
-        )
+            terminal_safe(&header.cwd.display().to_string(), false)
+        ))
+        .with_hint("`skillet sessions` lists this project's sessions")
     })?;
     if cwd != context.env.cwd {
         warn(&format!(
@@ -188,9 +190,9 @@ pub fn start(
 
 /// The transcript of a session id, or for `latest` of the session of the project `cwd` is in
 /// (its git root, else `cwd` itself) written to last in which the user said something (a
-/// session left empty, by `/clear` then `/exit`, is not one to continue). Every way this fails
-/// is a usage error (exit 2).
-fn session_path(dir: &Path, id: &str, cwd: &Path) -> Result<PathBuf, crate::UsageError> {
+/// session left empty, by `/clear` then `/exit`, is not one to continue). A session that cannot
+/// be named is a usage error (exit 2); a sessions folder that cannot be read is a failure (1).
+fn session_path(dir: &Path, id: &str, cwd: &Path) -> anyhow::Result<PathBuf> {
     use crate::UsageError;
     const ID_HINT: &str = "`skillet sessions` lists this project's sessions";
     if id != crate::args::LATEST {
@@ -203,7 +205,8 @@ fn session_path(dir: &Path, id: &str, cwd: &Path) -> Result<PathBuf, crate::Usag
                 "--resume: '{}' is not a session id (they look like 20261130-042927-29b8)",
                 terminal_safe(id, false)
             ))
-            .with_hint(ID_HINT));
+            .with_hint(ID_HINT)
+            .into());
         }
         let path = dir.join(format!("{id}.jsonl"));
         if !path.is_file() {
@@ -211,13 +214,15 @@ fn session_path(dir: &Path, id: &str, cwd: &Path) -> Result<PathBuf, crate::Usag
                 "--resume: no session '{id}' in {}",
                 dir.display()
             ))
-            .with_hint(ID_HINT));
+            .with_hint(ID_HINT)
+            .into());
         }
         return Ok(path);
     }
     let latest = super::sessions::project_sessions(dir, cwd, 1)
-        .map_err(|error| UsageError::new(format!("cannot read {}: {error}", dir.display())))?;
-    latest.into_iter().next().map(|s| s.path).ok_or_else(|| {
+        .with_context(|| format!("cannot read {}", dir.display()))?;
+    let latest = latest.into_iter().next().map(|s| s.path);
+    latest.ok_or_else(|| {
         let project = find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
         UsageError::new(format!(
             "no session of this project ({}) to continue in {}",
@@ -225,6 +230,7 @@ fn session_path(dir: &Path, id: &str, cwd: &Path) -> Result<PathBuf, crate::Usag
             dir.display()
         ))
         .with_hint("`--resume ID` continues a session of another project; `skillet run \"PROMPT\"` starts one")
+        .into()
     })
 }
 

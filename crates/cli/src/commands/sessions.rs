@@ -16,7 +16,9 @@ use super::Context;
 use crate::args::{LATEST, SessionsArgs};
 use crate::output::{terminal_safe, warn};
 use crate::settings::sessions_dir;
-use crate::{UsageError, plural};
+use anyhow::Context as _;
+
+use crate::plural;
 
 /// How many sessions `skillet sessions` lists unless `--limit` says otherwise.
 pub const DEFAULT_LISTED: usize = 20;
@@ -206,7 +208,7 @@ fn is_stored_session(value: &str, dir: &Path) -> bool {
 pub fn run(context: &Context, args: &SessionsArgs) -> anyhow::Result<ExitCode> {
     let dir = sessions_dir();
     let mut sessions = project_sessions(&dir, &context.env.cwd, args.limit.saturating_add(1))
-        .map_err(|error| UsageError::new(format!("cannot read {}: {error}", dir.display())))?;
+        .with_context(|| format!("cannot read {}", dir.display()))?;
     let more = sessions.len() > args.limit;
     sessions.truncate(args.limit);
     let mut out = BufWriter::new(io::stdout().lock());
