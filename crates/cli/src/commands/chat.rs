@@ -875,7 +875,12 @@ fn pick_session(
             .and_then(|index| sessions.get(index))
     };
     if let Some(session) = chosen {
-        return Ok(Picked::Session(session.id.clone()));
+        // The file's name, which `--resume` looks up: a header may claim another id.
+        let id = session.path.file_stem().map_or_else(
+            || session.id.clone(),
+            |stem| stem.to_string_lossy().into_owned(),
+        );
+        return Ok(Picked::Session(id));
     }
     warn("no session chosen");
     Ok(Picked::Nothing)
