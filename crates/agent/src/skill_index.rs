@@ -274,14 +274,6 @@ pub fn cache_dir(xdg_cache_home: Option<&Path>, home: Option<&Path>) -> Option<P
 
 #[cfg(test)]
 mod tests {
-    /// Says why a test did not run where the person running the tests sees it: written to the
-    /// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
-    /// of passing tests, which would hide the skip).
-    #[allow(dead_code, reason = "not every test target of this file skips")]
-    fn skillet_skip_notice(message: &str) {
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), "{message}");
-    }
 
     use std::path::PathBuf;
 
@@ -292,7 +284,7 @@ mod tests {
     fn model() -> Option<PathBuf> {
         let dir = skillet_test_support::embedding_model_dir();
         if dir.is_none() {
-            skillet_skip_notice(
+            skillet_test_support::skip(
                 "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
             );
         }

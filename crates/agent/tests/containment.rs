@@ -378,7 +378,7 @@ fn landlock(f: &Fixture) -> bool {
             panic!("SKILLET_REQUIRE_SANDBOX is set but the sandbox is not enforced: {other:?}")
         }
         other => {
-            skillet_skip_notice(&format!(
+            skillet_test_support::skip(&format!(
                 "SKIPPED: the kernel does not enforce the sandbox here ({other:?}); the sandbox tests need Landlock"
             ));
             false
@@ -656,13 +656,4 @@ async fn in_chat_always_commands_get_the_put_back_too() {
         std::fs::read_to_string(f.cwd.join(".envrc")).unwrap(),
         "export A=1\n"
     );
-}
-
-/// Says why a test did not run where the person running the tests sees it: written to the
-/// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
-/// of passing tests, which would hide the skip).
-#[allow(dead_code, reason = "not every test target of this file skips")]
-fn skillet_skip_notice(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }

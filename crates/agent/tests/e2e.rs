@@ -627,7 +627,7 @@ async fn catalog_in_the_tool_description_with_an_enum() {
 fn model_dir() -> Option<PathBuf> {
     let dir = skillet_test_support::embedding_model_dir();
     if dir.is_none() {
-        skillet_skip_notice("SKIPPED: no embedding model (scripts/fetch-model.sh)");
+        skillet_test_support::skip("SKIPPED: no embedding model (scripts/fetch-model.sh)");
     }
     dir
 }
@@ -840,13 +840,4 @@ async fn a_library_over_budget_gets_search_skills() {
             .iter()
             .any(|t| t.name == "search_skills")
     );
-}
-
-/// Says why a test did not run where the person running the tests sees it: written to the
-/// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
-/// of passing tests, which would hide the skip).
-#[allow(dead_code, reason = "not every test target of this file skips")]
-fn skillet_skip_notice(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }

@@ -42,10 +42,10 @@ fn corpus_dir() -> Option<PathBuf> {
     if dir.join("INDEX.jsonl").is_file() {
         Some(dir)
     } else {
-        eprintln!(
+        skillet_test_support::skip(&format!(
             "SKIPPED: no corpus at {} (set SKILLET_CORPUS to its folder)",
             dir.display()
-        );
+        ));
         None
     }
 }

@@ -14,7 +14,7 @@ use skillet_retrieval::embed::fingerprint;
 fn model() -> Option<PathBuf> {
     let dir = skillet_test_support::embedding_model_dir();
     if dir.is_none() {
-        skillet_skip_notice(
+        skillet_test_support::skip(
             "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
         );
     }
@@ -181,13 +181,4 @@ fn a_damaged_cache_is_rebuilt_with_a_warning() {
 
     let stdout = index_cleanly(sandbox.path(), &model, &library);
     assert!(stdout.contains(" 0 embedded"), "{stdout}");
-}
-
-/// Says why a test did not run where the person running the tests sees it: written to the
-/// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
-/// of passing tests, which would hide the skip).
-#[allow(dead_code, reason = "not every test target of this file skips")]
-fn skillet_skip_notice(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }

@@ -55,7 +55,7 @@ fn snapshot_dir(sandbox: &Path) -> PathBuf {
 /// when it is not at hand (CI fetches it; `SKILLET_EMBED_MODEL`).
 fn serve_the_model(hub: &HubServer) -> Option<PathBuf> {
     let Some(model) = skillet_test_support::embedding_model_dir() else {
-        skillet_skip_notice(
+        skillet_test_support::skip(
             "SKIPPED: no embedding model to serve (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
         );
         return None;
@@ -272,13 +272,4 @@ fn hf_hub_offline_never_downloads() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("mode: lexical"), "{stderr}");
     assert!(hub.requests().is_empty());
-}
-
-/// Says why a test did not run where the person running the tests sees it: written to the
-/// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
-/// of passing tests, which would hide the skip).
-#[allow(dead_code, reason = "not every test target of this file skips")]
-fn skillet_skip_notice(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }

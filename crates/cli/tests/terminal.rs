@@ -41,7 +41,7 @@ fn tmux_missing() -> bool {
             std::env::var_os("SKILLET_REQUIRE_TMUX").is_none(),
             "SKILLET_REQUIRE_TMUX is set but tmux cannot be run"
         );
-        skillet_skip_notice(
+        skillet_test_support::skip(
             "SKIPPED: terminal tests: tmux is not installed (apt-get install tmux)",
         );
     }
@@ -746,15 +746,6 @@ fn sessions_lists_the_others_and_continues_the_one_picked() {
     let sent = server.requests()[2].body["messages"].to_string();
     assert!(sent.contains("what is the weather?"), "{sent}");
     assert!(!sent.contains("lunch"), "{sent}");
-}
-
-/// Says why a test did not run where the person running the tests sees it: written to the
-/// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
-/// of passing tests, which would hide the skip).
-#[allow(dead_code, reason = "not every test target of this file skips")]
-fn skillet_skip_notice(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }
 
 #[test]

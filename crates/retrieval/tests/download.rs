@@ -305,7 +305,7 @@ fn find_model_takes_the_pinned_snapshot_or_the_folder_the_user_names() {
 #[test]
 fn the_pinned_digests_match_the_model_files() {
     let Some(dir) = skillet_test_support::embedding_model_dir() else {
-        skillet_skip_notice(
+        skillet_test_support::skip(
             "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
         );
         return;
@@ -318,13 +318,4 @@ fn the_pinned_digests_match_the_model_files() {
             file.name
         );
     }
-}
-
-/// Says why a test did not run where the person running the tests sees it: written to the
-/// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
-/// of passing tests, which would hide the skip).
-#[allow(dead_code, reason = "not every test target of this file skips")]
-fn skillet_skip_notice(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }

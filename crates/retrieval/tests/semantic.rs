@@ -21,7 +21,7 @@ fn model() -> Option<Embedder> {
     match skillet_test_support::embedding_model_dir() {
         Some(dir) => Some(Embedder::load(&dir).unwrap()),
         None => {
-            skillet_skip_notice(
+            skillet_test_support::skip(
                 "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
             );
             None
@@ -139,7 +139,7 @@ fn vectors_match_the_reference_implementation() {
 #[test]
 fn the_real_models_fingerprint_reads_its_width_and_is_stable() {
     let Some(dir) = skillet_test_support::embedding_model_dir() else {
-        skillet_skip_notice(
+        skillet_test_support::skip(
             "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
         );
         return;
@@ -150,13 +150,4 @@ fn the_real_models_fingerprint_reads_its_width_and_is_stable() {
     assert_eq!(fingerprint(&dir, Some(memo.path())).unwrap(), first);
     assert_eq!(fingerprint(&dir, None).unwrap(), first);
     assert_eq!(Embedder::load(&dir).unwrap().dimensions(), first.dimensions);
-}
-
-/// Says why a test did not run where the person running the tests sees it: written to the
-/// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
-/// of passing tests, which would hide the skip).
-#[allow(dead_code, reason = "not every test target of this file skips")]
-fn skillet_skip_notice(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }

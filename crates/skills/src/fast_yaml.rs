@@ -656,14 +656,6 @@ pub(crate) mod generated {
 
 #[cfg(test)]
 mod tests {
-    /// Says why a test did not run where the person running the tests sees it: written to the
-    /// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
-    /// of passing tests, which would hide the skip).
-    #[allow(dead_code, reason = "not every test target of this file skips")]
-    fn skillet_skip_notice(message: &str) {
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), "{message}");
-    }
 
     use super::*;
 
@@ -809,7 +801,7 @@ mod tests {
         let corpus =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
         if !corpus.is_dir() {
-            skillet_skip_notice(&format!("SKIPPED: no corpus at {}", corpus.display()));
+            skillet_test_support::skip(&format!("SKIPPED: no corpus at {}", corpus.display()));
             return;
         }
         let mut stack = vec![corpus];

@@ -26,7 +26,7 @@ fn corpus_dir() -> Option<PathBuf> {
     if dir.join("INDEX.jsonl").is_file() {
         Some(dir)
     } else {
-        skillet_skip_notice(&format!(
+        skillet_test_support::skip(&format!(
             "SKIPPED: no corpus at {} (set SKILLET_CORPUS to its folder)",
             dir.display()
         ));
@@ -239,13 +239,4 @@ fn validate_agrees_with_the_reference_or_says_why() {
         unexplained.len(),
         unexplained.join("\n")
     );
-}
-
-/// Says why a test did not run where the person running the tests sees it: written to the
-/// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
-/// of passing tests, which would hide the skip).
-#[allow(dead_code, reason = "not every test target of this file skips")]
-fn skillet_skip_notice(message: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "{message}");
 }

@@ -34,6 +34,14 @@ pub mod strict;
 
 pub use render::sse_events;
 
+/// Says why a test did not run where the person running the tests sees it: written to the
+/// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
+/// of passing tests, which would hide the skip).
+pub fn skip(message: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{message}");
+}
+
 /// The embedding model for tests, benchmarks and evaluations: `$SKILLET_EMBED_MODEL`, else the
 /// folder `scripts/fetch-model.sh` caches it in (`~/.cache/skillet-ci/all-MiniLM-L6-v2`);
 /// `None` when that folder holds no `model.safetensors` (callers skip, saying so).
