@@ -353,6 +353,18 @@ mod tests {
     use super::*;
     use skillet_llm::{ContentBlock, Role};
 
+    fn header(id: &str) -> SessionHeader {
+        SessionHeader {
+            id: id.into(),
+            created: 0,
+            cwd: PathBuf::from("/w"),
+            provider: "anthropic".into(),
+            model: "m".into(),
+            system: "sys".into(),
+            tools: vec![],
+        }
+    }
+
     #[test]
     fn civil_dates() {
         assert_eq!(civil(0), (1970, 1, 1, 0, 0, 0));
@@ -363,15 +375,7 @@ mod tests {
     #[test]
     fn a_cut_last_line_is_tolerated() {
         let temp = tempfile::tempdir().unwrap();
-        let header = SessionHeader {
-            id: "s1".into(),
-            created: 0,
-            cwd: PathBuf::from("/w"),
-            provider: "anthropic".into(),
-            model: "m".into(),
-            system: "sys".into(),
-            tools: vec![],
-        };
+        let header = header("s1");
         let mut transcript = Transcript::create(temp.path(), &header).unwrap();
         transcript
             .record(&TranscriptEvent::Message {
@@ -426,15 +430,7 @@ mod tests {
     #[test]
     fn a_last_line_cut_in_a_character_or_only_missing_its_newline() {
         let temp = tempfile::tempdir().unwrap();
-        let header = SessionHeader {
-            id: "s2".into(),
-            created: 0,
-            cwd: PathBuf::from("/w"),
-            provider: "anthropic".into(),
-            model: "m".into(),
-            system: "sys".into(),
-            tools: vec![],
-        };
+        let header = header("s2");
         let mut transcript = Transcript::create(temp.path(), &header).unwrap();
         let path = transcript.path().to_path_buf();
         transcript
@@ -467,15 +463,7 @@ mod tests {
     #[test]
     fn a_torn_line_followed_by_blank_lines_or_zeros_is_still_only_a_torn_tail() {
         let temp = tempfile::tempdir().unwrap();
-        let header = SessionHeader {
-            id: "s3".into(),
-            created: 0,
-            cwd: PathBuf::from("/w"),
-            provider: "anthropic".into(),
-            model: "m".into(),
-            system: "sys".into(),
-            tools: vec![],
-        };
+        let header = header("s3");
         let mut transcript = Transcript::create(temp.path(), &header).unwrap();
         transcript
             .record(&TranscriptEvent::Message {

@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
+mod common;
+
+use common::{all_accepted, providers};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +18,7 @@ use skillet_agent::compact::{COMPACT_REQUEST, SUMMARY_ACKNOWLEDGED, SUMMARY_HEAD
 use skillet_agent::permission::Permissions;
 use skillet_agent::transcript::{self, Transcript, TranscriptEvent};
 use skillet_agent::{Agent, AgentConfig, AgentError, AgentEvent, CompactError};
-use skillet_llm::{Anthropic, Message, OpenAi, Provider, Role, Transport};
+use skillet_llm::{Message, Role};
 use skillet_skills::Library;
 use skillet_test_support::{MockServer, RecordedRequest, Turn};
 
@@ -40,39 +43,10 @@ fn fixture() -> Fixture {
     }
 }
 
-fn transport() -> Transport {
-    let mut transport = Transport::new().unwrap();
-    transport.retry.base_delay = Duration::from_millis(1);
-    transport.retry.max_delay = Duration::from_millis(5);
-    transport
-}
-
-/// Both dialects, against one server.
-fn providers(server: &MockServer) -> [Provider; 2] {
-    [
-        Provider::Anthropic(Anthropic::new(
-            transport(),
-            &server.url(),
-            "sk-ant",
-            "claude-test",
-        )),
-        Provider::OpenAi(OpenAi::new(
-            transport(),
-            &format!("{}/v1", server.url()),
-            Some("sk-oa"),
-            "gpt-test",
-        )),
-    ]
-}
-
 fn config(f: &Fixture) -> AgentConfig {
     let mut config = AgentConfig::new(f.cwd.clone());
     config.permissions = Permissions::Allow;
     config
-}
-
-fn all_accepted(server: &MockServer) {
-    assert_eq!(server.rejections(), Vec::<String>::new());
 }
 
 /// A turn that reads a file (one call, one result), then answers.

@@ -11,6 +11,9 @@
     reason = "tests"
 )]
 
+mod common;
+
+use common::{all_accepted, providers, transport};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +22,7 @@ use serde_json::{Value, json};
 use skillet_agent::permission::Permissions;
 use skillet_agent::transcript::{self, SessionHeader, Transcript, TranscriptEvent};
 use skillet_agent::{Agent, AgentConfig, AgentError, AgentEvent, CUT_CALL};
-use skillet_llm::{Anthropic, ContentBlock, Message, OpenAi, Provider, Role, Transport};
+use skillet_llm::{Anthropic, ContentBlock, Message, OpenAi, Provider, Role};
 use skillet_skills::{Library, Root, RootKind, discover};
 use skillet_test_support::{MockServer, Reply, Turn};
 
@@ -45,31 +48,6 @@ fn fixture() -> Fixture {
     }
 }
 
-fn transport() -> Transport {
-    let mut transport = Transport::new().unwrap();
-    transport.retry.base_delay = Duration::from_millis(1);
-    transport.retry.max_delay = Duration::from_millis(5);
-    transport
-}
-
-/// Both dialects, against one server.
-fn providers(server: &MockServer) -> [Provider; 2] {
-    [
-        Provider::Anthropic(Anthropic::new(
-            transport(),
-            &server.url(),
-            "sk-ant",
-            "claude-test",
-        )),
-        Provider::OpenAi(OpenAi::new(
-            transport(),
-            &format!("{}/v1", server.url()),
-            Some("sk-oa"),
-            "gpt-test",
-        )),
-    ]
-}
-
 fn config(fixture: &Fixture) -> AgentConfig {
     let mut config = AgentConfig::new(fixture.cwd.clone());
     config.permissions = Permissions::Allow;
@@ -83,11 +61,6 @@ async fn turn(agent: &mut Agent, text: &str) -> (Result<String, AgentError>, Vec
         .await
         .map(|outcome| outcome.text);
     (result, events)
-}
-
-/// Every request was accepted by the strict mock.
-fn all_accepted(server: &MockServer) {
-    assert_eq!(server.rejections(), Vec::<String>::new());
 }
 
 /// The tool results of a history, in order: (id, content).

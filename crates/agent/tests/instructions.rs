@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
+mod common;
+
+use common::providers;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +17,6 @@ use skillet_agent::instructions::{
 use skillet_agent::permission::Permissions;
 use skillet_agent::transcript::{self, Transcript};
 use skillet_agent::{Agent, AgentConfig, init_prompt};
-use skillet_llm::{Anthropic, OpenAi, Provider, Transport};
 use skillet_skills::Library;
 use skillet_test_support::{MockServer, RecordedRequest, Turn};
 
@@ -256,30 +258,6 @@ fn init_asks_for_a_new_file_or_to_improve_the_one_there() {
 }
 
 // The agent: a new session's prompt holds them; a resumed one keeps its stored prompt.
-
-fn transport() -> Transport {
-    let mut transport = Transport::new().unwrap();
-    transport.retry.base_delay = Duration::from_millis(1);
-    transport.retry.max_delay = Duration::from_millis(5);
-    transport
-}
-
-fn providers(server: &MockServer) -> [Provider; 2] {
-    [
-        Provider::Anthropic(Anthropic::new(
-            transport(),
-            &server.url(),
-            "sk-ant",
-            "claude-test",
-        )),
-        Provider::OpenAi(OpenAi::new(
-            transport(),
-            &format!("{}/v1", server.url()),
-            Some("sk-oa"),
-            "gpt-test",
-        )),
-    ]
-}
 
 /// The system prompt a request carried, in either dialect.
 fn system_of(request: &RecordedRequest) -> String {

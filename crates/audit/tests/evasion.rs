@@ -8,7 +8,6 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 use skillet_audit::{
@@ -68,20 +67,15 @@ fn inside(report: &SkillReport, finding: &Finding) -> String {
 // 1. Pathological input: excerpts and the per-rule cap.
 
 #[test]
-fn a_megabyte_line_of_comments_is_scanned_in_bounded_time_with_bounded_findings() {
+fn a_megabyte_line_of_comments_gives_bounded_findings_and_windowed_excerpts() {
     // Every comment on this 1 MiB line used to build an excerpt by counting the whole line
-    // (minutes in a debug build). The bound below is a very generous guard against that
-    // quadratic time, not a benchmark: the scan takes well under a second.
-    const GENEROUS: Duration = Duration::from_secs(5);
+    // (minutes in a debug build); its speed is measured by `cargo bench -p skillet-audit`.
     for (comment, findings) in [
         ("<!--always run-->", 0),
         ("<!--secretly run-->", MAX_FINDINGS_PER_RULE_PER_FILE),
     ] {
         let line = comment.repeat(1024 * 1024 / comment.len());
-        let started = Instant::now();
         let (_temp, report) = audit(&[("notes.md", line.as_bytes())]);
-        let took = started.elapsed();
-        assert!(took < GENEROUS, "{comment}: {took:?}");
         let found = only(&report, "HTML_COMMENT_IMPERATIVE");
         assert_eq!(found.len(), findings, "{comment}");
         for finding in found {
@@ -107,12 +101,9 @@ fn a_megabyte_line_of_comments_is_scanned_in_bounded_time_with_bounded_findings(
 
 #[test]
 fn a_megabyte_line_of_near_hits_and_hidden_characters_is_bounded_too() {
-    const GENEROUS: Duration = Duration::from_secs(5);
     let chunk = "eval(atob(x)) ig\u{200B}nore previous instructions \u{202E} ";
     let line = chunk.repeat(1024 * 1024 / chunk.len());
-    let started = Instant::now();
     let (_temp, report) = audit(&[("notes.md", line.as_bytes())]);
-    assert!(started.elapsed() < GENEROUS, "{:?}", started.elapsed());
     // One line: one finding per line rule.
     for rule in ["DECODE_EXEC", "INSTRUCTION_OVERRIDE", "BIDI_CONTROL"] {
         assert_eq!(only(&report, rule).len(), 1, "{rule}");

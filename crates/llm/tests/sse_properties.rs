@@ -14,11 +14,10 @@
 )]
 
 use std::fmt::Debug;
-use std::time::Instant;
 
 use proptest::prelude::*;
 use proptest::sample::select;
-use proptest::test_runner::{FileFailurePersistence, TestCaseResult, TestRunner};
+use proptest::test_runner::TestCaseResult;
 use skillet_llm::sse::{Event, Parser};
 
 /// Where failing cases are saved and replayed from (committed).
@@ -27,31 +26,13 @@ const REGRESSIONS: &str = concat!(
     "/proptest-regressions/sse_properties.txt"
 );
 
-/// Runs `test` on `cases` generated inputs (or `PROPTEST_CASES`), saved failures first; panics
-/// with the shrunk input when one fails.
+/// [`skillet_test_support::check_property`] with this file's regressions.
 fn check<S>(name: &str, cases: u32, strategy: S, test: impl Fn(S::Value) -> TestCaseResult)
 where
     S: Strategy,
     S::Value: Debug,
 {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(cases);
-    let config = ProptestConfig {
-        cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
-        ..ProptestConfig::default()
-    };
-    let started = Instant::now();
-    let result = TestRunner::new(config).run(&strategy, test);
-    eprintln!(
-        "property {name}: {cases} cases in {:.2?}",
-        started.elapsed()
-    );
-    if let Err(error) = result {
-        panic!("property {name} failed: {error}");
-    }
+    skillet_test_support::check_property(REGRESSIONS, name, cases, strategy, test);
 }
 
 /// A stream of SSE lines (fields, comments, blank lines, multibyte and invalid UTF-8 payloads)

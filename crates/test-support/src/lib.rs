@@ -34,6 +34,41 @@ pub mod strict;
 
 pub use render::sse_events;
 
+/// Runs the property `test` on `cases` generated inputs (or `PROPTEST_CASES` when set), the
+/// failures saved in `regressions` (a committed file, replayed first); panics with the shrunk
+/// input when one fails, and says how many cases ran in how long (`scripts/fuzz.sh` reads it).
+#[allow(clippy::print_stderr, clippy::panic, reason = "a test helper")]
+pub fn check_property<S>(
+    regressions: &'static str,
+    name: &str,
+    cases: u32,
+    strategy: S,
+    test: impl Fn(S::Value) -> proptest::test_runner::TestCaseResult,
+) where
+    S: proptest::strategy::Strategy,
+    S::Value: std::fmt::Debug,
+{
+    use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(cases);
+    let config = Config {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(regressions))),
+        ..Config::default()
+    };
+    let started = std::time::Instant::now();
+    let result = TestRunner::new(config).run(&strategy, test);
+    eprintln!(
+        "property {name}: {cases} cases in {:.2?}",
+        started.elapsed()
+    );
+    if let Err(error) = result {
+        panic!("property {name} failed: {error}");
+    }
+}
+
 /// Says why a test did not run where the person running the tests sees it: written to the
 /// process's stderr directly, which the test harness does not capture (it captures `eprintln!`
 /// of passing tests, which would hide the skip).
