@@ -409,8 +409,8 @@ impl Agent {
             return Ok(false);
         };
         if let Some(transcript) = self.transcript.as_mut() {
-            transcript.record(&TranscriptEvent::Notice {
-                text: format!("model switched from {} to {model}", core.provider.model()),
+            transcript.record(&TranscriptEvent::Model {
+                model: model.to_string(),
             })?;
             transcript.sync()?;
         }
@@ -449,6 +449,7 @@ impl Agent {
         if content.is_empty() {
             return Err(AgentError::EmptyMessage);
         }
+        self.core.context.gate.start_turn();
         let Self {
             core,
             history,

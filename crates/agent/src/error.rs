@@ -26,6 +26,15 @@ pub enum AgentError {
         /// What failed.
         message: String,
     },
+    /// Another skillet is writing to the session (two writers would interleave histories).
+    #[error(
+        "session {} is open in another skillet; it is continued in one place at a time\nhint: finish it there, or start a new session here",
+        path.file_stem().map(|stem| stem.to_string_lossy()).unwrap_or_default()
+    )]
+    SessionInUse {
+        /// Its transcript.
+        path: PathBuf,
+    },
     /// A user message with nothing in it (the APIs refuse empty messages).
     #[error("the message is empty; say what to do")]
     EmptyMessage,

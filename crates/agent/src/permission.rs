@@ -6,6 +6,7 @@
 //! covers it.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::tool::ToolKind;
@@ -19,6 +20,9 @@ pub enum Approval {
     No,
     /// Allow this and every later call of this kind in the session.
     Always,
+    /// Refuse this call and stop the turn (Ctrl-C at the prompt): no other call of the turn
+    /// runs and no request follows; the turn ends with [`crate::AgentError::Cancelled`].
+    Stop,
 }
 
 /// A call that needs the user's approval.
@@ -61,7 +65,13 @@ pub enum Permissions {
 pub struct Gate {
     permissions: Permissions,
     always: Mutex<HashSet<ToolKind>>,
+    /// The user answered [`Approval::Stop`] in this turn (shared with subagents, whose gate
+    /// this is too).
+    stopped: AtomicBool,
 }
+
+/// What the model is told of the call the user stopped the turn at.
+const STOPPED: &str = "denied: the user stopped the turn here";
 
 impl Gate {
     /// A gate for this policy.
@@ -69,7 +79,18 @@ impl Gate {
         Self {
             permissions,
             always: Mutex::new(HashSet::new()),
+            stopped: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the user stopped the turn at an approval prompt.
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+
+    /// A new turn starts: an earlier stop no longer counts.
+    pub(crate) fn start_turn(&self) {
+        self.stopped.store(false, Ordering::SeqCst);
     }
 
     /// True when calls of this kind run without anyone being asked about each: `run --yes`, or
@@ -99,6 +120,7 @@ impl Gate {
                 )),
             },
             Permissions::Deny { reason } => Err(format!("denied: {reason}")),
+            Permissions::Ask(_) if self.stopped() => Err(STOPPED.to_string()),
             Permissions::Ask(approver) => {
                 if request.protected.is_none()
                     && self
@@ -121,6 +143,10 @@ impl Gate {
                         "denied: the user refused this call; ask what they want instead"
                             .to_string(),
                     ),
+                    Approval::Stop => {
+                        self.stopped.store(true, Ordering::SeqCst);
+                        Err(STOPPED.to_string())
+                    }
                 }
             }
         }

@@ -67,6 +67,11 @@ pub enum TranscriptEvent {
         /// The whole new history (the summary message).
         messages: Vec<Message>,
     },
+    /// The model switched (`/model`): the requests after it use this one.
+    Model {
+        /// The model's name.
+        model: String,
+    },
     /// Something a subagent did (not part of the session's own history).
     Subagent {
         /// The `task` call that started it.
@@ -99,12 +104,14 @@ impl Transcript {
                 path: path.clone(),
                 message: source.to_string(),
             })?;
+        lock(&file, &path)?;
         let mut transcript = Self { file, path };
         transcript.record(&TranscriptEvent::Session(header.clone()))?;
         Ok(transcript)
     }
 
-    /// Opens an existing transcript to append to it.
+    /// Opens an existing transcript to append to it: [`AgentError::SessionInUse`] while
+    /// another skillet holds it, since two writers would interleave their histories.
     /// A last line a crash cut short is moved to `ID.jsonl.torn` first, so the next event does
     /// not join it on one line (and get lost with it).
     pub fn append_to(path: &Path) -> Result<Self, AgentError> {
@@ -112,8 +119,9 @@ impl Transcript {
             path: path.to_path_buf(),
             message: source.to_string(),
         };
-        cut_torn_tail(path).map_err(error)?;
         let file = OpenOptions::new().append(true).open(path).map_err(error)?;
+        lock(&file, path)?;
+        cut_torn_tail(path).map_err(error)?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
@@ -172,6 +180,22 @@ impl Drop for Transcript {
 /// A transcript read back: its header and messages, as they were (a `repaired` or `compacted`
 /// event replaces the messages before it). [`crate::Agent::resume`] repairs what the APIs would reject.
 pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
+    load_session(path).map(|loaded| (loaded.header, loaded.messages))
+}
+
+/// A stored session as [`load_session`] reads it back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    /// Its header.
+    pub header: SessionHeader,
+    /// Its messages, as they were.
+    pub messages: Vec<Message>,
+    /// The model it last switched to (`/model`), if it did.
+    pub model: Option<String>,
+}
+
+/// A transcript read back whole: see [`load`], plus the model the session last switched to.
+pub fn load_session(path: &Path) -> Result<Loaded, AgentError> {
     let error = |message: String| AgentError::Transcript {
         path: path.to_path_buf(),
         message,
@@ -184,6 +208,7 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
     // A line that is not an event is an error unless nothing but blank lines follows it (then a
     // crash cut it: a torn last line).
     let mut damaged: Option<String> = None;
+    let mut model = None;
     for (index, line) in BufReader::new(file).split(b'\n').enumerate() {
         let line = line.map_err(|source| error(source.to_string()))?;
         if line.trim_ascii().is_empty() {
@@ -199,6 +224,7 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
                 TranscriptEvent::Repaired { messages: repaired }
                 | TranscriptEvent::Compacted { messages: repaired },
             ) => messages = repaired,
+            Ok(TranscriptEvent::Model { model: switched }) => model = Some(switched),
             Ok(_) => {}
             Err(parse) => {
                 let message = format!(
@@ -213,7 +239,36 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
         }
     }
     let header = header.ok_or_else(|| error("no session header".to_string()))?;
-    Ok((header, messages))
+    Ok(Loaded {
+        header,
+        messages,
+        model,
+    })
+}
+
+/// Takes the transcript's advisory lock for as long as `file` is open (the kernel lets it go
+/// when the process ends, however it ends).
+fn lock(file: &File, path: &Path) -> Result<(), AgentError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(AgentError::SessionInUse {
+            path: path.to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(source)) => Err(AgentError::Transcript {
+            path: path.to_path_buf(),
+            message: format!("cannot lock it: {source}"),
+        }),
+    }
+}
+
+/// Whether another skillet has the transcript open (holds its lock) right now.
+pub fn in_use(path: &Path) -> bool {
+    File::open(path).is_ok_and(|file| {
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
+    })
 }
 
 /// Makes the file end in a whole event and a newline before appending: a last line that is a
@@ -363,6 +418,52 @@ mod tests {
             system: "sys".into(),
             tools: vec![],
         }
+    }
+
+    #[test]
+    fn one_writer_at_a_time() {
+        let temp = tempfile::tempdir().unwrap();
+        let transcript = Transcript::create(temp.path(), &header("s1")).unwrap();
+        let path = transcript.path().to_path_buf();
+        assert!(in_use(&path));
+        // A second skillet cannot append while the first has it open.
+        let error = Transcript::append_to(&path).unwrap_err();
+        assert!(matches!(error, AgentError::SessionInUse { .. }), "{error}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("session s1 is open in another skillet"),
+            "{error}"
+        );
+        // Reading it is still fine.
+        assert_eq!(load(&path).unwrap().0.id, "s1");
+        drop(transcript);
+        assert!(!in_use(&path));
+        let appended = Transcript::append_to(&path).unwrap();
+        assert!(matches!(
+            Transcript::append_to(&path).unwrap_err(),
+            AgentError::SessionInUse { .. }
+        ));
+        drop(appended);
+        Transcript::append_to(&path).unwrap();
+    }
+
+    #[test]
+    fn the_last_model_switch_is_read_back() {
+        let temp = tempfile::tempdir().unwrap();
+        let mut transcript = Transcript::create(temp.path(), &header("s1")).unwrap();
+        let path = transcript.path().to_path_buf();
+        assert_eq!(load_session(&path).unwrap().model, None);
+        for model in ["a", "b"] {
+            transcript
+                .record(&TranscriptEvent::Model {
+                    model: model.into(),
+                })
+                .unwrap();
+        }
+        let loaded = load_session(&path).unwrap();
+        assert_eq!(loaded.model.as_deref(), Some("b"));
+        assert_eq!(loaded.header.model, "m");
     }
 
     #[test]

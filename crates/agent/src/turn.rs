@@ -187,6 +187,10 @@ pub(crate) async fn run_loop(
         if let Some(results) = pending.close(&answer, CANCELLED_CALL) {
             append(history, record, results.content);
         }
+        // Stopped at an approval prompt: every call is answered, and no request follows.
+        if core.context.gate.stopped() {
+            return Err(AgentError::Cancelled);
+        }
     }
 }
 
@@ -242,6 +246,11 @@ async fn run_calls(
     record: &mut (dyn FnMut(TranscriptEvent) + Send),
 ) {
     for (id, name, input) in answer.tool_uses() {
+        // The user stopped the turn: the calls after that one do not run (they are answered
+        // as cancelled).
+        if core.context.gate.stopped() {
+            break;
+        }
         events(AgentEvent::ToolCall {
             id: id.to_string(),
             name: name.to_string(),

@@ -218,6 +218,8 @@ async fn the_transcript_reloads_to_the_compacted_history_and_resumes() {
     assert!(resumed.repairs().is_empty(), "{:?}", resumed.repairs());
     assert_eq!(resumed.history(), agent.history());
     assert_eq!(resumed.system_prompt(), agent.system_prompt());
+    // The first session lets go of its transcript before another continues it.
+    drop(agent);
     resumed
         .attach_transcript(Transcript::append_to(&path).unwrap())
         .unwrap();

@@ -406,6 +406,7 @@ async fn a_stream_cut_midway_is_a_clear_error_and_the_transcript_keeps_everythin
             TranscriptEvent::Error { .. } => "error",
             TranscriptEvent::Repaired { .. } => "repaired",
             TranscriptEvent::Compacted { .. } => "compacted",
+            TranscriptEvent::Model { .. } => "model",
             TranscriptEvent::Subagent { .. } => "subagent",
         })
         .collect();
@@ -435,6 +436,8 @@ async fn a_resumed_session_sends_the_old_prompt_and_history() {
         .unwrap();
     turn(&mut agent, "first").await.0.unwrap();
     let path = sessions.join(format!("{}.jsonl", agent.header().id));
+    // Continued only once the first session has let go of it.
+    drop(agent);
     let (header, history) = transcript::load(&path).unwrap();
     let mut resumed = Agent::resume(
         anthropic(&server),

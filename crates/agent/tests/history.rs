@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use skillet_agent::permission::Permissions;
+use skillet_agent::permission::{Approval, ApprovalRequest, Approver, Permissions};
 use skillet_agent::transcript::{self, SessionHeader, Transcript, TranscriptEvent};
 use skillet_agent::{Agent, AgentConfig, AgentError, AgentEvent, CUT_CALL};
 use skillet_llm::{Anthropic, ContentBlock, Message, OpenAi, Provider, Role};
@@ -203,6 +203,55 @@ async fn a_cancelled_turn_keeps_the_results_of_calls_that_finished() {
         turn(&mut agent, "next").await.0.unwrap(),
         "after the cancel"
     );
+    all_accepted(&server);
+}
+
+/// Answers each approval from a list, in order.
+struct Answers(std::sync::Mutex<Vec<Approval>>);
+
+impl Approver for Answers {
+    fn approve(&self, _request: &ApprovalRequest) -> Approval {
+        self.0.lock().unwrap().remove(0)
+    }
+}
+
+#[tokio::test]
+async fn stopped_at_an_approval_the_turn_ends_with_every_call_answered_and_no_request() {
+    let f = fixture();
+    let server = MockServer::start();
+    server.push_turn(
+        Turn::tool("one", "bash", json!({"command": "touch one.marker"}))
+            .and_tool("two", "bash", json!({"command": "touch two.marker"}))
+            .and_tool("three", "read_file", json!({"path": "notes.txt"})),
+    );
+    server.push_turn(Turn::tool(
+        "four",
+        "bash",
+        json!({"command": "touch four.marker"}),
+    ));
+    server.push_turn(Turn::text("done"));
+    let [provider, _] = providers(&server);
+    let mut config = config(&f);
+    config.permissions = Permissions::Ask(Arc::new(Answers(std::sync::Mutex::new(vec![
+        Approval::Yes,
+        Approval::Stop,
+        Approval::Yes,
+    ]))));
+    let mut agent = Agent::new(provider, &f.library, &config);
+    let (result, _) = turn(&mut agent, "make markers").await;
+    assert!(matches!(result, Err(AgentError::Cancelled)), "{result:?}");
+    assert_eq!(server.requests().len(), 1, "no request after the stop");
+    assert!(f.cwd.join("one.marker").exists());
+    assert!(!f.cwd.join("two.marker").exists());
+    // Every call answered: the stopped one refused, the one after it (a read: never asked
+    // about) cancelled without running.
+    let answered = results(agent.history());
+    assert_eq!(answered.len(), 3, "{answered:?}");
+    assert!(answered[1].1.contains("stopped the turn"), "{answered:?}");
+    assert_eq!(answered[2].1, skillet_agent::CANCELLED_CALL);
+    // The next turn asks again, and its requests are valid.
+    assert_eq!(turn(&mut agent, "go on").await.0.unwrap(), "done");
+    assert!(f.cwd.join("four.marker").exists());
     all_accepted(&server);
 }
 

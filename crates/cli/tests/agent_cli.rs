@@ -3,80 +3,35 @@
 
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
-use std::path::PathBuf;
+mod common;
 
 use assert_cmd::Command;
+use common::{Sandbox, run, write_skill};
 use serde_json::{Value, json};
 use skillet_test_support::{MockServer, Reply, Turn};
 
-struct Sandbox {
-    _temp: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-}
+/// The API key skillet is given for the mock server.
+const API_KEY: &str = "sk-test";
 
+/// A project with one skill in `.agents/skills` (with a reference file) and `notes.txt`, and an
+/// empty home.
 fn sandbox() -> Sandbox {
-    let temp = tempfile::tempdir().unwrap();
-    let root = temp.path().canonicalize().unwrap();
-    let home = root.join("home");
-    let project = root.join("project");
-    let skill = project.join(".agents/skills/pdf");
-    std::fs::create_dir_all(skill.join("references")).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.project.join(".agents/skills");
+    write_skill(
+        &skills,
+        "pdf",
         "---\nname: pdf\ndescription: Fill PDF forms\n---\nUse references/forms.md.\n",
-    )
-    .unwrap();
-    std::fs::write(skill.join("references/forms.md"), "FORMS\n").unwrap();
-    std::fs::write(project.join("notes.txt"), "one\n").unwrap();
-    Sandbox {
-        _temp: temp,
-        home,
-        project,
-    }
+    );
+    std::fs::create_dir_all(skills.join("pdf/references")).unwrap();
+    std::fs::write(skills.join("pdf/references/forms.md"), "FORMS\n").unwrap();
+    std::fs::write(sandbox.project.join("notes.txt"), "one\n").unwrap();
+    sandbox
 }
 
 /// `skillet` in the project, with a clean environment pointing at the mock server.
 fn skillet(sandbox: &Sandbox, server: Option<&MockServer>) -> Command {
-    let mut command = Command::cargo_bin("skillet").unwrap();
-    command
-        .current_dir(&sandbox.project)
-        .env_clear()
-        .env("HOME", &sandbox.home)
-        .env("PATH", std::env::var_os("PATH").unwrap())
-        // No embedding model here and no hub to fetch it from: match by words, quietly.
-        .env("HF_HUB_OFFLINE", "1");
-    if let Some(server) = server {
-        command
-            .env("ANTHROPIC_API_KEY", "sk-test")
-            .env("ANTHROPIC_BASE_URL", server.url());
-    }
-    command
-}
-
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(command: &mut Command) -> Output {
-    let output = command.output().unwrap();
-    Output {
-        code: output.status.code().unwrap(),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
-}
-
-fn sessions(sandbox: &Sandbox) -> Vec<PathBuf> {
-    let dir = sandbox.home.join(".local/share/skillet/sessions");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.sort();
-    files
+    common::skillet(sandbox, server.map(|server| (server, API_KEY)))
 }
 
 #[test]
@@ -133,7 +88,7 @@ fn run_streams_the_answer_and_previews_tools() {
     assert!(system.contains("  - pdf: Fill PDF forms"));
     assert!(system.contains(&format!("Working directory: {}", sandbox.project.display())));
     // The session was written, event by event.
-    let files = sessions(&sandbox);
+    let files = sandbox.sessions();
     assert_eq!(files.len(), 1);
     let lines = std::fs::read_to_string(&files[0]).unwrap();
     assert_eq!(lines.lines().count(), 7, "{lines}");
@@ -223,7 +178,7 @@ fn resume_continues_the_latest_session() {
     let requests = server.requests();
     assert_eq!(requests[0].body["system"], requests[1].body["system"]);
     assert_eq!(requests[1].body["messages"].as_array().unwrap().len(), 3);
-    assert_eq!(sessions(&sandbox).len(), 1);
+    assert_eq!(sandbox.sessions().len(), 1);
 }
 
 #[test]
@@ -383,11 +338,7 @@ fn ctrl_c_cancels_the_turn_and_the_session_goes_on() {
         .arg("chat")
         .current_dir(&sandbox.project)
         .env_clear()
-        .env("HOME", &sandbox.home)
-        .env("PATH", std::env::var_os("PATH").unwrap())
-        .env("HF_HUB_OFFLINE", "1")
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("ANTHROPIC_BASE_URL", server.url())
+        .envs(common::environment(&sandbox, Some((&server, API_KEY))))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -445,11 +396,7 @@ fn ctrl_c_during_a_long_command_kills_its_grandchildren_and_keeps_the_session_va
         .args(["run", "--yes", "start the server"])
         .current_dir(&sandbox.project)
         .env_clear()
-        .env("HOME", &sandbox.home)
-        .env("PATH", std::env::var_os("PATH").unwrap())
-        .env("HF_HUB_OFFLINE", "1")
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .env("ANTHROPIC_BASE_URL", server.url())
+        .envs(common::environment(&sandbox, Some((&server, API_KEY))))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -509,7 +456,8 @@ fn resume_picks_this_projects_latest_and_works_in_the_sessions_folder() {
         .current_dir(&other)
         .args(["run", "second"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let other_id = sessions(&sandbox)
+    let other_id = sandbox
+        .sessions()
         .iter()
         .find(|path| {
             std::fs::read_to_string(path)

@@ -2,11 +2,14 @@
 
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 
 use assert_cmd::Command;
+use common::{run, write_skill};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
@@ -25,26 +28,6 @@ fn skillet(sandbox: &Path) -> Command {
         .env("HOME", sandbox)
         .env_remove("XDG_CONFIG_HOME");
     command
-}
-
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(command: &mut Command) -> Output {
-    let output = command.output().unwrap();
-    Output {
-        code: output.status.code().unwrap(),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
-}
-
-fn write_skill(root: &Path, dir: &str, content: &str) {
-    std::fs::create_dir_all(root.join(dir)).unwrap();
-    std::fs::write(root.join(dir).join("SKILL.md"), content).unwrap();
 }
 
 #[test]

@@ -4,77 +4,34 @@
 
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use assert_cmd::Command;
+use common::{Sandbox, run, write_skill};
 use serde_json::json;
 use skillet_test_support::{MockServer, Turn};
 
-struct Sandbox {
-    _temp: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    project: PathBuf,
-}
+/// The API key skillet is given for the mock server.
+const API_KEY: &str = "sk-test-secret";
 
 /// A project (a git root) with one skill in `.claude/skills`, and an empty home.
 fn sandbox() -> Sandbox {
-    let temp = tempfile::tempdir().unwrap();
-    let root = temp.path().canonicalize().unwrap();
-    let home = root.join("home");
-    let project = root.join("project");
-    std::fs::create_dir_all(project.join(".git")).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
+    let sandbox = Sandbox::empty();
+    std::fs::create_dir_all(sandbox.project.join(".git")).unwrap();
     write_skill(
-        &project.join(".claude/skills"),
+        &sandbox.project.join(".claude/skills"),
         "pdf",
         "---\nname: pdf\ndescription: Fill PDF forms\n---\nUse references/forms.md.\n",
     );
-    Sandbox {
-        _temp: temp,
-        root,
-        home,
-        project,
-    }
+    sandbox
 }
 
-fn write_skill(root: &Path, name: &str, text: &str) {
-    std::fs::create_dir_all(root.join(name)).unwrap();
-    std::fs::write(root.join(name).join("SKILL.md"), text).unwrap();
-}
-
-/// `skillet` in the project with a clean environment (no model, no hub), pointed at the mock
-/// server when there is one.
+/// `skillet` in the project with a clean environment (no model, no hub) and nothing on stdin,
+/// pointed at the mock server when there is one.
 fn skillet(sandbox: &Sandbox, server: Option<&MockServer>) -> Command {
-    let mut command = Command::cargo_bin("skillet").unwrap();
+    let mut command = common::skillet(sandbox, server.map(|server| (server, API_KEY)));
+    command.write_stdin("");
     command
-        .current_dir(&sandbox.project)
-        .env_clear()
-        .env("HOME", &sandbox.home)
-        .env("PATH", std::env::var_os("PATH").unwrap())
-        .env("HF_HUB_OFFLINE", "1")
-        .write_stdin("");
-    if let Some(server) = server {
-        command
-            .env("ANTHROPIC_API_KEY", "sk-test-secret")
-            .env("ANTHROPIC_BASE_URL", server.url());
-    }
-    command
-}
-
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(command: &mut Command) -> Output {
-    let output = command.output().unwrap();
-    Output {
-        code: output.status.code().unwrap(),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
 }
 
 /// Text with the sandbox's paths made stable for snapshots.
@@ -121,6 +78,37 @@ fn run_reads_the_prompt_from_stdin_when_none_is_given_or_it_is_a_dash() {
 }
 
 #[test]
+fn run_appends_piped_text_to_a_prompt_argument() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("reviewed"));
+    server.push_turn(Turn::text("plain"));
+    let out = run(skillet(&sandbox, Some(&server))
+        .args(["run", "review this diff"])
+        .write_stdin("-old\n+new\n"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let first = server.requests()[0].body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        first.starts_with("review this diff\n\n<stdin>\n-old\n+new\n</stdin>"),
+        "{first}"
+    );
+    // Nothing piped in (an empty pipe): the prompt alone.
+    let out = run(skillet(&sandbox, Some(&server))
+        .args(["run", "just this"])
+        .write_stdin(""));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let second = server.requests()[1].body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(second.starts_with("just this"), "{second}");
+    assert!(!second.contains("<stdin>"), "{second}");
+}
+
+#[test]
 fn an_empty_prompt_is_refused_before_any_request() {
     let sandbox = sandbox();
     let server = MockServer::start();
@@ -134,7 +122,7 @@ fn an_empty_prompt_is_refused_before_any_request() {
     let out = run(skillet(&sandbox, Some(&server)).arg(" "));
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(server.requests().is_empty());
-    let sessions = sandbox.home.join(".local/share/skillet/sessions");
+    let sessions = sandbox.sessions_dir();
     assert!(!sessions.exists(), "no session is started for nothing");
 }
 
@@ -233,9 +221,7 @@ fn an_empty_session_left_by_clear_is_not_the_one_continued() {
         .arg("chat")
         .write_stdin("remember the word teapot\n/clear\n/exit\n"));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let sessions = std::fs::read_dir(sandbox.home.join(".local/share/skillet/sessions"))
-        .unwrap()
-        .count();
+    let sessions = std::fs::read_dir(sandbox.sessions_dir()).unwrap().count();
     assert_eq!(sessions, 2, "the chat and the empty one /clear started");
     server.push_turn(Turn::text("teapot"));
     let out = run(skillet(&sandbox, Some(&server)).args(["run", "--continue", "which word?"]));
@@ -745,7 +731,7 @@ fn catalog_for_a_first_message_lists_the_closest_skills_first_as_a_session_does(
 fn a_session_whose_folder_is_gone_is_a_usage_error() {
     let sandbox = sandbox();
     let server = MockServer::start();
-    let sessions = sandbox.home.join(".local/share/skillet/sessions");
+    let sessions = sandbox.sessions_dir();
     std::fs::create_dir_all(&sessions).unwrap();
     let header = json!({"type": "session", "id": "20261130-042927-29b8", "created": 0,
         "cwd": sandbox.root.join("gone"), "provider": "anthropic", "model": "m",

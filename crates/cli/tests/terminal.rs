@@ -8,11 +8,14 @@
 
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
+mod common;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use common::{Sandbox, write_skill};
 use serde_json::{Value, json};
 use skillet_test_support::{MockServer, Reply, Turn};
 
@@ -48,38 +51,25 @@ fn tmux_missing() -> bool {
     missing
 }
 
-/// A project with skills, and a home, in a temp folder.
-struct Sandbox {
-    temp: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-}
+/// The API key skillet is given for the mock server.
+const API_KEY: &str = "sk-test";
 
+/// A project with skills, and a home, in a temp folder.
 fn sandbox() -> Sandbox {
-    let temp = tempfile::tempdir().unwrap();
-    let root = temp.path().canonicalize().unwrap();
-    let home = root.join("home");
-    let project = root.join("project");
-    std::fs::create_dir_all(&home).unwrap();
+    let sandbox = Sandbox::empty();
     for (name, description) in [
         ("pdf", "Fill PDF forms"),
         ("review", "Review a change for bugs"),
         ("deploy", "Deploy the service"),
     ] {
-        let dir = project.join(".agents/skills").join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: {description}\n---\nThe {name} steps.\n"),
-        )
-        .unwrap();
+        write_skill(
+            &sandbox.project.join(".agents/skills"),
+            name,
+            &format!("---\nname: {name}\ndescription: {description}\n---\nThe {name} steps.\n"),
+        );
     }
-    std::fs::write(project.join("notes.txt"), "one\n").unwrap();
-    Sandbox {
-        temp,
-        home,
-        project,
-    }
+    std::fs::write(sandbox.project.join("notes.txt"), "one\n").unwrap();
+    sandbox
 }
 
 /// `'text'` for `sh`.
@@ -102,16 +92,10 @@ impl Terminal {
             PathBuf::from,
         );
         let mut command = format!("cd {} && env -i", quote(&sandbox.project.to_string_lossy()));
-        for (key, value) in [
-            ("HOME", sandbox.home.to_string_lossy().into_owned()),
-            ("PATH", std::env::var("PATH").unwrap_or_default()),
-            ("TERM", "screen".to_string()),
-            ("LANG", "C.UTF-8".to_string()),
-            ("HF_HUB_OFFLINE", "1".to_string()),
-            ("ANTHROPIC_API_KEY", "sk-test".to_string()),
-            ("ANTHROPIC_BASE_URL", server.url()),
-        ] {
-            let _ = write!(command, " {key}={}", quote(&value));
+        let mut environment = common::environment(sandbox, Some((server, API_KEY)));
+        environment.extend([("TERM", "screen".into()), ("LANG", "C.UTF-8".into())]);
+        for (key, value) in environment {
+            let _ = write!(command, " {key}={}", quote(&value.to_string_lossy()));
         }
         command.push(' ');
         command.push_str(&quote(&binary.to_string_lossy()));
@@ -402,7 +386,7 @@ fn model_shows_and_switches_the_model_and_cost_prices_each() {
     terminal.line("/model two words");
     terminal.wait_for("is not a model name");
     // The switch is in the transcript; its header keeps the starting model.
-    let sessions = sandbox.home.join(".local/share/skillet/sessions");
+    let sessions = sandbox.sessions_dir();
     let transcript = std::fs::read_dir(sessions)
         .unwrap()
         .next()
@@ -412,8 +396,26 @@ fn model_shows_and_switches_the_model_and_cost_prices_each() {
     let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(header["model"], "claude-sonnet-4-5");
     assert!(
-        text.contains("model switched from claude-sonnet-4-5 to claude-haiku-4-5"),
+        text.contains(r#"{"type":"model","model":"claude-haiku-4-5"}"#),
         "{text}"
+    );
+    // While this chat has the session open, a second skillet may not write to it.
+    let second = Terminal::start(&sandbox, &server, &["chat", "--continue"]);
+    let screen = second.wait_for(EXITED);
+    assert!(screen.contains("is open in another skillet"), "{screen}");
+    drop(second);
+    // Resumed, the session goes on with the model it last used.
+    terminal.line("/exit");
+    terminal.wait_for(&format!("{EXITED} 0]"));
+    drop(terminal);
+    server.push_turn(Turn::text("still local"));
+    let resumed = Terminal::start(&sandbox, &server, &["chat", "--continue"]);
+    resumed.wait_for("continuing with my-local-model");
+    resumed.line("again");
+    resumed.wait_for("still local");
+    assert_eq!(
+        server.requests().last().unwrap().body["model"],
+        "my-local-model"
     );
 }
 
@@ -509,9 +511,9 @@ fn ctrl_c_cancels_a_slow_answer_and_a_running_command() {
     terminal.wait_for("(cancelled)");
     // While a command runs (after its approval).
     terminal.line("run the long thing");
+    // One key answers: no Enter.
     terminal.wait_for("allow? [y]es");
     terminal.type_text("y");
-    terminal.press(&["Enter"]);
     let started = Instant::now();
     while !sandbox.project.join("started.marker").exists() {
         assert!(started.elapsed() < WAIT, "the command never started");
@@ -527,6 +529,27 @@ fn ctrl_c_cancels_a_slow_answer_and_a_running_command() {
     let screen = terminal.wait_for("after both");
     assert!(!screen.contains(EXITED), "{screen}");
     assert_eq!(last_message_text(&server, 2), "are you there?");
+    // At an approval prompt: the command does not run, the turn ends, the chat goes on.
+    server.push_turn(Turn::tool(
+        "never",
+        "bash",
+        json!({"command": "touch never.marker"}),
+    ));
+    server.push_turn(Turn::text("fine, I will not"));
+    terminal.line("make a marker");
+    terminal.wait_for("touch never.marker");
+    terminal.wait_for("allow? [y]es");
+    let requests = server.requests().len();
+    terminal.press(&["C-c"]);
+    terminal.wait_until("a third (cancelled)", |screen| {
+        screen.matches("(cancelled)").count() >= 3
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!sandbox.project.join("never.marker").exists());
+    // No request went out after the Ctrl-C.
+    assert_eq!(server.requests().len(), requests);
+    terminal.line("ok?");
+    terminal.wait_for("fine, I will not");
     assert_eq!(server.rejections(), Vec::<String>::new());
 }
 
@@ -593,7 +616,6 @@ fn a_session_with_a_tool_call_and_a_markdown_answer() {
     terminal.line("how many lines has notes.txt?");
     terminal.wait_for("allow? [y]es");
     terminal.type_text("y");
-    terminal.press(&["Enter"]);
     terminal.wait_for("nothing else changed");
     let screen = terminal.wait_for_prompt();
     if let Some(path) = std::env::var_os("SKILLET_TERMINAL_CAPTURE") {

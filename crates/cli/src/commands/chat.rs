@@ -269,7 +269,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs one turn; Ctrl-C cancels it and the session goes on.
+/// Runs one turn; Ctrl-C (at an approval prompt too) cancels it and the session goes on.
 fn turn(runtime: &tokio::runtime::Runtime, agent: &mut Agent, message: &str) {
     let mut view = TextView::new();
     let mut show = |event| view.show(&event);
@@ -282,6 +282,8 @@ fn turn(runtime: &tokio::runtime::Runtime, agent: &mut Agent, message: &str) {
     view.end_line();
     match outcome {
         Some(Ok(_)) => {}
+        // Stopped at an approval prompt: the calls are answered already.
+        Some(Err(skillet_agent::AgentError::Cancelled)) => warn("(cancelled)"),
         Some(Err(error)) => warn(&format!("error: {error}")),
         None => {
             agent.close_cancelled_turn();

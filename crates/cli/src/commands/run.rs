@@ -116,35 +116,34 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The prompt: the argument, else (when it is `-` or not given) stdin, read to its end. No
-/// prompt on a terminal, an empty or blank one, one over [`MAX_STDIN_PROMPT_BYTES`] or one that
-/// is not UTF-8 is a usage error, before any request is made.
+/// The prompt: the argument, else (when it is `-` or not given) stdin, read to its end. With
+/// an argument, text piped in or redirected from a file is appended in a `<stdin>` block
+/// (`git diff | skillet run "review this"`); a terminal or `/dev/null` on stdin adds nothing.
+/// No prompt on a terminal, an empty or blank one, stdin over [`MAX_STDIN_PROMPT_BYTES`] or not
+/// UTF-8 is a usage error, before any request is made.
 fn read_prompt(given: Option<String>) -> Result<String, UsageError> {
+    let stdin = std::io::stdin();
     let prompt = match given {
-        Some(prompt) if prompt != "-" => prompt,
+        Some(prompt) if prompt != "-" => {
+            if stdin_is_piped(&stdin) {
+                let piped = read_stdin(&stdin, "the text")?;
+                if piped.trim().is_empty() {
+                    prompt
+                } else {
+                    let newline = if piped.ends_with('\n') { "" } else { "\n" };
+                    format!("{prompt}\n\n<stdin>\n{piped}{newline}</stdin>")
+                }
+            } else {
+                prompt
+            }
+        }
         given => {
-            let stdin = std::io::stdin();
             if given.is_none() && stdin.is_terminal() {
                 return Err(UsageError::new("no prompt given").with_hint(
                     "`skillet run \"PROMPT\"`, or pipe it in: `echo PROMPT | skillet run` (`-` reads stdin)",
                 ));
             }
-            let mut bytes = Vec::new();
-            stdin
-                .lock()
-                .take(MAX_STDIN_PROMPT_BYTES + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|error| {
-                    UsageError::new(format!("cannot read the prompt from stdin: {error}"))
-                })?;
-            if bytes.len() as u64 > MAX_STDIN_PROMPT_BYTES {
-                return Err(UsageError::new(format!(
-                    "the prompt on stdin is over {MAX_STDIN_PROMPT_BYTES} bytes"
-                ))
-                .with_hint("put the material in a file and tell the agent to read it"));
-            }
-            String::from_utf8(bytes)
-                .map_err(|_| UsageError::new("the prompt on stdin is not UTF-8 text"))?
+            read_stdin(&stdin, "the prompt")?
         }
     };
     if prompt.trim().is_empty() {
@@ -152,4 +151,36 @@ fn read_prompt(given: Option<String>) -> Result<String, UsageError> {
             .with_hint("say what to do: `skillet run \"PROMPT\"`, or pipe it in on stdin"));
     }
     Ok(prompt)
+}
+
+/// Whether stdin is a pipe or a file (not a terminal, `/dev/null` or nothing): what a shell gives
+/// for `… | skillet run` and `skillet run < FILE`.
+fn stdin_is_piped(stdin: &std::io::Stdin) -> bool {
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::FileTypeExt as _;
+    let Ok(fd) = stdin.as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    std::fs::File::from(fd)
+        .metadata()
+        .is_ok_and(|metadata| metadata.file_type().is_fifo() || metadata.is_file())
+}
+
+/// Stdin read to its end, at most [`MAX_STDIN_PROMPT_BYTES`], as UTF-8 text (`what`: the prompt
+/// or the text appended to it, for the errors).
+fn read_stdin(stdin: &std::io::Stdin, what: &str) -> Result<String, UsageError> {
+    let mut bytes = Vec::new();
+    stdin
+        .lock()
+        .take(MAX_STDIN_PROMPT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| UsageError::new(format!("cannot read {what} from stdin: {error}")))?;
+    if bytes.len() as u64 > MAX_STDIN_PROMPT_BYTES {
+        return Err(UsageError::new(format!(
+            "{what} on stdin is over {MAX_STDIN_PROMPT_BYTES} bytes"
+        ))
+        .with_hint("put the material in a file and tell the agent to read it"));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| UsageError::new(format!("{what} on stdin is not UTF-8 text")))
 }

@@ -17,7 +17,7 @@ use super::Context;
 use crate::args::AgentArgs;
 use crate::env;
 use crate::output::{terminal_safe, warn};
-use crate::settings::{Settings, SettingsError, Sources, user_config_dir, user_data_dir};
+use crate::settings::{Origin, Settings, SettingsError, Sources, user_config_dir, user_data_dir};
 use crate::ui::{self, Attrs, Screen};
 
 /// Resolves the settings (printing what a project file tried to set); an `Err` is a usage
@@ -84,6 +84,8 @@ pub struct Resumed {
     pub header: transcript::SessionHeader,
     /// Its history, as stored.
     pub history: Vec<skillet_llm::Message>,
+    /// The model it last used: the one `/model` last switched to, else the one it began with.
+    pub model: String,
 }
 
 /// The session `--resume` names, if any (`latest`: this project's newest), and the context it
@@ -97,7 +99,12 @@ pub fn find_resumed(
         return Ok((None, None));
     };
     let path = session_path(&settings.sessions_dir, id, &context.env.cwd)?;
-    let (header, history) = transcript::load(&path)?;
+    let transcript::Loaded {
+        header,
+        messages: history,
+        model,
+    } = transcript::load_session(&path)?;
+    let model = model.unwrap_or_else(|| header.model.clone());
     // A session whose folder is gone cannot be asked for: a usage error, like an unknown id.
     let cwd = std::fs::canonicalize(&header.cwd).map_err(|_| {
         crate::UsageError::new(format!(
@@ -120,11 +127,13 @@ pub fn find_resumed(
             path,
             header,
             history,
+            model,
         }),
     ))
 }
 
-/// A new or resumed agent with its transcript attached.
+/// A new or resumed agent with its transcript attached. A resumed session goes on with the
+/// model it last used, unless `--model` names one.
 pub fn start(
     context: &Context,
     settings: &Settings,
@@ -133,7 +142,26 @@ pub fn start(
     permissions: Permissions,
     first_message: Option<&str>,
 ) -> anyhow::Result<Agent> {
-    let provider = provider(settings)?;
+    let resumed_model = resume
+        .as_ref()
+        .map(|resumed| resumed.model.as_str())
+        .filter(|model| {
+            *model != settings.model
+                && !matches!(settings.explanation.origin("model"), Origin::Flag(_))
+        });
+    let provider = match resumed_model {
+        Some(model) => {
+            warn(&format!(
+                "note: continuing with {}, the model this session last used (--model picks another)",
+                terminal_safe(model, false)
+            ));
+            provider(&Settings {
+                model: model.to_string(),
+                ..settings.clone()
+            })?
+        }
+        None => provider(settings)?,
+    };
     let config = AgentConfig {
         cwd: context.env.cwd.clone(),
         max_tokens: settings.max_tokens,

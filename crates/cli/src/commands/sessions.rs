@@ -37,8 +37,10 @@ pub struct SessionSummary {
     pub path: PathBuf,
     /// The folder it works in.
     pub cwd: PathBuf,
-    /// The model it was started with.
+    /// The model it last used (`/model` switches it).
     pub model: String,
+    /// Whether another skillet has it open right now (it cannot be continued until that ends).
+    pub open: bool,
     /// When it started, in seconds since 1970 (UTC).
     pub started: u64,
     /// When its transcript was last written to.
@@ -105,7 +107,11 @@ const COMPACTED_ONLY: &str = "(compacted conversation)";
 
 /// A transcript's summary; `None` when it cannot be read or holds no user message.
 fn summarize(path: &Path, modified: SystemTime) -> Option<SessionSummary> {
-    let (header, history) = transcript::load(path).ok()?;
+    let transcript::Loaded {
+        header,
+        messages: history,
+        model,
+    } = transcript::load_session(path).ok()?;
     let texts: Vec<&str> = history.iter().filter_map(user_text).collect();
     if texts.is_empty() {
         return None;
@@ -125,7 +131,8 @@ fn summarize(path: &Path, modified: SystemTime) -> Option<SessionSummary> {
         id: header.id,
         path: path.to_path_buf(),
         cwd: header.cwd,
-        model: header.model,
+        model: model.unwrap_or(header.model),
+        open: transcript::in_use(path),
         started: header.created,
         modified,
         first_message: one_line(first, FIRST_MESSAGE_CHARS),
@@ -224,6 +231,7 @@ pub fn run(context: &Context, args: &SessionsArgs) -> anyhow::Result<ExitCode> {
                     "last_active": s.modified.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or_default(),
                     "first_message": s.first_message,
                     "model": s.model,
+                    "open": s.open,
                     "cwd": s.cwd,
                     "path": s.path,
                 })
@@ -240,11 +248,16 @@ pub fn run(context: &Context, args: &SessionsArgs) -> anyhow::Result<ExitCode> {
         for session in &sessions {
             writeln!(
                 out,
-                "{:<20}  {:<16}  {:>5}  {}",
+                "{:<20}  {:<16}  {:>5}  {}{}",
                 terminal_safe(&session.id, false),
                 session.started_utc(),
                 session.turns,
-                session.first_message
+                session.first_message,
+                if session.open {
+                    "  (open in another skillet)"
+                } else {
+                    ""
+                }
             )?;
         }
     }

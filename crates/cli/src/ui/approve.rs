@@ -1,10 +1,16 @@
 //! The chat's approval prompt before writes and commands. It goes through the shared
 //! [`Screen`](super::Screen): the spinner stops and the answer's line ends before the question,
 //! so `allow? [y]es…` never runs into streamed text; the spinner comes back after the answer.
+//!
+//! On a terminal one key answers (`y`, `n`, `a`; Enter and Esc are no), as in Codex; the
+//! terminal is raw while it waits, so Ctrl-C there is a key, not a signal: it answers
+//! [`Approval::Stop`], which ends the turn as Ctrl-C does anywhere else.
+//! Without a terminal a line is read (`y`/`yes`, `a`/`always`; anything else is no).
 
 use std::fmt::Write as _;
-use std::io::BufRead as _;
+use std::io::{BufRead as _, IsTerminal as _};
 
+use console::{Key, Term};
 use skillet_agent::permission::{Approval, ApprovalRequest, Approver};
 use skillet_agent::tool::ToolKind;
 
@@ -18,17 +24,42 @@ impl Approver for TerminalApprover {
         let screen = super::screen();
         screen.pause();
         screen.ask(&approval_text(request));
-        let mut answer = String::new();
-        let read = std::io::stdin().lock().read_line(&mut answer);
+        let answer = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+            read_key(request.protected.is_none())
+        } else {
+            read_line()
+        };
         screen.resume();
-        if read.is_err() {
-            return Approval::No;
-        }
-        match answer.trim().to_ascii_lowercase().as_str() {
-            "y" | "yes" => Approval::Yes,
-            "a" | "always" => Approval::Always,
-            _ => Approval::No,
-        }
+        answer
+    }
+}
+
+/// One key, echoed as the word it stands for.
+fn read_key(always_allowed: bool) -> Approval {
+    let term = Term::stderr();
+    loop {
+        let (approval, word) = match term.read_key_raw() {
+            Ok(Key::Char('y' | 'Y')) => (Approval::Yes, "yes"),
+            Ok(Key::Char('a' | 'A')) if always_allowed => (Approval::Always, "always"),
+            Ok(Key::CtrlC) => (Approval::Stop, "no (the turn stops)"),
+            Ok(Key::Char('n' | 'N') | Key::Enter | Key::Escape) | Err(_) => (Approval::No, "no"),
+            Ok(_) => continue,
+        };
+        let _ = term.write_line(word);
+        return approval;
+    }
+}
+
+/// A line, for a chat whose input is not a terminal.
+fn read_line() -> Approval {
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return Approval::No;
+    }
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Approval::Yes,
+        "a" | "always" => Approval::Always,
+        _ => Approval::No,
     }
 }
 

@@ -4,6 +4,7 @@ use serde_json::Value;
 use unicode_width::UnicodeWidthChar as _;
 use unicode_width::UnicodeWidthStr as _;
 
+use super::style::{Attrs, Style};
 use crate::output::terminal_safe;
 
 /// The widest a call's main argument is shown (display columns), then cut with `…`.
@@ -18,21 +19,13 @@ const TAB_WIDTH: usize = 4;
 /// Shown for an empty result.
 pub const NO_OUTPUT: &str = "(no output)";
 
-/// `bash(git status)`: the tool and its main argument (the command, path, pattern, skill, …),
-/// made safe, cut to `width` columns. A command of several lines shows its first line then
-/// ` …`.
-#[cfg(test)]
-pub fn call_summary(name: &str, input: &Value, width: usize) -> String {
-    let (name, argument) = call_parts(name, input, width);
-    format!("{name}({argument})")
-}
-
-/// The tool's name and its main argument, each made safe, as [`call_summary`] joins them.
-pub fn call_parts(name: &str, input: &Value, width: usize) -> (String, String) {
-    (
-        terminal_safe(name, false).into_owned(),
-        main_argument(name, input, width),
-    )
+/// `bash(git status)`: the tool's name (bold) and its main argument (the command, path,
+/// pattern, skill, …), each made safe, the argument cut to `width` columns. A command of
+/// several lines shows its first line then ` …`. The live view puts it after `> `.
+pub fn call_summary(name: &str, input: &Value, width: usize, style: Style) -> String {
+    let argument = main_argument(name, input, width);
+    let name = terminal_safe(name, false);
+    format!("{}({argument})", style.paint(Attrs::BOLD, &name))
 }
 
 fn main_argument(name: &str, input: &Value, width: usize) -> String {
@@ -156,7 +149,7 @@ mod tests {
     use serde_json::json;
 
     fn summary(name: &str, input: &Value) -> String {
-        call_summary(name, input, CALL_MAX_WIDTH)
+        call_summary(name, input, CALL_MAX_WIDTH, Style::plain())
     }
 
     #[test]
@@ -245,6 +238,19 @@ mod tests {
             "bash(echo safe\\r\\e[2Krm -rf ~)"
         );
         assert_eq!(summary("bash\u{1b}[2J", &json!({})), "bash\\e[2J()");
+    }
+
+    #[test]
+    fn with_colour_only_the_name_is_bold() {
+        assert_eq!(
+            call_summary(
+                "bash",
+                &json!({"command": "git status"}),
+                CALL_MAX_WIDTH,
+                Style::new(true)
+            ),
+            "\u{1b}[1mbash\u{1b}[0m(git status)"
+        );
     }
 
     #[test]

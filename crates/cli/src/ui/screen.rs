@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use serde_json::Value;
 use unicode_width::UnicodeWidthStr as _;
 
-use super::calls::{CALL_MAX_WIDTH, RESULT_MAX_WIDTH, call_parts, result_lines};
+use super::calls::{CALL_MAX_WIDTH, RESULT_MAX_WIDTH, call_summary, result_lines};
 use super::markdown::Markdown;
 use super::spinner::{CHARS_PER_TOKEN, SPINNER_INTERVAL, Spinner, stderr_target};
 use super::style::{Attrs, Style, TERM, colour_wanted};
@@ -211,18 +211,18 @@ impl Screen {
         let mut state = self.state();
         let style = state.err_style;
         let indent = SUBAGENT_INDENT.repeat(depth);
+        let safe_name = terminal_safe(name, false);
         // `> name(` and `)` around the argument, which gets the rest of the line.
-        let around = indent.len() + CALL_MARK.len() + 1 + terminal_safe(name, false).width() + 2;
+        let around = indent.len() + CALL_MARK.len() + 1 + safe_name.width() + 2;
         let width = (state.columns)().map_or(CALL_MAX_WIDTH, |columns| {
             columns
                 .saturating_sub(around)
                 .clamp(MIN_WIDTH, CALL_MAX_WIDTH)
         });
-        let (name, argument) = call_parts(name, input, width);
         let line = format!(
-            "{indent}{} {}({argument})\n",
+            "{indent}{} {}\n",
             style.paint(Attrs::DIM, CALL_MARK),
-            style.paint(Attrs::BOLD, &name),
+            call_summary(name, input, width, style),
         );
         let answer = state.close_answer();
         let gap = if state.markdown.is_some() && state.last == (Last::Answer { blank: false }) {
@@ -235,7 +235,7 @@ impl Screen {
         if depth == 0
             && let Some(turn) = &mut state.turn
         {
-            turn.label = format!("{RUNNING} {name}");
+            turn.label = format!("{RUNNING} {safe_name}");
         }
         state.refresh_spinner();
     }

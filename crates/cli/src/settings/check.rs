@@ -1,0 +1,300 @@
+//! Every value in a `skillet.toml` checked, whether or not it will be used, and TOML's errors
+//! put in the words of the file rather than of Rust, with a "did you mean" for a mistyped key.
+
+use std::path::Path;
+
+use super::file::FileConfig;
+use super::{Origin, SettingsError};
+
+/// The keys `skillet.toml` knows, for "did you mean".
+const FILE_KEYS: &[&str] = &[
+    "provider",
+    "model",
+    "base_url",
+    "max_tokens",
+    "max_steps",
+    "catalog",
+    "catalog_budget",
+    "yes",
+    "stream",
+    "skill_match",
+    "sandbox",
+    "network",
+    "writable",
+    "enabled",
+];
+/// A key this close to a known one (in edits) is suggested as a typo of it.
+const MAX_TYPO_EDITS: usize = 2;
+
+impl FileConfig {
+    /// Checks every value, whether or not it will be used: a typo in a value a flag or the
+    /// environment overrides is still a typo.
+    pub(super) fn check(&self, path: &Path) -> Result<(), SettingsError> {
+        let invalid = |key: &'static str, value: String, expected: &'static str| {
+            Err(SettingsError::Invalid {
+                path: path.to_path_buf(),
+                key,
+                value,
+                expected,
+            })
+        };
+        let one_of =
+            |key: &'static str, value: &Option<String>, allowed: &[&str], expected| match value {
+                Some(value) if !allowed.contains(&value.as_str()) => {
+                    invalid(key, format!("\"{value}\""), expected)
+                }
+                _ => Ok(()),
+            };
+        one_of(
+            "provider",
+            &self.provider,
+            &["anthropic", "openai"],
+            "\"anthropic\" or \"openai\"",
+        )?;
+        one_of(
+            "catalog",
+            &self.catalog,
+            &["system", "tool", "both"],
+            "\"system\", \"tool\" or \"both\"",
+        )?;
+        one_of(
+            "skill_match",
+            &self.skill_match,
+            &["off", "suggest", "auto"],
+            "\"off\", \"suggest\" or \"auto\"",
+        )?;
+        if self.max_steps == Some(0) {
+            return invalid("max_steps", "0".into(), AT_LEAST_ONE);
+        }
+        if self.max_tokens == Some(0) {
+            return invalid("max_tokens", "0".into(), AT_LEAST_ONE);
+        }
+        if self.catalog_budget == Some(0) {
+            return invalid("catalog_budget", "0".into(), AT_LEAST_ONE);
+        }
+        if let Some(url) = &self.base_url
+            && !is_http_url(url)
+        {
+            return Err(SettingsError::BadUrl {
+                origin: Origin::File(path.to_path_buf()),
+                value: url.clone(),
+            });
+        }
+        let writable = self.sandbox.as_ref().and_then(|s| s.writable.as_deref());
+        if let Some(relative) = writable
+            .unwrap_or_default()
+            .iter()
+            .find(|p| !p.is_absolute())
+        {
+            return Err(SettingsError::RelativeWritable {
+                path: path.to_path_buf(),
+                writable: relative.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What a count in `skillet.toml` must be.
+const AT_LEAST_ONE: &str = "a whole number of at least 1";
+
+/// A TOML error as the user reads it after the file's name: `line LINE, column COLUMN: what`,
+/// the line quoted, and what was expected in TOML's words rather than Rust's (`a whole number`,
+/// not `usize`).
+pub(super) fn toml_message(error: &toml::de::Error, text: &str) -> String {
+    let mut message = error.message().trim().to_string();
+    for (rust, plain) in [
+        ("expected usize", "expected a whole number"),
+        ("expected u32", "expected a whole number up to 4294967295"),
+        ("expected u64", "expected a whole number"),
+        (
+            "expected struct SandboxFile",
+            "expected a table ([sandbox])",
+        ),
+        ("expected struct FileConfig", "expected a table"),
+        (
+            "expected a sequence",
+            "expected a list, such as [\"/home/me/.cargo\"]",
+        ),
+        ("expected a boolean", "expected true or false"),
+        ("expected a string", "expected a quoted string"),
+    ] {
+        message = message.replace(rust, plain);
+    }
+    if let Some(unknown) = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split('`').next())
+        .map(str::to_string)
+    {
+        message = match closest_key(&unknown) {
+            Some(known) => format!("unknown key `{unknown}`; did you mean `{known}`?"),
+            None => format!(
+                "unknown key `{unknown}`; skillet.toml knows {}",
+                FILE_KEYS[..11].join(", ")
+            ),
+        };
+    }
+    let Some(span) = error.span() else {
+        return message;
+    };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let quoted = text.lines().nth(line - 1).unwrap_or_default().trim_end();
+    format!("line {line}, column {column}: {message}\n    {line} | {quoted}")
+}
+
+/// The known key a typo is closest to, if one is within [`MAX_TYPO_EDITS`].
+fn closest_key(unknown: &str) -> Option<&'static str> {
+    FILE_KEYS
+        .iter()
+        .map(|known| (edit_distance(unknown, known), *known))
+        .filter(|(distance, _)| *distance <= MAX_TYPO_EDITS)
+        .min()
+        .map(|(_, known)| known)
+}
+
+/// Levenshtein distance, by characters (keys are short).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// Whether a base URL is `http://HOST…` or `https://HOST…`, with no spaces.
+pub fn is_http_url(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    rest.is_some_and(|rest| {
+        let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        !host.is_empty() && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{AgentArgs, CatalogArg};
+    use crate::env;
+    use crate::settings::CONFIG_FILE;
+    use crate::settings::testing::{resolve, resolve_with_user};
+
+    #[test]
+    fn a_bad_config_file_names_the_file_and_line() {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            temp.path().join(CONFIG_FILE),
+            "model = \"m\"\nmodle = \"typo\"\n",
+        )
+        .unwrap();
+        let error = resolve(&[], &AgentArgs::default(), temp.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("skillet.toml") && error.contains("line 2") && error.contains("modle"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_typo_in_a_value_is_an_error_even_where_a_flag_wins() {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::write(temp.path().join(CONFIG_FILE), "catalog = \"sytem\"\n").unwrap();
+        let args = AgentArgs {
+            catalog: Some(CatalogArg::Tool),
+            ..AgentArgs::default()
+        };
+        let error = resolve(&[(env::ANTHROPIC_API_KEY, "k")], &args, temp.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.ends_with("skillet.toml: catalog = \"sytem\" is not valid; expected \"system\", \"tool\" or \"both\""),
+            "{error}"
+        );
+        // A user's provider typo, where the environment picks the provider.
+        let user = tempfile::tempdir().unwrap();
+        std::fs::write(user.path().join(CONFIG_FILE), "provider = \"antropic\"\n").unwrap();
+        std::fs::remove_file(temp.path().join(CONFIG_FILE)).unwrap();
+        let error = resolve_with_user(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &AgentArgs::default(),
+            temp.path(),
+            Some(user.path()),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                SettingsError::Invalid {
+                    key: "provider",
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        std::fs::write(user.path().join(CONFIG_FILE), "max_steps = 0\n").unwrap();
+        let error = resolve_with_user(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &AgentArgs::default(),
+            temp.path(),
+            Some(user.path()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.ends_with("max_steps = 0 is not valid; expected a whole number of at least 1"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn toml_errors_speak_toml_not_rust() {
+        let temp = tempfile::tempdir().unwrap();
+        for (text, expected) in [
+            ("max_steps = \"x\"\n", "expected a whole number"),
+            (
+                "max_tokens = -1\n",
+                "expected a whole number up to 4294967295",
+            ),
+            ("sandbox = 3\n", "expected a table ([sandbox])"),
+            ("[sandbox]\nwritable = \"/x\"\n", "expected a list"),
+            ("yes = \"true\"\n", "expected true or false"),
+            (
+                "modle = \"m\"\n",
+                "unknown key `modle`; did you mean `model`?",
+            ),
+        ] {
+            std::fs::write(temp.path().join(CONFIG_FILE), text).unwrap();
+            let error = resolve(&[], &AgentArgs::default(), temp.path())
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(expected), "{text}: {error}");
+            for rust in ["usize", "u32", "struct", "sequence", "SandboxFile"] {
+                assert!(!error.contains(rust), "{text}: {error}");
+            }
+            assert!(error.contains("line "), "{error}");
+        }
+    }
+
+    #[test]
+    fn is_http_url_wants_http_or_https_and_a_host() {
+        assert!(is_http_url("http://localhost:11434/v1"));
+        assert!(is_http_url("HTTPS://api.example.com"));
+        assert!(!is_http_url("http://"));
+        assert!(!is_http_url("ftp://x"));
+        assert!(!is_http_url("http://a b"));
+    }
+}

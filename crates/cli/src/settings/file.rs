@@ -1,0 +1,151 @@
+//! What `skillet.toml` may say, how one is read (only a regular file, of at most 1 MiB), and a
+//! project's copy with what it may not grant removed.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::SettingsError;
+use super::check::toml_message;
+
+/// The largest config file read.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// What `skillet.toml` may say. Unknown keys are errors, so typos do not pass silently.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// `anthropic` or `openai`.
+    pub provider: Option<String>,
+    /// The model.
+    pub model: Option<String>,
+    /// The API base URL.
+    pub base_url: Option<String>,
+    /// Most output tokens per request.
+    pub max_tokens: Option<u32>,
+    /// Most model requests per turn.
+    pub max_steps: Option<usize>,
+    /// `system`, `tool` or `both`.
+    pub catalog: Option<String>,
+    /// The catalog budget in characters.
+    pub catalog_budget: Option<usize>,
+    /// Allow writes and commands in `run` without `--yes`.
+    pub yes: Option<bool>,
+    /// Stream answers.
+    pub stream: Option<bool>,
+    /// `off`, `suggest` or `auto`.
+    pub skill_match: Option<String>,
+    /// The `bash` sandbox.
+    pub sandbox: Option<SandboxFile>,
+}
+
+/// The `[sandbox]` table.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxFile {
+    /// Let commands reach the network (default true).
+    pub network: Option<bool>,
+    /// More folders commands may write to (the user's file only).
+    pub writable: Option<Vec<PathBuf>>,
+    /// `false` runs commands without the sandbox (the user's file only).
+    pub enabled: Option<bool>,
+}
+
+impl FileConfig {
+    /// Reads one file; `None` when there is none. Only a regular file of at most
+    /// [`MAX_CONFIG_BYTES`] is read: a repository's FIFO named `skillet.toml` must not hang
+    /// skillet, nor a huge one fill its memory.
+    pub fn read_if_present(path: &Path) -> Result<Option<Self>, SettingsError> {
+        let failed = |source| SettingsError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        match std::fs::metadata(path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None);
+            }
+            Err(source) => return Err(failed(source)),
+            Ok(metadata) if !metadata.is_file() => {
+                return Err(failed(std::io::Error::other(
+                    "not a regular file; skillet reads only regular files as its config",
+                )));
+            }
+            Ok(metadata) if metadata.len() > MAX_CONFIG_BYTES => {
+                return Err(failed(std::io::Error::other(format!(
+                    "{} bytes, over the {MAX_CONFIG_BYTES}-byte limit for a config file",
+                    metadata.len()
+                ))));
+            }
+            Ok(_) => {}
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(std::fs::File::open(path).map_err(failed)?, MAX_CONFIG_BYTES),
+            &mut text,
+        )
+        .map_err(failed)?;
+        toml::from_str(&text)
+            .map(Some)
+            .map_err(|error| SettingsError::Parse {
+                path: path.to_path_buf(),
+                message: toml_message(&error, &text),
+            })
+    }
+
+    /// A project's file with every key it may not set removed; the removed keys, named.
+    pub(super) fn without_grants(mut self) -> (Self, Vec<&'static str>) {
+        let mut refused = Vec::new();
+        if self.yes.take().is_some() {
+            refused.push("yes");
+        }
+        if self.provider.take().is_some() {
+            refused.push("provider");
+        }
+        if self.base_url.take().is_some() {
+            refused.push("base_url");
+        }
+        if let Some(sandbox) = &mut self.sandbox {
+            if sandbox.writable.take().is_some() {
+                refused.push("sandbox.writable");
+            }
+            if sandbox.enabled.take().is_some() {
+                refused.push("sandbox.enabled");
+            }
+            if sandbox.network == Some(true) {
+                sandbox.network = None;
+                refused.push("sandbox.network");
+            }
+        }
+        (self, refused)
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use crate::args::AgentArgs;
+    use crate::env;
+    use crate::settings::CONFIG_FILE;
+    use crate::settings::testing::resolve;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_config_that_is_a_fifo_is_an_error_not_a_hang() {
+        let temp = tempfile::tempdir().unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            temp.path().join(CONFIG_FILE),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let error = resolve(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("not a regular file"), "{error}");
+    }
+}

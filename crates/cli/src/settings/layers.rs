@@ -1,0 +1,258 @@
+//! The layers under the flags: the config files, read and checked, and one value picked from
+//! the flag, the environment or the first file that sets it.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::file::{FileConfig, SandboxFile};
+use super::{CONFIG_FILE, Origin, SandboxSettings, SettingsError, Sources};
+
+/// The config files, in precedence order (the project's, what it may not set removed; then the
+/// user's), each with its path.
+pub(super) struct Files {
+    /// Each file read, with its path; the first that sets a key wins.
+    pub(super) layers: Vec<(PathBuf, FileConfig)>,
+    /// Each file looked for, and whether it was there.
+    pub(super) looked: Vec<(PathBuf, bool)>,
+    /// A warning for each key a project's file may not set.
+    pub(super) warnings: Vec<String>,
+}
+
+impl Files {
+    /// The first file's value of a key, and that file.
+    pub(super) fn value<T>(&self, get: impl Fn(&FileConfig) -> Option<T>) -> Option<(T, Origin)> {
+        self.layers
+            .iter()
+            .find_map(|(path, config)| get(config).map(|value| (value, Origin::File(path.clone()))))
+    }
+}
+
+/// The project's file (what it may not set removed, with a warning each) over the user's;
+/// every value in both checked.
+pub(super) fn read_files(sources: &Sources<'_>) -> Result<Files, SettingsError> {
+    let project_file = sources.project_root.join(CONFIG_FILE);
+    let mut layers = Vec::new();
+    let mut looked = Vec::new();
+    let mut warnings = Vec::new();
+    let project = FileConfig::read_if_present(&project_file)?;
+    looked.push((project_file.clone(), project.is_some()));
+    if let Some(project) = project {
+        let (project, refused) = project.without_grants();
+        warnings.extend(refused.iter().map(|key| {
+            format!(
+                "warning: {}: `{key}` is ignored in a project's skillet.toml (a repository cannot grant permissions or redirect requests)\n  hint: use a flag, the environment, or ~/.config/skillet/skillet.toml",
+                project_file.display()
+            )
+        }));
+        project.check(&project_file)?;
+        layers.push((project_file, project));
+    }
+    if let Some(dir) = &sources.user_config_dir {
+        let user_file = dir.join(CONFIG_FILE);
+        let user = FileConfig::read_if_present(&user_file)?;
+        looked.push((user_file.clone(), user.is_some()));
+        if let Some(user) = user {
+            user.check(&user_file)?;
+            layers.push((user_file, user));
+        }
+    }
+    Ok(Files {
+        layers,
+        looked,
+        warnings,
+    })
+}
+
+/// Picks a value: the flag, else the environment, else the files. Where the environment wins
+/// over a file's different value, a note says so (the file is not silently ignored).
+pub(super) fn pick<T: PartialEq + fmt::Display>(
+    key: &'static str,
+    flag: Option<(T, &'static str)>,
+    env: Option<(T, &'static str)>,
+    file: Option<(T, Origin)>,
+    warnings: &mut Vec<String>,
+) -> Option<(T, Origin)> {
+    if let Some((value, flag)) = flag {
+        return Some((value, Origin::Flag(flag)));
+    }
+    if let Some((value, name)) = env {
+        if let Some((theirs, origin)) = &file
+            && *theirs != value
+        {
+            warnings.push(format!(
+                "note: {name} from the environment overrides {key} = \"{theirs}\" in {origin}"
+            ));
+        }
+        return Some((value, Origin::Env(name)));
+    }
+    file
+}
+
+/// The sandbox: on, with the network, nothing writable beyond the defaults, unless a file says
+/// otherwise (each key from the first file that sets it).
+pub(super) fn sandbox_settings(files: &Files) -> SandboxSettings {
+    let sandbox = |get: fn(&SandboxFile) -> Option<bool>| {
+        files
+            .value(|f| f.sandbox.as_ref().and_then(get))
+            .map(|(value, _)| value)
+    };
+    SandboxSettings {
+        enabled: sandbox(|s| s.enabled).unwrap_or(true),
+        network: sandbox(|s| s.network).unwrap_or(true),
+        writable: files
+            .value(|f| f.sandbox.as_ref().and_then(|s| s.writable.clone()))
+            .map(|(writable, _)| writable)
+            .unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use skillet_agent::tool::CatalogPlacement;
+    use skillet_llm::{ProviderKind, defaults};
+
+    use super::*;
+    use crate::args::AgentArgs;
+    use crate::env;
+    use crate::settings::testing::{resolve, resolve_with_user};
+
+    #[test]
+    fn flags_beat_the_environment_which_beats_the_file() {
+        let temp = tempfile::tempdir().unwrap();
+        let (project, user) = (temp.path().join("project"), temp.path().join("user"));
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(
+            user.join(CONFIG_FILE),
+            "provider = \"openai\"\nmodel = \"from-user\"\nbase_url = \"http://file/v1\"\nmax_steps = 3\n",
+        )
+        .unwrap();
+        std::fs::write(
+            project.join(CONFIG_FILE),
+            "model = \"from-project\"\nmax_steps = 7\ncatalog = \"both\"\n",
+        )
+        .unwrap();
+        let with = |vars: &[(&str, &str)], args: &AgentArgs| {
+            resolve_with_user(vars, args, &project, Some(&user)).unwrap()
+        };
+        let s = with(&[], &AgentArgs::default());
+        assert_eq!(
+            (s.model.as_str(), s.base_url.as_str(), s.max_steps),
+            ("from-project", "http://file/v1", 7)
+        );
+        assert_eq!(s.placement, CatalogPlacement::Both);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        let s = with(&[(env::MODEL_ID, "from-env")], &AgentArgs::default());
+        assert_eq!(s.model, "from-env");
+        let args = AgentArgs {
+            model: Some("from-flag".into()),
+            ..AgentArgs::default()
+        };
+        assert_eq!(
+            with(&[(env::MODEL_ID, "from-env")], &args).model,
+            "from-flag"
+        );
+    }
+
+    #[test]
+    fn a_project_file_grants_nothing_and_says_so() {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            temp.path().join(CONFIG_FILE),
+            "yes = true\nprovider = \"openai\"\nbase_url = \"http://attacker.invalid/v1\"\nmodel = \"m\"\n\n[sandbox]\nnetwork = true\nwritable = [\"/\"]\nenabled = false\n",
+        )
+        .unwrap();
+        let s = resolve(
+            &[(env::ANTHROPIC_API_KEY, "sk-user")],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap();
+        assert_eq!(s.provider, ProviderKind::Anthropic);
+        assert_eq!(s.base_url, defaults::ANTHROPIC_BASE_URL);
+        assert!(!s.yes);
+        assert_eq!(
+            s.sandbox,
+            SandboxSettings {
+                enabled: true,
+                network: true,
+                writable: vec![]
+            }
+        );
+        assert_eq!(s.model, "m", "harmless keys still apply");
+        let refused = [
+            "yes",
+            "provider",
+            "base_url",
+            "sandbox.writable",
+            "sandbox.enabled",
+            "sandbox.network",
+        ];
+        let named: Vec<&str> = refused
+            .iter()
+            .copied()
+            .filter(|key| s.warnings.iter().any(|w| w.contains(&format!("`{key}`"))))
+            .collect();
+        assert_eq!(named, refused);
+        assert!(
+            s.warnings
+                .iter()
+                .all(|w| w.contains(&temp.path().join(CONFIG_FILE).display().to_string()))
+        );
+        // With nothing else configured, a project file cannot pick a provider either.
+        let error = resolve(&[], &AgentArgs::default(), temp.path()).unwrap_err();
+        assert!(matches!(error, SettingsError::NoProvider), "{error}");
+        // Narrowing is honoured.
+        std::fs::write(
+            temp.path().join(CONFIG_FILE),
+            "[sandbox]\nnetwork = false\n",
+        )
+        .unwrap();
+        let s = resolve(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap();
+        assert!(!s.sandbox.network && s.warnings.is_empty());
+    }
+
+    #[test]
+    fn the_environment_over_a_file_value_is_said() {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::write(temp.path().join(CONFIG_FILE), "model = \"from-file\"\n").unwrap();
+        let s = resolve(
+            &[(env::ANTHROPIC_API_KEY, "k"), (env::MODEL_ID, "from-env")],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap();
+        assert_eq!(s.model, "from-env");
+        assert_eq!(s.explanation.origin("model"), &Origin::Env(env::MODEL_ID));
+        let file = temp.path().join(CONFIG_FILE);
+        assert_eq!(
+            s.warnings,
+            vec![format!(
+                "note: MODEL_ID from the environment overrides model = \"from-file\" in {}",
+                file.display()
+            )]
+        );
+        // The same value, or a flag: nothing to say.
+        let s = resolve(
+            &[(env::ANTHROPIC_API_KEY, "k"), (env::MODEL_ID, "from-file")],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap();
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert_eq!(s.explanation.origin("model"), &Origin::Env(env::MODEL_ID));
+        let s = resolve(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &AgentArgs::default(),
+            temp.path(),
+        )
+        .unwrap();
+        assert_eq!(s.explanation.origin("model"), &Origin::File(file));
+        assert_eq!(s.explanation.origin("max_steps"), &Origin::Default);
+    }
+}

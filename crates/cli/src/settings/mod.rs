@@ -1,0 +1,132 @@
+//! Typed settings for `run` and `chat`, resolved once from flags, then the environment, then
+//! `skillet.toml` (the project's, then the user's); each value remembers where it came from
+//! ([`Origin`]), and where the environment wins over a different value in a file, the user is
+//! told ([`Settings::warnings`]).
+//!
+//! A project's file is written by whoever wrote the repository, so it never grants anything:
+//! `FileConfig::without_grants` drops what only flags, the environment and the user's own file
+//! may set (permissions, the provider, where requests and the key go, what the shell sandbox lets
+//! through; `sandbox.network = false` only narrows, so it stays). A project file that sets one is
+//! ignored on that key, with a warning naming it. Every value in every file is checked, also
+//! where a flag or the environment wins, so a typo never passes silently.
+//!
+//! - `file`: what `skillet.toml` may say, and reading one safely.
+//! - `check`: every value in a file checked, and TOML's errors put in the file's words.
+//! - `layers`: the files read in order, and one value picked from a flag, the environment or a
+//!   file.
+//! - `resolve`: [`Settings::resolve`], each key in turn made into its typed value.
+//! - `explain`: where each value came from, for `skillet config` and the catalog budget.
+//! - `error`: why the settings cannot be resolved ([`SettingsError`]).
+
+mod check;
+mod error;
+mod explain;
+mod file;
+mod layers;
+mod resolve;
+#[cfg(test)]
+mod testing;
+
+use std::path::{Path, PathBuf};
+
+use skillet_agent::SkillMatch;
+use skillet_agent::tool::CatalogPlacement;
+use skillet_llm::ProviderKind;
+
+use crate::env;
+
+pub use error::SettingsError;
+pub use explain::{Explanation, Origin, default_budget_why};
+pub use resolve::provider_name;
+
+/// The config file's name, in the project root and in the user config folder.
+pub const CONFIG_FILE: &str = "skillet.toml";
+/// The model used with Anthropic when none is configured.
+pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+/// The model used with OpenAI's own API when none is configured.
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+
+/// Everything `run` and `chat` need to start a session.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The provider's dialect.
+    pub provider: ProviderKind,
+    /// The model.
+    pub model: String,
+    /// The API base URL.
+    pub base_url: String,
+    /// The API key, where there is one.
+    pub api_key: Option<String>,
+    /// Most output tokens per request.
+    pub max_tokens: u32,
+    /// Most model requests per turn.
+    pub max_steps: usize,
+    /// Where the catalog goes.
+    pub placement: CatalogPlacement,
+    /// The catalog budget, when configured.
+    pub catalog_budget: Option<usize>,
+    /// Writes and commands allowed without asking (`run`).
+    pub yes: bool,
+    /// Stream answers.
+    pub stream: bool,
+    /// Read project instructions (AGENTS.md, CLAUDE.md) into a new session's prompt.
+    pub instructions: bool,
+    /// Where transcripts go.
+    pub sessions_dir: PathBuf,
+    /// What is done with skills matching a message.
+    pub skill_match: SkillMatch,
+    /// How `bash` is sandboxed.
+    pub sandbox: SandboxSettings,
+    /// What the user should be told: keys a project file may not set, and values in a file
+    /// that the environment overrides.
+    pub warnings: Vec<String>,
+    /// Where each value came from.
+    pub explanation: Explanation,
+}
+
+/// How `bash` is sandboxed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// Run commands in the sandbox (where the kernel has one).
+    pub enabled: bool,
+    /// Commands may reach the network.
+    pub network: bool,
+    /// Folders writable besides the working directory and the temp dir.
+    pub writable: Vec<PathBuf>,
+}
+
+/// Where the inputs come from, so tests can pass their own.
+pub struct Sources<'a> {
+    /// Reads an environment variable.
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+    /// The project root (where `skillet.toml` is looked for).
+    pub project_root: &'a Path,
+    /// The user's config folder for skillet (`~/.config/skillet`).
+    pub user_config_dir: Option<PathBuf>,
+    /// The user's data folder for skillet (`~/.local/share/skillet`).
+    pub user_data_dir: Option<PathBuf>,
+}
+
+/// `$XDG_CONFIG_HOME/skillet`, else `~/.config/skillet`.
+pub fn user_config_dir() -> Option<PathBuf> {
+    env::path(env::XDG_CONFIG_HOME)
+        .filter(|path| path.is_absolute())
+        .or_else(|| env::path(env::HOME).map(|home| home.join(".config")))
+        .map(|dir| dir.join("skillet"))
+}
+
+/// `$XDG_DATA_HOME/skillet`, else `~/.local/share/skillet`.
+pub fn user_data_dir() -> Option<PathBuf> {
+    env::path(env::XDG_DATA_HOME)
+        .filter(|path| path.is_absolute())
+        .or_else(|| env::path(env::HOME).map(|home| home.join(".local/share")))
+        .map(|dir| dir.join("skillet"))
+}
+
+/// Where transcripts go: `sessions` in the user's data folder (else in the temp dir), as
+/// [`Settings::sessions_dir`] has it.
+pub fn sessions_dir() -> PathBuf {
+    user_data_dir()
+        .unwrap_or_else(|| std::env::temp_dir().join("skillet"))
+        .join("sessions")
+}

@@ -1,0 +1,107 @@
+//! What the command-line tests share: a sandbox (a temp folder with an empty home and a project
+//! folder), `skillet` run in its project with a clean environment, and what it printed.
+
+#![allow(dead_code, reason = "each test file uses a part")]
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use skillet_test_support::MockServer;
+
+/// A temp folder holding an empty home and a project folder, removed when dropped.
+pub struct Sandbox {
+    /// The temp folder, by the path it was made with.
+    pub temp: tempfile::TempDir,
+    /// The temp folder, canonical (what skillet sees and prints).
+    pub root: PathBuf,
+    /// `root/home`: skillet's `HOME`.
+    pub home: PathBuf,
+    /// `root/project`: where skillet runs.
+    pub project: PathBuf,
+}
+
+impl Sandbox {
+    /// An empty home and an empty project folder.
+    pub fn empty() -> Self {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap();
+        let home = root.join("home");
+        let project = root.join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        Self {
+            temp,
+            root,
+            home,
+            project,
+        }
+    }
+
+    /// Where skillet keeps its sessions under this home.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.home.join(".local/share/skillet/sessions")
+    }
+
+    /// The session files, sorted (none when the folder is not there).
+    pub fn sessions(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.sessions_dir())
+            .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+}
+
+/// Writes `root/name/SKILL.md`.
+pub fn write_skill(root: &Path, name: &str, text: &str) {
+    std::fs::create_dir_all(root.join(name)).unwrap();
+    std::fs::write(root.join(name).join("SKILL.md"), text).unwrap();
+}
+
+/// The whole environment skillet gets (nothing else is passed on): its `HOME` in the sandbox,
+/// the `PATH` to run commands with, and `HF_HUB_OFFLINE=1` (no embedding model here and no hub
+/// to fetch it from: skills are matched by words, quietly); with a mock server and an API key,
+/// Anthropic at that server.
+pub fn environment(
+    sandbox: &Sandbox,
+    provider: Option<(&MockServer, &str)>,
+) -> Vec<(&'static str, OsString)> {
+    let mut vars = vec![
+        ("HOME", sandbox.home.clone().into_os_string()),
+        ("PATH", std::env::var_os("PATH").unwrap()),
+        ("HF_HUB_OFFLINE", "1".into()),
+    ];
+    if let Some((server, api_key)) = provider {
+        vars.push(("ANTHROPIC_API_KEY", api_key.into()));
+        vars.push(("ANTHROPIC_BASE_URL", server.url().into()));
+    }
+    vars
+}
+
+/// `skillet` in the sandbox's project with only [`environment`].
+pub fn skillet(sandbox: &Sandbox, provider: Option<(&MockServer, &str)>) -> Command {
+    let mut command = Command::cargo_bin("skillet").unwrap();
+    command
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .envs(environment(sandbox, provider));
+    command
+}
+
+/// How a run of skillet ended, and what it wrote.
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `command` to its end; its output must be UTF-8.
+pub fn run(command: &mut Command) -> Output {
+    let output = command.output().unwrap();
+    Output {
+        code: output.status.code().unwrap(),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
