@@ -1,0 +1,329 @@
+//! What each chat command does (`/model`, `/compact`, `/cost`, `/sessions`, `/skills`, `/init`,
+//! `/clear`, `/help`), and a skill invoked by hand.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use skillet_agent::init_prompt;
+use skillet_llm::Usage;
+use skillet_skills::{Library, render_skill};
+
+use super::closest::MAX_COMPARED_NAME_CHARS;
+use super::commands::{Action, command, help_text, unknown_command};
+use super::complete::ChatHelper;
+use super::picker::{Picked, pick_session};
+use super::replay::replay;
+use super::{Chat, ChatEditor, Slash, cut};
+use crate::commands::pricing::{cost, price_of};
+use crate::commands::session::{TextView, find_resumed, library, start};
+use crate::output::{terminal_safe, warn};
+use crate::plural;
+
+/// The longest model name `/model` takes.
+const MAX_MODEL_NAME_CHARS: usize = 256;
+
+impl Chat {
+    /// Runs a chat command or a skill invoked by hand.
+    pub(super) fn command(
+        &mut self,
+        name: &str,
+        arguments: &str,
+        editor: &mut ChatEditor,
+    ) -> anyhow::Result<Slash> {
+        if name.is_empty() {
+            warn(&help_text());
+            return Ok(Slash::Handled);
+        }
+        let Some(action) = command(name) else {
+            return Ok(self.skill(name, arguments));
+        };
+        match action {
+            Action::Exit => return Ok(Slash::Exit),
+            Action::Help => warn(&help_text()),
+            Action::Skills => warn(&skills_table(&self.skills)),
+            Action::Cost => warn(&self.cost()),
+            Action::Model => self.model(arguments),
+            Action::Compact => self.compact(arguments),
+            Action::Init => {
+                warn("asking the model to draft AGENTS.md; you will be asked before it writes");
+                return Ok(Slash::Send(init_prompt(&self.context.env.cwd)));
+            }
+            Action::Clear => {
+                self.agent = start(
+                    &self.context,
+                    &self.settings,
+                    &self.skills,
+                    None,
+                    self.permissions.clone(),
+                    None,
+                )?;
+                self.models = vec![(self.agent.model().to_string(), Usage::default())];
+                warn(&format!("new session {}", self.agent.header().id));
+            }
+            Action::Sessions => {
+                let current = self.agent.header().id.clone();
+                match pick_session(editor, &self.context, &self.settings, Some(&current))? {
+                    Picked::Session(id) => {
+                        self.switch_to(&id)?;
+                        editor.set_helper(Some(ChatHelper::new(&self.skills)));
+                    }
+                    Picked::Nothing => {}
+                    Picked::NoneToPick => warn("no other session of this project to continue"),
+                }
+            }
+        }
+        Ok(Slash::Handled)
+    }
+
+    /// A skill invoked by hand: its text to send, or why not.
+    fn skill(&self, name: &str, arguments: &str) -> Slash {
+        let Some(skill) = self.skills.get(name) else {
+            warn(&unknown_command(name, &self.skills));
+            return Slash::Handled;
+        };
+        match invoke_skill(&self.skills, name, arguments) {
+            Ok(text) => {
+                if let Some(notice) = self.agent.audit_notice(skill) {
+                    warn(&format!("note: {}", terminal_safe(&notice, false)));
+                }
+                Slash::Send(text)
+            }
+            Err(message) => {
+                warn(&message);
+                Slash::Handled
+            }
+        }
+    }
+
+    /// `/model [NAME]`.
+    fn model(&mut self, name: &str) {
+        let current = self.agent.model().to_string();
+        if name.is_empty() {
+            let mut text = format!(
+                "model: {} ({}, {})",
+                terminal_safe(&current, false),
+                self.settings.provider.as_str(),
+                terminal_safe(&crate::output::redacted_url(&self.settings.base_url), false)
+            );
+            if self.agent.header().model != current {
+                let _ = write!(
+                    text,
+                    "; this session started with {}",
+                    terminal_safe(&self.agent.header().model, false)
+                );
+            }
+            text.push_str(
+                "\n  /model NAME uses another model of this provider from the next turn on",
+            );
+            warn(&text);
+            return;
+        }
+        if name.chars().count() > MAX_MODEL_NAME_CHARS
+            || name.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            warn(&format!(
+                "error: '{}' is not a model name (one word of at most {MAX_MODEL_NAME_CHARS} characters)",
+                terminal_safe(&cut(name, MAX_COMPARED_NAME_CHARS), false)
+            ));
+            return;
+        }
+        if name == current {
+            warn(&format!("already using {}", terminal_safe(name, false)));
+            return;
+        }
+        match self.agent.set_model(name) {
+            Ok(true) => {
+                name.clone_into(&mut self.settings.model);
+                self.models.push((name.to_string(), self.agent.usage()));
+                let mut text = format!(
+                    "model: {} from the next turn on (was {})",
+                    terminal_safe(name, false),
+                    terminal_safe(&current, false)
+                );
+                if price_of(name).is_none() {
+                    let _ = write!(text, "; price unknown for {}", terminal_safe(name, false));
+                }
+                warn(&text);
+            }
+            Ok(false) => warn("error: the model cannot be switched while a turn runs"),
+            Err(error) => warn(&format!("error: the model was not switched: {error}")),
+        }
+    }
+
+    /// `/compact [INSTRUCTIONS]`: the history replaced by the model's summary of it; Ctrl-C
+    /// leaves it as it was.
+    fn compact(&mut self, instructions: &str) {
+        warn("compacting the conversation…");
+        let mut view = TextView::new();
+        let mut show = |event| view.show(&event);
+        let instructions = Some(instructions).filter(|text| !text.is_empty());
+        let agent = &mut self.agent;
+        let outcome = self.runtime.block_on(async {
+            tokio::select! {
+                result = agent.compact(instructions, &mut show) => Some(result),
+                _ = tokio::signal::ctrl_c() => None,
+            }
+        });
+        view.end_line();
+        match outcome {
+            Some(Ok(outcome)) => warn(&format!(
+                "compacted {} into a summary: about {} tokens before, {} after",
+                plural(outcome.messages_before, "message"),
+                outcome.tokens_before,
+                outcome.tokens_after
+            )),
+            Some(Err(error)) => warn(&format!("error: {error}")),
+            None => warn("(cancelled; the conversation is as it was)"),
+        }
+    }
+
+    /// `/cost`: the tokens so far, and what they cost at the list price of each model used.
+    fn cost(&self) -> String {
+        let total = self.agent.usage();
+        let mut text = total.summary();
+        let mut dollars = 0.0;
+        let mut priced = Vec::new();
+        let mut unknown = Vec::new();
+        for (index, (model, from)) in self.models.iter().enumerate() {
+            let until = self
+                .models
+                .get(index + 1)
+                .map_or(total, |(_, usage)| *usage);
+            let used = minus(until, *from);
+            let last = index + 1 == self.models.len();
+            if used == Usage::default() && !(last && priced.is_empty() && unknown.is_empty()) {
+                continue;
+            }
+            match price_of(model) {
+                Some(price) => {
+                    dollars += cost(&used, &price);
+                    priced.push(terminal_safe(model, false).into_owned());
+                }
+                None => unknown.push(terminal_safe(model, false).into_owned()),
+            }
+        }
+        if !priced.is_empty() {
+            let _ = write!(
+                text,
+                "\ncost: {} at the list price of {}",
+                dollars_text(dollars),
+                priced.join(", ")
+            );
+            if !unknown.is_empty() {
+                text.push_str(" (not counting the others)");
+            }
+        }
+        if !unknown.is_empty() {
+            let _ = write!(text, "\nprice unknown for {}", unknown.join(", "));
+        }
+        text
+    }
+
+    /// Continues another session of this project (`/sessions`).
+    fn switch_to(&mut self, id: &str) -> anyhow::Result<()> {
+        let (context, resumed) = find_resumed(&self.context, &self.settings, Some(id))?;
+        let context = context.unwrap_or_else(|| self.context.at(self.context.env.cwd.clone()));
+        let skills = if context.env.cwd == self.context.env.cwd {
+            Arc::clone(&self.skills)
+        } else {
+            library(&context)
+        };
+        let agent = start(
+            &context,
+            &self.settings,
+            &skills,
+            resumed,
+            self.permissions.clone(),
+            None,
+        )?;
+        self.models = vec![(agent.model().to_string(), agent.usage())];
+        (self.context, self.skills, self.agent) = (context, skills, agent);
+        replay(self.agent.history());
+        Ok(())
+    }
+}
+
+/// `a - b`, field by field.
+fn minus(a: Usage, b: Usage) -> Usage {
+    Usage {
+        input_tokens: a.input_tokens.saturating_sub(b.input_tokens),
+        output_tokens: a.output_tokens.saturating_sub(b.output_tokens),
+        cache_write_tokens: a.cache_write_tokens.saturating_sub(b.cache_write_tokens),
+        cache_read_tokens: a.cache_read_tokens.saturating_sub(b.cache_read_tokens),
+    }
+}
+
+/// `$0.0009`, `$12.35`.
+fn dollars_text(dollars: f64) -> String {
+    if dollars < 1.0 {
+        format!("${dollars:.4}")
+    } else {
+        format!("${dollars:.2}")
+    }
+}
+
+/// The body of a skill invoked by hand, with `$ARGUMENTS` replaced (or the arguments appended
+/// when the body does not use them).
+fn invoke_skill(skills: &Library, name: &str, arguments: &str) -> Result<String, String> {
+    let Some(skill) = skills.get(name) else {
+        return Err(unknown_command(name, skills));
+    };
+    if !skill.user_invocable() {
+        return Err(format!(
+            "/{name} can only be used by the model (user-invocable: false)"
+        ));
+    }
+    let text = render_skill(skill).map_err(|error| error.to_string())?;
+    if text.contains("$ARGUMENTS") {
+        return Ok(text.replace("$ARGUMENTS", arguments));
+    }
+    if arguments.is_empty() {
+        Ok(text)
+    } else {
+        Ok(format!("{text}\n\nARGUMENTS: {arguments}"))
+    }
+}
+
+/// `/skills`: each skill, who may invoke it, and where it comes from.
+fn skills_table(skills: &Library) -> String {
+    let mut out = String::new();
+    for skill in skills.skills() {
+        let mut marks = String::new();
+        if !skill.model_invocable() {
+            marks.push_str(" [you only]");
+        }
+        if !skill.user_invocable() {
+            marks.push_str(" [model only]");
+        }
+        let _ = writeln!(
+            out,
+            "{}{marks}: {}\n    {} ({})",
+            terminal_safe(&skill.name, false),
+            terminal_safe(&skill.description, false),
+            terminal_safe(&skill.file.display().to_string(), false),
+            skill.root_kind.as_str()
+        );
+    }
+    if out.is_empty() {
+        out.push_str("no skills found; `skillet skills list` shows where skillet looks");
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_is_split_by_model() {
+        let usage = |input, output| Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Usage::default()
+        };
+        assert_eq!(minus(usage(300, 30), usage(100, 10)), usage(200, 20));
+        assert_eq!(minus(usage(1, 1), usage(5, 5)), Usage::default());
+        assert_eq!(dollars_text(0.000_46), "$0.0005");
+        assert_eq!(dollars_text(12.345), "$12.35");
+    }
+}

@@ -1,0 +1,253 @@
+//! `skillet chat` (and plain `skillet`): a line editor with Tab completion, streamed answers,
+//! chat commands and skills invoked by hand; Ctrl-C cancels the current turn without ending the
+//! session.
+//!
+//! A line is a chat command or a skill (`/name args`), or a message. A line whose first word is
+//! a path (`/etc/hosts looks wrong`: it holds another `/`, or names an existing file and no
+//! command or skill) is a message, and `//` sends the rest of the line as it is typed.
+//!
+//! This module starts the chat ([`run`]) and reads its lines; the rest is by job:
+//!
+//! - `commands`: the table of chat commands, `/help`, and how a line is read ([`classify`]).
+//! - `closest`: "did you mean" for an unknown command or skill.
+//! - `handlers`: what each command does, and skills invoked by hand.
+//! - `complete`: Tab completion of command and skill names.
+//! - `picker`: the session picker, for `--resume` without an id and `/sessions`.
+//! - `replay`: a resumed session's last turns, shown before the prompt.
+
+mod closest;
+mod commands;
+mod complete;
+mod handlers;
+mod picker;
+mod replay;
+
+use std::io::{IsTerminal as _, Write as _};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use rustyline::error::ReadlineError;
+use rustyline::history::FileHistory;
+use skillet_agent::Agent;
+use skillet_agent::permission::Permissions;
+use skillet_llm::Usage;
+use skillet_skills::Library;
+
+use super::Context;
+use super::session::{TextView, find_resumed, library, runtime, settings, start};
+use crate::args::{AgentArgs, LATEST};
+use crate::output::{terminal_safe, warn};
+use crate::settings::{Settings, user_data_dir};
+use crate::ui::TerminalApprover;
+use crate::{EXIT_USAGE, plural};
+
+use commands::{Input, classify, command};
+use complete::ChatHelper;
+use picker::{Picked, pick_session};
+use replay::replay;
+
+/// The prompt shown for each line.
+const PROMPT: &str = "› ";
+/// The most lines kept in the chat history file.
+const HISTORY_LINES: usize = 1_000;
+
+/// Starts the chat (a resumed session's, when asked) and reads lines until it ends.
+pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
+    let settings = match settings(context, args, false) {
+        Ok(settings) => settings,
+        Err(message) => {
+            warn(&format!("error: {message}"));
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    let mut editor = editor()?;
+    let history = user_data_dir().map(|dir| dir.join("chat-history"));
+    if let Some(history) = &history {
+        let _ = editor.load_history(history);
+    }
+    let resume = if args.continue_latest {
+        Some(LATEST.to_string())
+    } else if args.resume.as_deref() == Some(LATEST) && std::io::stdin().is_terminal() {
+        // `--resume` without an id: pick one (none to pick: the latest, which says so).
+        match pick_session(&mut editor, context, &settings, None)? {
+            Picked::Session(id) => Some(id),
+            Picked::Nothing => return Ok(ExitCode::SUCCESS),
+            Picked::NoneToPick => Some(LATEST.to_string()),
+        }
+    } else {
+        args.resume.clone()
+    };
+    let (resumed_context, resumed) = find_resumed(context, &settings, resume.as_deref())?;
+    let context = resumed_context.unwrap_or_else(|| context.at(context.env.cwd.clone()));
+    let runtime = runtime()?;
+    let skills = library(&context);
+    let replayed = resumed.is_some();
+    let first_message = args
+        .initial_prompt
+        .as_deref()
+        .filter(|message| !message.trim().is_empty());
+    let permissions = Permissions::Ask(Arc::new(TerminalApprover));
+    let agent = start(
+        &context,
+        &settings,
+        &skills,
+        resumed,
+        permissions.clone(),
+        first_message,
+    )?;
+    let mut chat = Chat {
+        models: vec![(agent.model().to_string(), agent.usage())],
+        runtime,
+        context,
+        settings,
+        skills,
+        permissions,
+        agent,
+    };
+    editor.set_helper(Some(ChatHelper::new(&chat.skills)));
+    warn(&format!(
+        "skillet · {} · {} · {} · /help for commands",
+        terminal_safe(chat.agent.model(), false),
+        terminal_safe(&chat.context.env.cwd.display().to_string(), false),
+        plural(chat.skills.model_invocable().count(), "skill")
+    ));
+    if let Some(text) = super::session::instructions_text(chat.agent.instructions()) {
+        warn(&text);
+    }
+    if replayed {
+        replay(chat.agent.history());
+    }
+    if let Some(message) = first_message {
+        // Shown as if typed at the prompt.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{PROMPT}{}", terminal_safe(message, true));
+        let _ = out.flush();
+        drop(out);
+        let _ = editor.add_history_entry(message);
+        turn(&chat.runtime, &mut chat.agent, message);
+    }
+    chat.converse(&mut editor)?;
+    if let Some(history) = &history {
+        if let Some(dir) = history.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = editor.save_history(history);
+    }
+    warn(&format!(
+        "usage: {} · session {}",
+        chat.agent.usage().summary(),
+        chat.agent.header().id
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs one turn; Ctrl-C (at an approval prompt too) cancels it and the session goes on.
+fn turn(runtime: &tokio::runtime::Runtime, agent: &mut Agent, message: &str) {
+    let mut view = TextView::new();
+    let mut show = |event| view.show(&event);
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            result = agent.run_turn(message, &mut show) => Some(result),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    view.end_line();
+    match outcome {
+        Some(Ok(_)) => {}
+        // Stopped at an approval prompt: the calls are answered already.
+        Some(Err(skillet_agent::AgentError::Cancelled)) => warn("(cancelled)"),
+        Some(Err(error)) => warn(&format!("error: {error}")),
+        None => {
+            agent.close_cancelled_turn();
+            warn("(cancelled)");
+        }
+    }
+}
+
+/// The line editor: history, and Tab completion once [`ChatHelper`] is set.
+type ChatEditor = rustyline::Editor<ChatHelper, FileHistory>;
+
+fn editor() -> anyhow::Result<ChatEditor> {
+    let config = rustyline::Config::builder()
+        .max_history_size(HISTORY_LINES)?
+        .auto_add_history(false)
+        .completion_type(rustyline::CompletionType::List)
+        .build();
+    let mut editor = ChatEditor::with_config(config)?;
+    editor.set_helper(Some(ChatHelper::default()));
+    Ok(editor)
+}
+
+/// What a command or skill leaves the loop to do.
+enum Slash {
+    /// Nothing more: read the next line.
+    Handled,
+    /// Leave the chat.
+    Exit,
+    /// Send this message, as if typed.
+    Send(String),
+}
+
+/// The session and what starting another needs.
+struct Chat {
+    /// Where the session works (a resumed session's own folder).
+    context: Context,
+    /// The settings; `model` follows `/model`, so `/clear` keeps the model in use.
+    settings: Settings,
+    skills: Arc<Library>,
+    permissions: Permissions,
+    agent: Agent,
+    runtime: tokio::runtime::Runtime,
+    /// Each model used in this session, with the session's usage when it took over (for
+    /// `/cost`).
+    models: Vec<(String, Usage)>,
+}
+
+impl Chat {
+    /// Reads lines until `/exit` or Ctrl-D: each a command, a skill or a message.
+    fn converse(&mut self, editor: &mut ChatEditor) -> anyhow::Result<()> {
+        loop {
+            let line = match editor.readline(PROMPT) {
+                Ok(line) => line,
+                Err(ReadlineError::Interrupted) => {
+                    warn("(Ctrl-D or /exit leaves)");
+                    continue;
+                }
+                Err(ReadlineError::Eof) => break,
+                Err(error) => return Err(error.into()),
+            };
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            let _ = editor.add_history_entry(line);
+            let skills = Arc::clone(&self.skills);
+            let known = |name: &str| command(name).is_some() || skills.get(name).is_some();
+            let message = match classify(line, known) {
+                Input::Message(text) => text.to_string(),
+                Input::Command { name, arguments } => {
+                    match self.command(name, arguments, editor) {
+                        Ok(Slash::Handled) => continue,
+                        Ok(Slash::Exit) => break,
+                        Ok(Slash::Send(text)) => text,
+                        // A session that cannot be started or continued: this one goes on.
+                        Err(error) => {
+                            warn(&format!("error: {error:#}"));
+                            continue;
+                        }
+                    }
+                }
+            };
+            turn(&self.runtime, &mut self.agent, &message);
+        }
+        Ok(())
+    }
+}
+
+/// At most `limit` characters of `text`, with `…` when cut.
+fn cut(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(limit) {
+        Some((at, _)) => format!("{}…", &text[..at]).into(),
+        None => text.into(),
+    }
+}
