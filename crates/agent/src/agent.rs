@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use skillet_library::index::SkillIndex;
 use skillet_llm::{Message, Provider, ToolSpec, Usage, context_window};
 use skillet_skills::{BudgetReport, CatalogFormat, Library, render_catalog};
 
@@ -19,7 +20,6 @@ use crate::instructions::Instructions;
 use crate::permission::{Gate, Permissions};
 use crate::prompt::system_prompt;
 use crate::sandbox::{SandboxPolicy, SandboxStatus};
-use crate::skill_index::SkillIndex;
 use crate::tool::{CatalogPlacement, Subagent, ToolContext, ToolTable};
 use crate::transcript::{SessionHeader, Transcript, TranscriptEvent, new_session_id};
 use crate::turn::{CANCELLED_CALL, Pending, SubagentRunner, append, run_loop};

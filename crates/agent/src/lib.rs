@@ -21,7 +21,6 @@ pub mod permission;
 mod prompt;
 mod repair;
 pub mod sandbox;
-pub mod skill_index;
 mod suggest;
 pub mod tool;
 pub mod tools;

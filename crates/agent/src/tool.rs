@@ -93,7 +93,7 @@ pub struct ToolContext {
     /// Runs a subagent for the `task` tool: (prompt) → its final text.
     pub subagent: Option<Arc<dyn Subagent>>,
     /// The skill index, for `search_skills`.
-    pub skill_index: Option<Arc<crate::skill_index::SkillIndex>>,
+    pub skill_index: Option<Arc<skillet_library::index::SkillIndex>>,
     /// Asks before writes and commands.
     pub gate: Arc<crate::permission::Gate>,
     /// Folders a write never touches without asking each time (the skill roots).

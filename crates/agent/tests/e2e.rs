@@ -641,7 +641,7 @@ fn matching_config(
     mode: skillet_agent::SkillMatch,
 ) -> AgentConfig {
     let cache = fixture.cwd.join("embeddings");
-    let (index, _) = skillet_agent::skill_index::SkillIndex::semantic(
+    let (index, _) = skillet_library::index::SkillIndex::semantic(
         &fixture.library,
         model,
         &cache,
@@ -788,7 +788,7 @@ async fn a_library_over_budget_gets_search_skills() {
     server.push_turn(Turn::text("Use zz-tax-filing."));
     let mut large = config(&fixture, false);
     large.catalog_budget = Some(600);
-    large.skill_index = Some(Arc::new(skillet_agent::skill_index::SkillIndex::lexical(
+    large.skill_index = Some(Arc::new(skillet_library::index::SkillIndex::lexical(
         &library,
     )));
     large.first_message = Some("help me file my income tax return".into());

@@ -208,7 +208,7 @@ fn describe(text: &mut String, settings: &Settings) {
 
 /// The embedding model and the skill roots: what needs no provider.
 fn describe_skills(text: &mut String, context: &Context) {
-    match super::matching::model_dir(None) {
+    match super::matching::model_env(None).model_dir() {
         Some(dir) => {
             let from = if env::path(env::SKILLET_EMBED_MODEL).is_some() {
                 "environment SKILLET_EMBED_MODEL"

@@ -31,8 +31,9 @@ const fn price(input: f64, output: f64, cache_write: f64, cache_read: f64) -> Pr
     }
 }
 
-/// List prices (USD per million tokens), as published by Anthropic and OpenAI; checked
-/// 2025-11-30. A name matches an entry when it is the entry or the entry followed by a dated
+/// List prices (USD per million tokens), as Anthropic and OpenAI published them at the end of
+/// 2025 (newer models, and any price changed since, are not here: they show as unknown). A
+/// name matches an entry when it is the entry or the entry followed by a dated
 /// snapshot (`claude-sonnet-4-20250514`, `gpt-4.1-2025-04-14`): `claude-opus-4-6` is not
 /// `claude-opus-4`.
 pub const PRICES: &[(&str, Price)] = &[

@@ -10,10 +10,12 @@ use skillet_agent::permission::Permissions;
 use skillet_agent::sandbox::SandboxPolicy;
 use skillet_agent::transcript::{self, Transcript};
 use skillet_agent::{Agent, AgentConfig, AgentEvent, SkillMatch};
+use skillet_library::model::session_index;
 use skillet_llm::{Anthropic, OpenAi, Provider, ProviderKind, Transport};
 use skillet_skills::{Library, discover, find_git_root};
 
 use super::Context;
+use super::matching::{model_env, stderr_events};
 use crate::args::AgentArgs;
 use crate::env;
 use crate::output::{terminal_safe, warn};
@@ -173,7 +175,11 @@ pub fn start(
         skill_match: settings.skill_match,
         skill_index: match settings.skill_match {
             SkillMatch::Off => None,
-            _ => Some(Arc::new(super::matching::session_index(library))),
+            _ => Some(Arc::new(session_index(
+                library,
+                &model_env(None),
+                &mut stderr_events(),
+            ))),
         },
         first_message: first_message.map(str::to_string),
         protected: context.skill_roots(),

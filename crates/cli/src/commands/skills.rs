@@ -5,12 +5,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
+use skillet_library::model::session_index;
 use skillet_skills::{
     CatalogFormat, Diagnostic, Invoker, Library, Skill, Validation, discover, find_git_root,
     locate, render_catalog, scaffold_skill, validate_file, validate_path,
 };
 
 use super::Context;
+use super::matching::{model_env, stderr_events};
 use crate::args::{AgentArgs, CatalogFormatArg, SkillsCommand};
 use crate::output::{terminal_safe, warn};
 use crate::settings::{Settings, SettingsError, Sources, user_config_dir, user_data_dir};
@@ -207,7 +209,7 @@ fn catalog(
                 .is_empty();
             // Ranking needs the index (and perhaps the model): only for `--for`.
             let index = (!fits && first_message.is_some())
-                .then(|| super::matching::session_index(&library));
+                .then(|| session_index(&library, &model_env(None), &mut stderr_events()));
             let (catalog, _) =
                 skillet_agent::session_catalog(&library, budget, index.as_ref(), first_message);
             (catalog, !fits)

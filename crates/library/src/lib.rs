@@ -1,0 +1,12 @@
+//! What the agent, the CLI and the MCP server share, so that none of them depends on another:
+//! the discovered skills ready to rank ([`index`]: the skill index and its embedding cache), and
+//! the embedding model ([`model`]: where it is found, downloading it, building the index with it).
+//!
+//! It sits above the pure engines (`skillet-skills`, `skillet-retrieval`) and below `agent`,
+//! `mcp` and `cli`: the agent ranks with a [`index::SkillIndex`] it is given, the CLI and the MCP
+//! server build one. It reads no environment variable and prints nothing: the caller passes what
+//! it read ([`model::ModelEnv`]) and is told what happens ([`model::ModelEvent`]), to print or
+//! to log.
+
+pub mod index;
+pub mod model;
