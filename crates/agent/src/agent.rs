@@ -401,9 +401,9 @@ impl Agent {
     /// Asks for another model from the next request on, subagents included (`/model`): same
     /// provider, server and key. The system prompt and the tools stay byte for byte; the
     /// header keeps the model the session started with, and the switch is recorded in the
-    /// transcript as a notice. `Ok(false)`: not switched, because a turn holds the session
-    /// (never the case between turns); `Err`: not switched, because the notice could not be
-    /// written.
+    /// transcript as a `model` event (a resumed session goes on with it). `Ok(false)`: not
+    /// switched, because a turn holds the session (never the case between turns); `Err`: not
+    /// switched, because the event could not be written.
     pub fn set_model(&mut self, model: &str) -> Result<bool, AgentError> {
         let Some(core) = Arc::get_mut(&mut self.core) else {
             return Ok(false);

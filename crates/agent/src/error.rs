@@ -28,7 +28,7 @@ pub enum AgentError {
     },
     /// Another skillet is writing to the session (two writers would interleave histories).
     #[error(
-        "session {} is open in another skillet; it is continued in one place at a time\nhint: finish it there, or start a new session here",
+        "session {} is open in another skillet; it is continued in one place at a time\n  hint: finish it there, or start a new session (`skillet`, or /clear in a chat)",
         path.file_stem().map(|stem| stem.to_string_lossy()).unwrap_or_default()
     )]
     SessionInUse {

@@ -86,6 +86,7 @@ pub enum TranscriptEvent {
 pub struct Transcript {
     file: File,
     path: PathBuf,
+    locked: bool,
 }
 
 impl Transcript {
@@ -104,8 +105,8 @@ impl Transcript {
                 path: path.clone(),
                 message: source.to_string(),
             })?;
-        lock(&file, &path)?;
-        let mut transcript = Self { file, path };
+        let locked = lock(&file, &path)?;
+        let mut transcript = Self { file, path, locked };
         transcript.record(&TranscriptEvent::Session(header.clone()))?;
         Ok(transcript)
     }
@@ -120,17 +121,24 @@ impl Transcript {
             message: source.to_string(),
         };
         let file = OpenOptions::new().append(true).open(path).map_err(error)?;
-        lock(&file, path)?;
+        let locked = lock(&file, path)?;
         cut_torn_tail(path).map_err(error)?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
+            locked,
         })
     }
 
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether this skillet holds the transcript's lock (false where the file system cannot
+    /// lock: another skillet could then write to it too).
+    pub fn is_locked(&self) -> bool {
+        self.locked
     }
 
     /// Appends one event and flushes it.
@@ -183,6 +191,9 @@ pub fn load(path: &Path) -> Result<(SessionHeader, Vec<Message>), AgentError> {
     load_session(path).map(|loaded| (loaded.header, loaded.messages))
 }
 
+/// How a model switch was noted before the `model` event: `model switched from X to Y`.
+const LEGACY_MODEL_SWITCH: &str = "model switched from ";
+
 /// A stored session as [`load_session`] reads it back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Loaded {
@@ -225,6 +236,15 @@ pub fn load_session(path: &Path) -> Result<Loaded, AgentError> {
                 | TranscriptEvent::Compacted { messages: repaired },
             ) => messages = repaired,
             Ok(TranscriptEvent::Model { model: switched }) => model = Some(switched),
+            // How skillet before the `model` event recorded a switch.
+            Ok(TranscriptEvent::Notice { text }) => {
+                if let Some((_, to)) = text
+                    .strip_prefix(LEGACY_MODEL_SWITCH)
+                    .and_then(|rest| rest.rsplit_once(" to "))
+                {
+                    model = Some(to.to_string());
+                }
+            }
             Ok(_) => {}
             Err(parse) => {
                 let message = format!(
@@ -246,19 +266,31 @@ pub fn load_session(path: &Path) -> Result<Loaded, AgentError> {
     })
 }
 
+/// How many times taking a transcript's lock is tried before it counts as held elsewhere (a
+/// listing checking [`in_use`] holds it for an instant).
+const LOCK_ATTEMPTS: u32 = 5;
+/// The pause between those tries.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Takes the transcript's advisory lock for as long as `file` is open (the kernel lets it go
-/// when the process ends, however it ends).
-fn lock(file: &File, path: &Path) -> Result<(), AgentError> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(AgentError::SessionInUse {
-            path: path.to_path_buf(),
-        }),
-        Err(std::fs::TryLockError::Error(source)) => Err(AgentError::Transcript {
-            path: path.to_path_buf(),
-            message: format!("cannot lock it: {source}"),
-        }),
+/// when the process ends, however it ends). `Ok(false)`: the file system cannot lock (some
+/// network and FUSE mounts): the session goes on unlocked, and the caller says so.
+fn lock(file: &File, path: &Path) -> Result<bool, AgentError> {
+    for attempt in 1..=LOCK_ATTEMPTS {
+        match file.try_lock() {
+            Ok(()) => return Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) if attempt < LOCK_ATTEMPTS => {
+                std::thread::sleep(LOCK_RETRY);
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(AgentError::SessionInUse {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(_)) => return Ok(false),
+        }
     }
+    Ok(false)
 }
 
 /// Whether another skillet has the transcript open (holds its lock) right now.
@@ -464,6 +496,13 @@ mod tests {
         let loaded = load_session(&path).unwrap();
         assert_eq!(loaded.model.as_deref(), Some("b"));
         assert_eq!(loaded.header.model, "m");
+        // How skillet noted a switch before the `model` event.
+        transcript
+            .record(&TranscriptEvent::Notice {
+                text: "model switched from b to c-2".into(),
+            })
+            .unwrap();
+        assert_eq!(load_session(&path).unwrap().model.as_deref(), Some("c-2"));
     }
 
     #[test]

@@ -179,6 +179,41 @@ fn resume_continues_the_latest_session() {
     assert_eq!(requests[0].body["system"], requests[1].body["system"]);
     assert_eq!(requests[1].body["messages"].as_array().unwrap().len(), 3);
     assert_eq!(sandbox.sessions().len(), 1);
+    // `--model` on a resume is the model from then on: recorded, so the next resume keeps it.
+    server.push_turn(Turn::text("third"));
+    let out = run(skillet(&sandbox, Some(&server)).args([
+        "run",
+        "-c",
+        "--model",
+        "claude-haiku-4-5",
+        "three",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    server.push_turn(Turn::text("fourth"));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "-c", "four"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("continuing with claude-haiku-4-5, the model this session last used"),
+        "{}",
+        out.stderr
+    );
+    let requests = server.requests();
+    assert_eq!(requests[2].body["model"], "claude-haiku-4-5");
+    assert_eq!(requests[3].body["model"], "claude-haiku-4-5");
+    // A session that ran on Anthropic, continued with the OpenAI provider, takes the
+    // configured model there, and says so.
+    server.push_turn(Turn::text("fifth"));
+    let out = run(skillet(&sandbox, Some(&server))
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.url()))
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("MODEL_ID", "local-model")
+        .args(["run", "-c", "--provider", "openai", "five"]));
+    assert!(
+        out.stderr.contains("ran on anthropic; it goes on with"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

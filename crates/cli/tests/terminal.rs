@@ -604,6 +604,7 @@ fn a_session_with_a_tool_call_and_a_markdown_answer() {
     server.push_turn(Turn::text("Hello! What shall we do?"));
     server.push_turn(
         Turn::tool("w1", "bash", json!({"command": "wc -l notes.txt"}))
+            .and_tool("w2", "bash", json!({"command": "touch second.marker"}))
             .with_text("Let me count the lines."),
     );
     server.push_turn(Turn::text(
@@ -614,9 +615,22 @@ fn a_session_with_a_tool_call_and_a_markdown_answer() {
     terminal.line("hi");
     terminal.wait_for("What shall we do?");
     terminal.line("how many lines has notes.txt?");
+    // `y` and Enter out of habit: the Enter is not taken as the answer to the next question.
     terminal.wait_for("allow? [y]es");
     terminal.type_text("y");
+    terminal.press(&["Enter"]);
+    terminal.wait_until("the second question", |screen| {
+        screen.matches("allow? [y]es").count() == 2
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let screen = terminal.wait_for("touch second.marker");
+    assert!(
+        last_line(&screen).starts_with("allow? [y]es"),
+        "the second question was answered by the Enter:\n{screen}"
+    );
+    terminal.type_text("y");
     terminal.wait_for("nothing else changed");
+    assert!(sandbox.project.join("second.marker").exists());
     let screen = terminal.wait_for_prompt();
     if let Some(path) = std::env::var_os("SKILLET_TERMINAL_CAPTURE") {
         std::fs::write(Path::new(&path), format!("{}\n", screen.trim_end())).unwrap();

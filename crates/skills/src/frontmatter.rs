@@ -123,6 +123,15 @@ pub(crate) struct Document<'a> {
     pub body: &'a str,
 }
 
+/// The frontmatter of a skill file's `text` exactly as written, when it is a YAML mapping that
+/// parses as it stands (no recovery by quoting) and passes the same bounds as discovery; `None`
+/// otherwise. For whoever must hand the fields on verbatim (the MCP Skills extension compares
+/// them with the file).
+pub fn strict_frontmatter(text: &str) -> Option<Mapping> {
+    let document = parse_document(text);
+    (document.status == FrontmatterStatus::Parsed).then_some(document.mapping)
+}
+
 /// Splits and parses `text` leniently: every failure becomes a status, never an error.
 pub(crate) fn parse_document(text: &str) -> Document<'_> {
     let split = split(text);

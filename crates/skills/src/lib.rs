@@ -38,6 +38,7 @@
 //! ([`MAX_DIRS_PER_ROOT`], [`MAX_ENTRIES_PER_FOLDER`], [`MAX_LISTING_ENTRIES`]) and never loop
 //! through links, and "did you mean" compares at most [`MAX_SUGGESTION_NAME_CHARS`] characters.
 
+mod arguments;
 mod catalog;
 mod clean;
 pub mod confine;
@@ -55,6 +56,7 @@ mod scaffold;
 mod skill;
 mod validate;
 
+pub use arguments::with_arguments;
 pub use catalog::{
     BudgetReport, Catalog, CatalogFormat, DEFAULT_CATALOG_BUDGET, MIN_DESCRIPTION_CHARS,
     render_catalog, xml_escape,
@@ -70,11 +72,11 @@ pub use discover::{
 };
 pub use error::Error;
 pub use fields::{CLIENT_FIELDS, Frontmatter, SPEC_FIELDS, fold_whitespace, parse_bool};
-pub use frontmatter::{FrontmatterStatus, MAX_YAML_DEPTH};
+pub use frontmatter::{FrontmatterStatus, MAX_YAML_DEPTH, strict_frontmatter};
 pub use load::{
     Invoker, LoadError, MAX_LISTED_FILES, MAX_LISTING_ENTRIES, MAX_NAMES_IN_ERROR,
     MAX_SKILL_FILE_BYTES, MAX_SUGGESTION_NAME_CHARS, SkillFiles, list_skill_files, read_in_skill,
-    render_skill, resolve_in_skill, skill_files,
+    render_skill, resolve_in_skill, skill_files, skill_files_up_to,
 };
 pub use regular::{open_regular, read_capped};
 pub use roots::{

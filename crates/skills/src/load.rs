@@ -225,6 +225,12 @@ struct Frame {
 /// the rest. Links inside the folder are followed, but each real folder is walked once, so a
 /// link loop ends.
 pub fn skill_files(dir: &Path) -> SkillFiles {
+    skill_files_up_to(dir, MAX_LISTED_FILES)
+}
+
+/// [`skill_files`], keeping up to `max_files` paths instead of [`MAX_LISTED_FILES`] (a manifest
+/// of every file needs them all; the walk still reads at most [`MAX_LISTING_ENTRIES`] entries).
+pub fn skill_files_up_to(dir: &Path, max_files: usize) -> SkillFiles {
     let real_dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mut listing = SkillFiles {
         complete: true,
@@ -289,7 +295,7 @@ pub fn skill_files(dir: &Path) -> SkillFiles {
                 continue;
             }
             listing.total += 1;
-            if listing.files.len() < MAX_LISTED_FILES {
+            if listing.files.len() < max_files {
                 listing
                     .files
                     .push(relative.to_string_lossy().replace('\\', "/"));

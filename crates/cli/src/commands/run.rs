@@ -2,6 +2,7 @@
 
 use std::io::{IsTerminal as _, Read as _, Write as _};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use skillet_agent::permission::Permissions;
 
@@ -123,18 +124,24 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// UTF-8 is a usage error, before any request is made.
 fn read_prompt(given: Option<String>) -> Result<String, UsageError> {
     let stdin = std::io::stdin();
+    let empty = || {
+        UsageError::new("the prompt is empty; nothing was sent")
+            .with_hint("say what to do: `skillet run \"PROMPT\"`, or pipe it in on stdin")
+    };
     let prompt = match given {
         Some(prompt) if prompt != "-" => {
-            if stdin_is_piped(&stdin) {
-                let piped = read_stdin(&stdin, "the text")?;
-                if piped.trim().is_empty() {
-                    prompt
-                } else {
-                    let newline = if piped.ends_with('\n') { "" } else { "\n" };
-                    format!("{prompt}\n\n<stdin>\n{piped}{newline}</stdin>")
-                }
-            } else {
+            if prompt.trim().is_empty() {
+                return Err(empty());
+            }
+            if !stdin_is_piped(&stdin) {
+                return Ok(prompt);
+            }
+            let piped = read_stdin("the text")?;
+            if piped.trim().is_empty() {
                 prompt
+            } else {
+                let newline = if piped.ends_with('\n') { "" } else { "\n" };
+                format!("{prompt}\n\n<stdin>\n{piped}{newline}</stdin>")
             }
         }
         given => {
@@ -143,38 +150,59 @@ fn read_prompt(given: Option<String>) -> Result<String, UsageError> {
                     "`skillet run \"PROMPT\"`, or pipe it in: `echo PROMPT | skillet run` (`-` reads stdin)",
                 ));
             }
-            read_stdin(&stdin, "the prompt")?
+            read_stdin("the prompt")?
         }
     };
     if prompt.trim().is_empty() {
-        return Err(UsageError::new("the prompt is empty; nothing was sent")
-            .with_hint("say what to do: `skillet run \"PROMPT\"`, or pipe it in on stdin"));
+        return Err(empty());
     }
     Ok(prompt)
 }
 
-/// Whether stdin is a pipe or a file (not a terminal, `/dev/null` or nothing): what a shell gives
-/// for `… | skillet run` and `skillet run < FILE`.
+/// How long reading stdin may go without its end before skillet says it is waiting for it (a
+/// pipe nobody closes would otherwise look like a hang).
+const STDIN_NOTICE_AFTER: Duration = Duration::from_secs(1);
+
+/// Whether stdin is a pipe, a socket or a file (not a terminal, `/dev/null` or nothing): what a
+/// shell gives for `… | skillet run` and `skillet run < FILE`, and a parent process for a pipe.
 fn stdin_is_piped(stdin: &std::io::Stdin) -> bool {
     use std::os::fd::AsFd as _;
     use std::os::unix::fs::FileTypeExt as _;
     let Ok(fd) = stdin.as_fd().try_clone_to_owned() else {
         return false;
     };
-    std::fs::File::from(fd)
-        .metadata()
-        .is_ok_and(|metadata| metadata.file_type().is_fifo() || metadata.is_file())
+    std::fs::File::from(fd).metadata().is_ok_and(|metadata| {
+        let kind = metadata.file_type();
+        kind.is_fifo() || kind.is_socket() || kind.is_file()
+    })
 }
 
 /// Stdin read to its end, at most [`MAX_STDIN_PROMPT_BYTES`], as UTF-8 text (`what`: the prompt
-/// or the text appended to it, for the errors).
-fn read_stdin(stdin: &std::io::Stdin, what: &str) -> Result<String, UsageError> {
-    let mut bytes = Vec::new();
-    stdin
-        .lock()
-        .take(MAX_STDIN_PROMPT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| UsageError::new(format!("cannot read {what} from stdin: {error}")))?;
+/// or the text appended to it, for the errors). When the end has not come within
+/// [`STDIN_NOTICE_AFTER`], a note on stderr says what skillet waits for and how not to.
+fn read_stdin(what: &str) -> Result<String, UsageError> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let read = std::io::stdin()
+            .lock()
+            .take(MAX_STDIN_PROMPT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map(|_| bytes);
+        let _ = sender.send(read);
+    });
+    let read = if let Ok(read) = receiver.recv_timeout(STDIN_NOTICE_AFTER) {
+        read
+    } else {
+        warn(&format!(
+            "reading {what} from stdin until it ends… (`< /dev/null` gives skillet none)"
+        ));
+        receiver
+            .recv()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the reader stopped")))
+    };
+    let bytes =
+        read.map_err(|error| UsageError::new(format!("cannot read {what} from stdin: {error}")))?;
     if bytes.len() as u64 > MAX_STDIN_PROMPT_BYTES {
         return Err(UsageError::new(format!(
             "{what} on stdin is over {MAX_STDIN_PROMPT_BYTES} bytes"

@@ -78,10 +78,11 @@ pub fn library(context: &Context) -> Arc<Library> {
     Arc::new(library)
 }
 
-/// A stored session to continue.
+/// A stored session to continue, its transcript already locked for this skillet.
 pub struct Resumed {
-    /// Its transcript.
-    pub path: PathBuf,
+    /// Its transcript, open to append and locked: read after the lock was taken, so no other
+    /// skillet can have added to it since.
+    pub transcript: Transcript,
     /// Its header.
     pub header: transcript::SessionHeader,
     /// Its history, as stored.
@@ -101,6 +102,9 @@ pub fn find_resumed(
         return Ok((None, None));
     };
     let path = session_path(&settings.sessions_dir, id, &context.env.cwd)?;
+    // Locked before it is read: another skillet writing to it now is refused here, before any
+    // work, and none can write between the reading and the appending.
+    let locked = Transcript::append_to(&path)?;
     let transcript::Loaded {
         header,
         messages: history,
@@ -126,7 +130,7 @@ pub fn find_resumed(
     Ok((
         Some(context.at(cwd)),
         Some(Resumed {
-            path,
+            transcript: locked,
             header,
             history,
             model,
@@ -144,26 +148,7 @@ pub fn start(
     permissions: Permissions,
     first_message: Option<&str>,
 ) -> anyhow::Result<Agent> {
-    let resumed_model = resume
-        .as_ref()
-        .map(|resumed| resumed.model.as_str())
-        .filter(|model| {
-            *model != settings.model
-                && !matches!(settings.explanation.origin("model"), Origin::Flag(_))
-        });
-    let provider = match resumed_model {
-        Some(model) => {
-            warn(&format!(
-                "note: continuing with {}, the model this session last used (--model picks another)",
-                terminal_safe(model, false)
-            ));
-            provider(&Settings {
-                model: model.to_string(),
-                ..settings.clone()
-            })?
-        }
-        None => provider(settings)?,
-    };
+    let provider = session_provider(settings, resume.as_ref())?;
     let config = AgentConfig {
         cwd: context.env.cwd.clone(),
         max_tokens: settings.max_tokens,
@@ -191,17 +176,26 @@ pub fn start(
         instructions: settings.instructions,
         user_instructions: skillet_agent::instructions::user_instructions_path(&context.env),
     };
-    let agent = match resume {
+    let (agent, locked) = match resume {
         None => {
             let mut agent = Agent::new(provider, library, &config);
             let transcript = Transcript::create(&settings.sessions_dir, agent.header())?;
+            let locked = transcript.is_locked();
             agent.attach_transcript(transcript)?;
-            agent
+            (agent, locked)
         }
         Some(resumed) => {
+            let locked = resumed.transcript.is_locked();
+            let last_model = resumed.model;
             let mut agent =
                 Agent::resume(provider, library, &config, resumed.header, &resumed.history);
-            agent.attach_transcript(Transcript::append_to(&resumed.path)?)?;
+            agent.attach_transcript(resumed.transcript)?;
+            // Another model than it last used (a flag, another provider): recorded, so the
+            // next resume goes on with this one.
+            if agent.model() != last_model {
+                let model = agent.model().to_string();
+                agent.set_model(&model)?;
+            }
             warn(&format!(
                 "resumed session {} ({} messages)",
                 agent.header().id,
@@ -210,9 +204,15 @@ pub fn start(
             for repair in agent.repairs() {
                 warn(&format!("note: repaired the stored history: {repair}"));
             }
-            agent
+            (agent, locked)
         }
     };
+    if !locked {
+        warn(
+            "warning: the sessions folder cannot be locked (its file system does not support it); \
+             do not continue this session from two skillets at once",
+        );
+    }
     if let Some(summary) = agent.catalog_report().summary() {
         warn(&format!("warning: {summary}"));
     }
@@ -220,6 +220,46 @@ pub fn start(
         warn(&format!("warning: {notice}"));
     }
     Ok(agent)
+}
+
+/// The provider for a new or resumed session. A resumed one goes on with the model it last
+/// used, unless a flag names the model, the provider or the server, or the session ran on
+/// another provider (its model would mean nothing there); each case is said.
+fn session_provider(settings: &Settings, resume: Option<&Resumed>) -> anyhow::Result<Provider> {
+    let flagged = |key| matches!(settings.explanation.origin(key), Origin::Flag(_));
+    let resumed_model = resume
+        .filter(|resumed| resumed.header.provider == settings.provider.as_str())
+        .map(|resumed| resumed.model.as_str())
+        .filter(|model| {
+            *model != settings.model
+                && !flagged("model")
+                && !flagged("provider")
+                && !flagged("base_url")
+        });
+    if let Some(resumed) = resume
+        && resumed.header.provider != settings.provider.as_str()
+    {
+        warn(&format!(
+            "note: session {} ran on {}; it goes on with {} on {}",
+            resumed.header.id,
+            terminal_safe(&resumed.header.provider, false),
+            terminal_safe(&settings.model, false),
+            settings.provider.as_str()
+        ));
+    }
+    match resumed_model {
+        Some(model) => {
+            warn(&format!(
+                "note: continuing with {}, the model this session last used (--model picks another)",
+                terminal_safe(model, false)
+            ));
+            provider(&Settings {
+                model: model.to_string(),
+                ..settings.clone()
+            })
+        }
+        None => provider(settings),
+    }
 }
 
 /// The transcript of a session id, or for `latest` of the session of the project `cwd` is in

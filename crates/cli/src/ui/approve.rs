@@ -34,14 +34,19 @@ impl Approver for TerminalApprover {
     }
 }
 
-/// One key, echoed as the word it stands for.
+/// One key, echoed as the word it stands for. Keys typed before the question appeared (the
+/// Enter after a `y` typed out of habit, the start of the next message) are dropped first: only
+/// a key pressed while the question is on screen answers it.
 fn read_key(always_allowed: bool) -> Approval {
+    #[cfg(unix)]
+    let _ = rustix::termios::tcflush(std::io::stdin(), rustix::termios::QueueSelector::IFlush);
     let term = Term::stderr();
     loop {
         let (approval, word) = match term.read_key_raw() {
             Ok(Key::Char('y' | 'Y')) => (Approval::Yes, "yes"),
             Ok(Key::Char('a' | 'A')) if always_allowed => (Approval::Always, "always"),
             Ok(Key::CtrlC) => (Approval::Stop, "no (the turn stops)"),
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Ok(Key::Char('n' | 'N') | Key::Enter | Key::Escape) | Err(_) => (Approval::No, "no"),
             Ok(_) => continue,
         };

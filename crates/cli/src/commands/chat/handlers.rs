@@ -237,6 +237,7 @@ impl Chat {
             None,
         )?;
         self.models = vec![(agent.model().to_string(), agent.usage())];
+        agent.model().clone_into(&mut self.settings.model);
         (self.context, self.skills, self.agent) = (context, skills, agent);
         replay(self.agent.history());
         Ok(())
@@ -262,8 +263,8 @@ fn dollars_text(dollars: f64) -> String {
     }
 }
 
-/// The body of a skill invoked by hand, with `$ARGUMENTS` replaced (or the arguments appended
-/// when the body does not use them).
+/// The body of a skill invoked by hand, with its arguments ([`skillet_skills::with_arguments`],
+/// the rule MCP prompts follow too).
 fn invoke_skill(skills: &Library, name: &str, arguments: &str) -> Result<String, String> {
     let Some(skill) = skills.get(name) else {
         return Err(unknown_command(name, skills));
@@ -274,14 +275,7 @@ fn invoke_skill(skills: &Library, name: &str, arguments: &str) -> Result<String,
         ));
     }
     let text = render_skill(skill).map_err(|error| error.to_string())?;
-    if text.contains("$ARGUMENTS") {
-        return Ok(text.replace("$ARGUMENTS", arguments));
-    }
-    if arguments.is_empty() {
-        Ok(text)
-    } else {
-        Ok(format!("{text}\n\nARGUMENTS: {arguments}"))
-    }
+    Ok(skillet_skills::with_arguments(&text, arguments))
 }
 
 /// `/skills`: each skill, who may invoke it, and where it comes from.

@@ -95,6 +95,9 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         permissions.clone(),
         first_message,
     )?;
+    // A resumed session may go on with its own model: `/clear` keeps the model in use.
+    let mut settings = settings;
+    agent.model().clone_into(&mut settings.model);
     let mut chat = Chat {
         models: vec![(agent.model().to_string(), agent.usage())],
         runtime,

@@ -50,12 +50,17 @@ pub(super) fn pick_session(
         // The first message is one line already, cut and safe to print.
         let _ = write!(
             list,
-            "\n{:>3}. {}  {}  {:<9}  {}",
+            "\n{:>3}. {}  {}  {:<9}  {}{}",
             number + 1,
             session.started_utc(),
             session.id,
             plural(session.turns, "turn"),
-            session.first_message
+            session.first_message,
+            if session.open {
+                "  (open in another skillet)"
+            } else {
+                ""
+            }
         );
     }
     warn(&list);

@@ -1,0 +1,76 @@
+//! What went wrong while loading the library, for the client to see: skills skipped (a file
+//! that is not a skill, frontmatter that does not parse), degraded (a field that could not be
+//! read, a link that leaves the skill), shadowed by a same-named skill, or left out of the
+//! Skills extension's listing (over its limits, a name that cannot be a URI). Users of other
+//! servers complain that broken skills just vanish; here each one is a line of
+//! `skill://diagnostics`, and `list_skills` says how many there are.
+
+use std::fmt::Write as _;
+
+use skillet_skills::{Library, Severity, escape_invisible};
+
+/// How many problems [`text`] lists: library-wide ones and each skill's, shadowed skills
+/// included.
+pub fn count(library: &Library) -> usize {
+    library.diagnostics().len()
+        + library
+            .skills()
+            .iter()
+            .map(|skill| skill.diagnostics.len() + skill.shadowed.len())
+            .sum::<usize>()
+}
+
+/// The diagnostics as text, one per line (`error|warning PATH[:LINE]: MESSAGE (hint: …)`),
+/// then `extra` lines (what the server itself left out, e.g. of the Skills extension).
+pub fn text(library: &Library, extra: &[String]) -> String {
+    let mut out = String::new();
+    let mut line = |diagnostic: &skillet_skills::Diagnostic| {
+        let severity = match diagnostic.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        // Paths and messages quote names from disk: shown escaped, one line each.
+        let _ = write!(
+            out,
+            "{severity} {}",
+            escape_invisible(&diagnostic.path.display().to_string())
+        );
+        if let Some(line) = diagnostic.line {
+            let _ = write!(out, ":{line}");
+        }
+        let _ = write!(out, ": {}", escape_invisible(&diagnostic.message));
+        if let Some(field) = &diagnostic.field {
+            let _ = write!(out, " (field `{}`)", escape_invisible(field));
+        }
+        if let Some(hint) = &diagnostic.hint {
+            let _ = write!(out, " (hint: {})", escape_invisible(hint));
+        }
+        out.push('\n');
+    };
+    for diagnostic in library.diagnostics() {
+        line(diagnostic);
+    }
+    for skill in library.skills() {
+        for diagnostic in &skill.diagnostics {
+            line(diagnostic);
+        }
+    }
+    for skill in library.skills() {
+        for shadowed in &skill.shadowed {
+            let _ = writeln!(
+                out,
+                "warning {}: skill '{}' is shadowed by {} (same name; the first root wins)",
+                escape_invisible(&shadowed.display().to_string()),
+                skill.name,
+                escape_invisible(&skill.file.display().to_string())
+            );
+        }
+    }
+    for extra in extra {
+        let _ = writeln!(out, "{extra}");
+    }
+    if out.is_empty() {
+        out.push_str("no problems: every skill loaded\n");
+    }
+    out
+}

@@ -1,0 +1,68 @@
+//! `skillet mcp`: a skill library served to any MCP client (Claude Code, Claude Desktop, Cursor,
+//! VS Code, Codex, Goose, Zed) with skillet's three layers and its ranking, no LLM key needed.
+//!
+//! - Tools ([`tools`]): `search_skills`, `load_skill`, `read_skill_file`, `list_skills`.
+//! - Instructions at initialize ([`instructions`]): how to use them and as much of the catalog as
+//!   fits in 2,000 characters.
+//! - Prompts: each skill the user may invoke, with an `arguments` argument.
+//! - Resources ([`resources`]): each skill's files as `skill://NAME/PATH`, and
+//!   `skill://diagnostics`.
+//! - The MCP Skills extension (SEP-2640, [`manifest`]): `skills/list` and `skills/get`.
+//!
+//! It depends on the skills engine and the shared library crate, never on the agent. Nothing but
+//! protocol goes to stdout; logs go to stderr ([`log`]).
+
+mod diagnostics;
+pub mod instructions;
+pub mod manifest;
+mod mime;
+pub mod resources;
+mod server;
+pub mod state;
+pub mod tools;
+pub mod uri;
+
+use std::io::Write as _;
+
+use rmcp::ServiceExt as _;
+
+pub use server::SkilletServer;
+pub use state::Shared;
+
+/// Writes one line to the server's log (stderr).
+pub fn log(message: &str) {
+    let mut stderr = std::io::stderr().lock();
+    for line in message.lines() {
+        let _ = writeln!(stderr, "skillet mcp: {line}");
+    }
+}
+
+/// Why the server stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The session could not start (the client went away before initializing, or sent
+    /// something that is not MCP).
+    #[error("the MCP session did not start: {0}")]
+    Start(String),
+    /// The session ended in an error.
+    #[error("the MCP session failed: {0}")]
+    Session(String),
+}
+
+/// Serves `shared` on stdin and stdout until the client leaves. The embedding model loads on a
+/// blocking thread once the session is up, so `initialize` is answered at once; searches rank
+/// by words until it is ready.
+pub async fn serve_stdio(shared: Shared) -> Result<(), ServeError> {
+    let server = SkilletServer::new(shared.clone());
+    let service = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| ServeError::Start(error.to_string()))?;
+    let loader = shared.clone();
+    tokio::task::spawn_blocking(move || loader.load_model());
+    service
+        .waiting()
+        .await
+        .map_err(|error| ServeError::Session(error.to_string()))?;
+    Ok(())
+}

@@ -1,0 +1,141 @@
+//! The MCP Skills extension (SEP-2640): each skill as a complete manifest (its frontmatter as
+//! written, every file once with its sha256 digest and size), built from skillet's own discovery
+//! and its listing of a skill's files, never from a second walker.
+//!
+//! A skill the extension cannot carry faithfully is left out of `skills/list` and said why in
+//! `skill://diagnostics` ([`exclusions`]): over [`MAX_FILES`] files or [`MAX_TOTAL_BYTES`]
+//! bytes, a name that cannot be a URI segment or breaks the spec's naming rules, frontmatter
+//! that only parsed after skillet's lenient recovery (the host compares it with the file), no
+//! `name` or `description` in it, a file that cannot be read. Hidden files and links that leave
+//! the folder are not the skill's (skillet never serves them), so the manifest is complete for
+//! what the server serves.
+
+use std::path::Path;
+
+use rmcp::model::{Skill as McpSkill, SkillFrontmatter, SkillResource, SkillResources};
+use serde_json::Value;
+use skillet_skills::{Library, Skill, read_in_skill, skill_files_up_to, strict_frontmatter};
+
+use crate::uri;
+
+/// The most files of one skill the extension carries (hosts must accept up to this).
+pub const MAX_FILES: usize = 512;
+/// The most bytes of one skill the extension carries (hosts must accept up to this).
+pub const MAX_TOTAL_BYTES: u64 = 16 * 1024 * 1024;
+/// Skills per `skills/list` page.
+pub const PAGE: usize = 50;
+
+/// The manifest of one skill, or why it cannot have one.
+pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
+    let skill_uri = uri::skill_md_uri(&skill.name).ok_or_else(|| {
+        let why = skillet_skills::name_segment(&skill.name)
+            .err()
+            .unwrap_or_default();
+        format!("its name cannot be a URI segment ({why})")
+    })?;
+    let file_name = skill
+        .file
+        .file_name()
+        .map(Path::new)
+        .ok_or_else(|| "its skill file has no name".to_string())?;
+    let skill_md = read_in_skill(&skill.dir, file_name)
+        .map_err(|error| format!("its skill file cannot be read: {error}"))?;
+    let text = std::str::from_utf8(&skill_md)
+        .map_err(|_| "its skill file is not UTF-8 text".to_string())?;
+    let mapping = strict_frontmatter(text).ok_or_else(|| {
+        "its frontmatter is not plain YAML as written (skillet read it leniently; a host compares it with the file)".to_string()
+    })?;
+    let Value::Object(mut fields) = serde_json::to_value(&mapping)
+        .map_err(|error| format!("its frontmatter cannot be given as JSON: {error}"))?
+    else {
+        return Err("its frontmatter is not a mapping".to_string());
+    };
+    let Some(Value::String(name)) = fields.remove("name") else {
+        return Err("its frontmatter has no `name` string".to_string());
+    };
+    let Some(Value::String(description)) = fields.remove("description") else {
+        return Err("its frontmatter has no `description` string".to_string());
+    };
+    if name != skill.name {
+        return Err(format!(
+            "its frontmatter name '{name}' is not the name it is served by"
+        ));
+    }
+    let mut frontmatter = SkillFrontmatter::new(name, description);
+    for (key, value) in fields {
+        frontmatter = frontmatter.with_field(key, value);
+    }
+    let mut total = skill_md.len() as u64;
+    let mut resources = vec![SkillResource::from_bytes(skill_uri.clone(), &skill_md)];
+    let listing = skill_files_up_to(&skill.dir, MAX_FILES);
+    if !listing.complete || listing.total + 1 > MAX_FILES {
+        return Err(format!(
+            "it has {} files{}, over the extension's {MAX_FILES}",
+            listing.total + 1,
+            if listing.complete { "" } else { " or more" }
+        ));
+    }
+    for relative in &listing.files {
+        let file_uri = uri::file_uri(&skill.name, relative)
+            .ok_or_else(|| format!("its file {relative} cannot be a URI"))?;
+        let bytes = read_in_skill(&skill.dir, Path::new(relative))
+            .map_err(|error| format!("its file {relative} cannot be read: {error}"))?;
+        total += bytes.len() as u64;
+        if total > MAX_TOTAL_BYTES {
+            return Err(format!(
+                "its files are over the extension's {} MiB",
+                MAX_TOTAL_BYTES / (1024 * 1024)
+            ));
+        }
+        resources.push(SkillResource::from_bytes(file_uri, &bytes));
+    }
+    let manifest = McpSkill::new(skill_uri, frontmatter, SkillResources::Files(resources));
+    manifest
+        .validate()
+        .map_err(|error| format!("its manifest breaks the extension's rules: {error}"))?;
+    Ok(manifest)
+}
+
+/// One page of `skills/list` from skill number `start` (in discovery order): the manifests, and
+/// where the next page starts.
+pub fn page(library: &Library, start: usize) -> (Vec<McpSkill>, Option<usize>) {
+    let skills = library.skills();
+    let end = start.saturating_add(PAGE).min(skills.len());
+    let listed = skills
+        .get(start..end)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|skill| manifest(skill).ok())
+        .collect();
+    (listed, (end < skills.len()).then_some(end))
+}
+
+/// The skill named by a `SKILL.md` URI, as a manifest; `None` when no skill has that URI or the
+/// extension cannot carry it.
+pub fn get(library: &Library, skill_uri: &str) -> Option<McpSkill> {
+    let uri::Target::SkillMd { name } = uri::parse(skill_uri)? else {
+        return None;
+    };
+    let skill = library.get(&name)?;
+    manifest(skill)
+        .ok()
+        .filter(|manifest| manifest.uri == skill_uri)
+}
+
+/// Why each skill left out of `skills/list` is left out, one line each, for
+/// `skill://diagnostics`.
+pub fn exclusions(library: &Library) -> Vec<String> {
+    library
+        .skills()
+        .iter()
+        .filter_map(|skill| {
+            manifest(skill).err().map(|why| {
+                format!(
+                    "note {}: skill '{}' is not in the Skills extension's listing (skills/list): {why}; the tools and resources still serve it",
+                    skillet_skills::escape_invisible(&skill.file.display().to_string()),
+                    skillet_skills::escape_invisible(&skill.name)
+                )
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,250 @@
+//! The MCP handler: initialize (capabilities, instructions), tools, prompts, resources and the
+//! Skills extension, each answered from the snapshot current when the request arrives. Work
+//! that reads files or embeds a query runs on a blocking thread, so one slow request does not
+//! hold the others.
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, Prompt,
+    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, Role,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+use skillet_skills::{Invoker, with_arguments};
+
+use crate::state::{Shared, Snapshot};
+use crate::{manifest, resources, tools};
+
+/// Prompts per `prompts/list` page.
+pub const PROMPT_PAGE: usize = 200;
+
+/// One client's view of the server (every session shares the state).
+#[derive(Clone)]
+pub struct SkilletServer {
+    shared: Shared,
+}
+
+impl SkilletServer {
+    /// A handler over the shared state.
+    pub fn new(shared: Shared) -> Self {
+        Self { shared }
+    }
+}
+
+/// Runs `work` on the snapshot on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    shared: &Shared,
+    work: impl FnOnce(&Snapshot) -> T + Send + 'static,
+) -> Result<T, McpError> {
+    let snapshot = shared.snapshot();
+    tokio::task::spawn_blocking(move || work(&snapshot))
+        .await
+        .map_err(|error| McpError::internal_error(format!("the request failed: {error}"), None))
+}
+
+/// A cursor this server gave, as a number; -32602 for anything else.
+fn numeric_cursor(request: Option<&PaginatedRequestParams>) -> Result<usize, McpError> {
+    match request.and_then(|request| request.cursor.as_deref()) {
+        None => Ok(0),
+        Some(cursor) => cursor
+            .parse()
+            .map_err(|_| McpError::invalid_params("unknown cursor", None)),
+    }
+}
+
+impl ServerHandler for SkilletServer {
+    fn get_info(&self) -> ServerConfig {
+        let snapshot = self.shared.snapshot();
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_skills()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("skillet", env!("CARGO_PKG_VERSION")))
+            .with_instructions(crate::instructions::instructions(&snapshot.library))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools::list(
+            &self.shared.snapshot(),
+        )))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if !tools::exists(&name) {
+            return Err(McpError::invalid_params(
+                format!("unknown tool '{}'", skillet_skills::escape_invisible(&name)),
+                None,
+            ));
+        }
+        let arguments = request.arguments.unwrap_or_default();
+        blocking(&self.shared, move |snapshot| {
+            tools::call(snapshot, &name, &arguments)
+        })
+        .await
+        .map(CallToolResponse::from)
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let start = numeric_cursor(request.as_ref())?;
+        let snapshot = self.shared.snapshot();
+        let invocable: Vec<_> = snapshot
+            .library
+            .skills()
+            .iter()
+            .filter(|skill| skill.user_invocable())
+            .collect();
+        let page: Vec<Prompt> = invocable
+            .iter()
+            .skip(start)
+            .take(PROMPT_PAGE)
+            .map(|skill| {
+                let hint = skill.frontmatter.argument_hint.clone().unwrap_or_else(|| {
+                    "what the skill is for, as you would type it after /name".to_string()
+                });
+                Prompt::new(
+                    skill.name.clone(),
+                    Some(skill.description.clone()),
+                    Some(vec![
+                        PromptArgument::new("arguments")
+                            .with_description(hint)
+                            .with_required(false),
+                    ]),
+                )
+            })
+            .collect();
+        let end = start.saturating_add(page.len());
+        let mut result = ListPromptsResult::with_all_items(page);
+        if end < invocable.len() {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let arguments = match request.arguments.as_ref().and_then(|a| a.get("arguments")) {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(text)) => text.clone(),
+            Some(other) => other.to_string(),
+        };
+        let name = request.name;
+        blocking(&self.shared, move |snapshot| {
+            let library = &snapshot.library;
+            let skill = library
+                .get(&name)
+                .filter(|skill| skill.user_invocable())
+                .ok_or_else(|| {
+                    McpError::invalid_params(
+                        format!("no prompt '{}'", skillet_skills::escape_invisible(&name)),
+                        None,
+                    )
+                })?;
+            let text = library
+                .load(&skill.name, Invoker::User)
+                .map_err(|error| McpError::internal_error(error.to_string(), None))?;
+            Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+                Role::User,
+                with_arguments(&text, &arguments),
+            )])
+            .with_description(skill.description.clone()))
+        })
+        .await?
+        .map(GetPromptResponse::from)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let start = match request.as_ref().and_then(|r| r.cursor.as_deref()) {
+            None => None,
+            Some(cursor) => Some(
+                resources::Position::parse(cursor)
+                    .ok_or_else(|| McpError::invalid_params("unknown cursor", None))?,
+            ),
+        };
+        let (page, next) = blocking(&self.shared, move |snapshot| {
+            resources::page(&snapshot.library, start)
+        })
+        .await?;
+        let mut result = ListResourcesResult::with_all_items(page);
+        result.next_cursor = next.map(resources::Position::cursor);
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        blocking(&self.shared, move |snapshot| {
+            resources::read(&snapshot.library, &request.uri, || {
+                manifest::exclusions(&snapshot.library)
+            })
+        })
+        .await?
+        .map(ReadResourceResponse::from)
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        let start = numeric_cursor(request.as_ref())?;
+        let (skills, next) = blocking(&self.shared, move |snapshot| {
+            manifest::page(&snapshot.library, start)
+        })
+        .await?;
+        let mut result = ListSkillsResult::with_all_items(skills);
+        result.next_cursor = next.map(|next| next.to_string());
+        Ok(result)
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        let uri = request.uri;
+        blocking(&self.shared, move |snapshot| {
+            manifest::get(&snapshot.library, &uri).ok_or_else(|| {
+                McpError::invalid_params(
+                    format!(
+                        "no skill at {} (or it is over the extension's limits: see skill://diagnostics)",
+                        skillet_skills::escape_invisible(&uri)
+                    ),
+                    None,
+                )
+            })
+        })
+        .await?
+        .map(GetSkillResult::new)
+    }
+}
