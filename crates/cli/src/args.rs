@@ -59,6 +59,16 @@ pub enum Command {
     /// Discover, inspect, validate and create skills
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// Serve the skill library to MCP clients (Claude Code, Cursor, VS Code, …) on stdio
+    Mcp(McpArgs),
+}
+
+/// `skillet mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// A folder holding the embedding model (else SKILLET_EMBED_MODEL or the Hugging Face cache)
+    #[arg(long, value_name = "DIR")]
+    pub embed_model: Option<PathBuf>,
 }
 
 /// `skillet chat` and plain `skillet`.

@@ -1,6 +1,7 @@
 //! What the agent, the CLI and the MCP server share, so that none of them depends on another:
 //! the discovered skills ready to rank ([`index`]: the skill index and its embedding cache), and
-//! the embedding model ([`model`]: where it is found, downloading it, building the index with it).
+//! the embedding model ([`model`]: where it is found, downloading it, building the index with it),
+//! and watching the skill roots for changes ([`watch`]).
 //!
 //! It sits above the pure engines (`skillet-skills`, `skillet-retrieval`) and below `agent`,
 //! `mcp` and `cli`: the agent ranks with a [`index::SkillIndex`] it is given, the CLI and the MCP
@@ -10,3 +11,4 @@
 
 pub mod index;
 pub mod model;
+pub mod watch;

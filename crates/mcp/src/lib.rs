@@ -60,9 +60,32 @@ pub async fn serve_stdio(shared: Shared) -> Result<(), ServeError> {
         .map_err(|error| ServeError::Start(error.to_string()))?;
     let loader = shared.clone();
     tokio::task::spawn_blocking(move || loader.load_model());
+    let _watcher = watch(&shared);
     service
         .waiting()
         .await
         .map_err(|error| ServeError::Session(error.to_string()))?;
     Ok(())
+}
+
+/// Watches the roots: after each quiet burst of changes the library is discovered again and
+/// every session told what changed. `None` (logged) when the roots cannot be watched: the
+/// server still answers, from the library as it was at the start.
+fn watch(shared: &Shared) -> Option<skillet_library::watch::RootWatcher> {
+    let handle = tokio::runtime::Handle::current();
+    let state = shared.clone();
+    let watched = skillet_library::watch::watch(shared.roots(), move || {
+        let changes = state.rediscover();
+        let state = state.clone();
+        handle.spawn(async move { state.publish(changes).await });
+    });
+    match watched {
+        Ok(root_watcher) => Some(root_watcher),
+        Err(error) => {
+            log(&format!(
+                "{error}; changes to skills are seen after a restart"
+            ));
+            None
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! that reads files or embeds a query runs on a blocking thread, so one slow request does not
 //! hold the others.
 
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
@@ -10,12 +11,12 @@ use rmcp::model::{
     PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, Role,
     ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use skillet_skills::{Invoker, with_arguments};
 
-use crate::state::{Shared, Snapshot};
+use crate::state::{Changes, Shared, Snapshot};
 use crate::{manifest, resources, tools};
 
 /// Prompts per `prompts/list` page.
@@ -56,6 +57,54 @@ fn numeric_cursor(request: Option<&PaginatedRequestParams>) -> Result<usize, Mcp
 }
 
 impl ServerHandler for SkilletServer {
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.shared.add_peer(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    /// A 2026-07-28 session's stream of list changes, until the client cancels it.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut changes = self.shared.subscribe();
+        let accepted = context.accepted().clone();
+        loop {
+            let changes = tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                received = changes.recv() => match received {
+                    Ok(changes) => changes,
+                    // Fell behind: lists are read whole, so say everything changed.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Changes {
+                        tools: true,
+                        prompts: true,
+                        resources: true,
+                    },
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+                },
+            };
+            let sink = context.sink();
+            let sent = async {
+                if changes.tools && accepted.tools_list_changed == Some(true) {
+                    sink.notify_tool_list_changed().await?;
+                }
+                if changes.prompts && accepted.prompts_list_changed == Some(true) {
+                    sink.notify_prompt_list_changed().await?;
+                }
+                if changes.resources && accepted.resources_list_changed == Some(true) {
+                    sink.notify_resource_list_changed().await?;
+                }
+                Ok::<(), rmcp::service::SubscriptionSendError>(())
+            };
+            if sent.await.is_err() {
+                return Ok(());
+            }
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         let snapshot = self.shared.snapshot();
         let capabilities = ServerCapabilities::builder()

@@ -4,6 +4,7 @@ mod audit;
 mod chat;
 mod config;
 mod matching;
+mod mcp;
 mod pricing;
 mod run;
 mod session;
@@ -40,6 +41,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Chat(args)) => chat::run(&context, &chat_args(args)?),
         Some(Command::Sessions(args)) => sessions::run(&context, &args),
         Some(Command::Config(args)) => config::run(&context, &args),
+        Some(Command::Mcp(args)) => mcp::run(&context, &args),
         Some(Command::Completions { .. }) => Ok(ExitCode::SUCCESS),
         None => chat::run(&context, &chat_args(cli.chat)?),
     }
@@ -54,6 +56,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Config(_) => "config",
         Command::Completions { .. } => "completions",
         Command::Skills(_) => "skills",
+        Command::Mcp(_) => "mcp",
     }
 }
 

@@ -1,0 +1,566 @@
+//! `skillet mcp` spoken to over stdio as a client would: the built binary is spawned and sent
+//! JSON-RPC lines; every answer is read back and checked (initialize and its instructions, each
+//! tool and its errors, prompts, paged resources, the Skills extension's manifests against the
+//! files on disk, a malformed message).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::needless_pass_by_value,
+    reason = "tests"
+)]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use common::{Sandbox, write_skill};
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+/// How long an answer may take.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// `skillet mcp` running in a sandbox, spoken to line by line.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(sandbox: &Sandbox, skills: &std::path::Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skillet"))
+            .args(["mcp", "--skills-dir"])
+            .arg(skills)
+            .current_dir(&sandbox.project)
+            .env_clear()
+            .envs(common::environment(sandbox, None))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Self {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+        };
+        let init = server.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "skillet", "{init}");
+        server.notify("notifications/initialized", json!({}));
+        server
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request and returns the response with its id (notifications are skipped).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.response(&json!(id))
+    }
+
+    fn response(&mut self, id: &Value) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(WAIT)
+                .unwrap_or_else(|_| panic!("no answer to request {id}"));
+            let message: Value = serde_json::from_str(&line).unwrap_or_else(|error| {
+                panic!("stdout holds a line that is not JSON ({error}): {line}")
+            });
+            if message.get("id") == Some(id) {
+                return message;
+            }
+        }
+    }
+
+    /// Waits for a notification of `method`; the methods of every notification seen on the way.
+    fn notification(&mut self, method: &str) -> Vec<String> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(WAIT)
+                .unwrap_or_else(|_| panic!("no {method} notification; saw {seen:?}"));
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if let Some(name) = message["method"].as_str() {
+                seen.push(name.to_string());
+                if name == method {
+                    return seen;
+                }
+            }
+        }
+    }
+
+    /// The methods of the notifications that arrive within `time`.
+    fn notifications_within(&mut self, time: Duration) -> Vec<String> {
+        let mut seen = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(time) {
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if let Some(name) = message["method"].as_str() {
+                seen.push(name.to_string());
+            }
+        }
+        seen
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let response = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        response["result"].clone()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Text of a tool result.
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A library: a form-filling skill with references and a binary asset, a deploy skill only the
+/// user may invoke, a skill whose name breaks the spec, and a file that is not a skill.
+fn library() -> (Sandbox, std::path::PathBuf) {
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.root.join("skills");
+    write_skill(
+        &skills,
+        "pdf-forms",
+        "---\nname: pdf-forms\ndescription: Fill in PDF forms and extract their fields\nlicense: MIT\nmetadata:\n  version: \"2\"\n---\nFill $ARGUMENTS carefully. See references/fields.md.\n",
+    );
+    std::fs::create_dir_all(skills.join("pdf-forms/references")).unwrap();
+    std::fs::write(
+        skills.join("pdf-forms/references/fields.md"),
+        "# Fields\nName, date.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(skills.join("pdf-forms/assets")).unwrap();
+    std::fs::write(
+        skills.join("pdf-forms/assets/logo.png"),
+        b"\x89PNG\r\n\x1a\n\0\0\0binary",
+    )
+    .unwrap();
+    std::fs::write(skills.join("pdf-forms/.secret"), "hidden").unwrap();
+    write_skill(
+        &skills,
+        "deploy",
+        "---\nname: deploy\ndescription: Deploy the service to production\ndisable-model-invocation: true\n---\nDeploy steps for $ARGUMENTS.\n",
+    );
+    write_skill(
+        &skills,
+        "Bad Name",
+        "---\nname: Bad Name\ndescription: A skill whose name breaks the rules\n---\nbody\n",
+    );
+    std::fs::create_dir_all(skills.join("broken")).unwrap();
+    std::fs::write(
+        skills.join("broken/SKILL.md"),
+        "---\nname: broken\ndescription: [unclosed\n---\nbody\n",
+    )
+    .unwrap();
+    std::fs::write(sandbox.root.join("outside.txt"), "outside").unwrap();
+    (sandbox, skills)
+}
+
+#[test]
+fn the_tools_are_listed_read_only_with_short_descriptions() {
+    let (sandbox, skills) = library();
+    let mut server = Server::start(&sandbox, &skills);
+    let tools = server.request("tools/list", json!({}));
+    let tools = tools["result"]["tools"].as_array().unwrap().clone();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "search_skills",
+            "load_skill",
+            "read_skill_file",
+            "list_skills"
+        ]
+    );
+    for tool in &tools {
+        assert!(tool["description"].as_str().unwrap().chars().count() < 2_000);
+        assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
+    }
+    // The model-invocable names are load_skill's enum (deploy is the user's only).
+    let names = tools[1]["inputSchema"]["properties"]["name"]["enum"]
+        .as_array()
+        .unwrap();
+    assert!(names.iter().any(|n| n == "pdf-forms"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "deploy"), "{names:?}");
+    assert!(tools[0]["outputSchema"].is_object());
+}
+
+#[test]
+fn the_first_initialize_carries_instructions_and_the_skills_extension() {
+    let (sandbox, skills) = library();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillet"))
+        .args(["mcp", "--skills-dir"])
+        .arg(&skills)
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .envs(common::environment(&sandbox, None))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let init: Value = serde_json::from_str(&line).unwrap();
+    let result = &init["result"];
+    let instructions = result["instructions"].as_str().unwrap();
+    assert!(
+        instructions.chars().count() <= 2_000,
+        "{}",
+        instructions.len()
+    );
+    assert!(
+        instructions.contains("library of 3 skills"),
+        "{instructions}"
+    );
+    assert!(
+        instructions.contains("- pdf-forms: Fill in PDF forms"),
+        "{instructions}"
+    );
+    let capabilities = &result["capabilities"];
+    for capability in ["tools", "prompts", "resources"] {
+        assert!(capabilities[capability].is_object(), "{capabilities}");
+    }
+    assert!(
+        capabilities["extensions"]["io.modelcontextprotocol/skills"].is_object(),
+        "{capabilities}"
+    );
+}
+
+#[test]
+fn the_tools_search_load_read_and_list() {
+    let (sandbox, skills) = library();
+    let mut server = Server::start(&sandbox, &skills);
+    // Search: by words here (no model), and it says so.
+    let found = server.call("search_skills", json!({"query": "fill a pdf form"}));
+    assert_eq!(found["isError"], false, "{found}");
+    let results = found["structuredContent"]["results"].as_array().unwrap();
+    assert_eq!(results[0]["name"], "pdf-forms", "{found}");
+    assert!(results[0]["score"].is_number() && results[0]["relevant"].is_boolean());
+    assert_eq!(found["structuredContent"]["ranking"], "words");
+    assert!(text(&found).contains("ranked by words only"), "{found}");
+    // Load: Layer 2, with the arguments in place of $ARGUMENTS.
+    let loaded = server.call(
+        "load_skill",
+        json!({"name": "pdf-forms", "arguments": "form.pdf"}),
+    );
+    assert_eq!(loaded["isError"], false, "{loaded}");
+    let body = text(&loaded);
+    assert!(body.starts_with("<skill name=\"pdf-forms\">"), "{body}");
+    assert!(body.contains("Fill form.pdf carefully"), "{body}");
+    assert!(body.contains("- references/fields.md"), "{body}");
+    // An unknown name: a tool error naming the close names only.
+    let unknown = server.call("load_skill", json!({"name": "pdf-form"}));
+    assert_eq!(unknown["isError"], true);
+    assert!(
+        text(&unknown).contains("did you mean 'pdf-forms'?"),
+        "{unknown}"
+    );
+    assert!(!text(&unknown).contains("deploy"), "{unknown}");
+    // A user-only skill is not the model's.
+    let user_only = server.call("load_skill", json!({"name": "deploy"}));
+    assert_eq!(user_only["isError"], true, "{user_only}");
+    // Layer 3: a reference, a path that leaves the skill, a binary file.
+    let file = server.call(
+        "read_skill_file",
+        json!({"name": "pdf-forms", "path": "references/fields.md"}),
+    );
+    assert_eq!(text(&file), "# Fields\nName, date.\n");
+    for escape in [
+        "../../outside.txt",
+        "/etc/passwd",
+        "references/../../deploy/SKILL.md",
+    ] {
+        let refused = server.call(
+            "read_skill_file",
+            json!({"name": "pdf-forms", "path": escape}),
+        );
+        assert_eq!(refused["isError"], true, "{escape}: {refused}");
+        assert!(!text(&refused).contains("outside\n"), "{refused}");
+    }
+    let binary = server.call(
+        "read_skill_file",
+        json!({"name": "pdf-forms", "path": "assets/logo.png"}),
+    );
+    assert!(
+        text(&binary).starts_with("binary file (a PNG image, 17 bytes)"),
+        "{binary}"
+    );
+    // Bad arguments are tool errors the model can correct.
+    let bad = server.call("search_skills", json!({"query": 3}));
+    assert_eq!(bad["isError"], true);
+    assert!(text(&bad).contains("'query' must be a string"), "{bad}");
+    // List: paged, with the problems counted.
+    let page = server.call("list_skills", json!({"limit": 1}));
+    let listed = &page["structuredContent"];
+    assert_eq!(listed["total"], 3, "{page}");
+    assert_eq!(listed["skills"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["next_offset"], 1);
+    assert!(listed["problems"].as_u64().unwrap() >= 1, "{page}");
+    assert!(text(&page).contains("skill://diagnostics"), "{page}");
+    // An unknown tool is a protocol error.
+    let response = server.request("tools/call", json!({"name": "rm_rf", "arguments": {}}));
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+}
+
+#[test]
+fn prompts_take_arguments_like_chat_does() {
+    let (sandbox, skills) = library();
+    let mut server = Server::start(&sandbox, &skills);
+    let prompts = server.request("prompts/list", json!({}));
+    let names: Vec<&str> = prompts["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    // The user may invoke disable-model-invocation skills by hand.
+    assert!(
+        names.contains(&"deploy") && names.contains(&"pdf-forms"),
+        "{names:?}"
+    );
+    let prompt = server.request(
+        "prompts/get",
+        json!({"name": "deploy", "arguments": {"arguments": "staging"}}),
+    );
+    let message = &prompt["result"]["messages"][0];
+    assert_eq!(message["role"], "user");
+    let text = message["content"]["text"].as_str().unwrap();
+    assert!(text.contains("Deploy steps for staging."), "{text}");
+    let unknown = server.request("prompts/get", json!({"name": "nope"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+}
+
+#[test]
+fn resources_page_and_read_and_diagnostics_say_what_was_skipped() {
+    let (sandbox, skills) = library();
+    // Enough files for a second page.
+    std::fs::create_dir_all(skills.join("pdf-forms/references/many")).unwrap();
+    for index in 0..120 {
+        std::fs::write(
+            skills.join(format!("pdf-forms/references/many/{index:03}.md")),
+            format!("note {index}\n"),
+        )
+        .unwrap();
+    }
+    let mut server = Server::start(&sandbox, &skills);
+    let mut uris = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let params = cursor
+            .as_ref()
+            .map_or_else(|| json!({}), |c| json!({"cursor": c}));
+        let page = server.request("resources/list", params);
+        pages += 1;
+        for resource in page["result"]["resources"].as_array().unwrap() {
+            uris.push(resource["uri"].as_str().unwrap().to_string());
+            if resource["uri"] == "skill://pdf-forms/SKILL.md" {
+                assert_eq!(resource["mimeType"], "text/markdown");
+                assert!(resource["size"].as_u64().unwrap() > 0);
+            }
+        }
+        match page["result"]["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    assert!(pages >= 2, "{pages}");
+    assert_eq!(uris[0], "skill://diagnostics");
+    assert!(uris.contains(&"skill://pdf-forms/references/many/119.md".to_string()));
+    assert!(uris.contains(&"skill://pdf-forms/assets/logo.png".to_string()));
+    assert!(
+        !uris.iter().any(|u| u.contains(".secret")),
+        "hidden files are not served"
+    );
+    let unique: std::collections::HashSet<_> = uris.iter().collect();
+    assert_eq!(unique.len(), uris.len(), "no resource twice across pages");
+    let read = server.request(
+        "resources/read",
+        json!({"uri": "skill://pdf-forms/SKILL.md"}),
+    );
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Fill $ARGUMENTS")
+    );
+    let png = server.request(
+        "resources/read",
+        json!({"uri": "skill://pdf-forms/assets/logo.png"}),
+    );
+    assert!(png["result"]["contents"][0]["blob"].is_string(), "{png}");
+    for bad in [
+        "skill://pdf-forms/../deploy/SKILL.md",
+        "skill://pdf-forms/.secret",
+        "file:///etc/passwd",
+    ] {
+        let refused = server.request("resources/read", json!({"uri": bad}));
+        assert!(refused["error"].is_object(), "{bad}: {refused}");
+    }
+    let diagnostics = server.request("resources/read", json!({"uri": "skill://diagnostics"}));
+    let text = diagnostics["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("broken"), "{text}");
+    assert!(
+        text.contains("'Bad Name' is not in the Skills extension's listing"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_skills_extension_lists_complete_manifests_whose_digests_match_the_files() {
+    let (sandbox, skills) = library();
+    let mut server = Server::start(&sandbox, &skills);
+    let listed = server.request("skills/list", json!({}));
+    let entries = listed["result"]["skills"].as_array().unwrap().clone();
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|s| s["frontmatter"]["name"].as_str().unwrap())
+        .collect();
+    // The skill whose name cannot be a URI and the one that does not parse are left out (and
+    // said so in the diagnostics), never listed broken.
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.contains(&"pdf-forms") && names.contains(&"deploy"),
+        "{names:?}"
+    );
+    let pdf = entries
+        .iter()
+        .find(|s| s["frontmatter"]["name"] == "pdf-forms")
+        .unwrap();
+    assert_eq!(pdf["uri"], "skill://pdf-forms/SKILL.md");
+    // The frontmatter as written, every field.
+    assert_eq!(pdf["frontmatter"]["license"], "MIT");
+    assert_eq!(pdf["frontmatter"]["metadata"]["version"], "2");
+    let resources = pdf["resources"].as_array().unwrap();
+    assert_eq!(
+        resources.len(),
+        3,
+        "SKILL.md, the reference and the asset: {resources:?}"
+    );
+    for resource in resources {
+        let uri = resource["uri"].as_str().unwrap();
+        let relative = uri.strip_prefix("skill://pdf-forms/").unwrap();
+        let bytes = std::fs::read(skills.join("pdf-forms").join(relative)).unwrap();
+        let digest = format!("sha256:{:x}", Sha256::digest(&bytes));
+        assert_eq!(resource["digest"], digest.as_str(), "{uri}");
+        assert_eq!(resource["size"], bytes.len(), "{uri}");
+    }
+    let got = server.request("skills/get", json!({"uri": "skill://pdf-forms/SKILL.md"}));
+    assert_eq!(
+        got["result"]["skill"]["uri"], "skill://pdf-forms/SKILL.md",
+        "{got}"
+    );
+    let unknown = server.request("skills/get", json!({"uri": "skill://nope/SKILL.md"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+}
+
+#[test]
+fn a_malformed_message_gets_an_error_and_the_server_goes_on() {
+    let (sandbox, skills) = library();
+    let mut server = Server::start(&sandbox, &skills);
+    writeln!(server.stdin, "this is not json").unwrap();
+    server.stdin.flush().unwrap();
+    let unknown = server.request("no/such/method", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // Still answering.
+    let tools = server.request("tools/list", json!({}));
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+}
+
+#[test]
+fn a_skill_made_on_disk_is_announced_and_served() {
+    let (sandbox, skills) = library();
+    let mut server = Server::start(&sandbox, &skills);
+    let before = server.call("list_skills", json!({}));
+    assert_eq!(before["structuredContent"]["total"], 3);
+    // Reading is no change: nothing is announced.
+    server.call("load_skill", json!({"name": "pdf-forms"}));
+    server.request(
+        "resources/read",
+        json!({"uri": "skill://pdf-forms/SKILL.md"}),
+    );
+    assert_eq!(
+        server.notifications_within(Duration::from_millis(1_500)),
+        Vec::<String>::new()
+    );
+    write_skill(
+        &skills,
+        "csv-cleaner",
+        "---\nname: csv-cleaner\ndescription: Clean messy CSV files\n---\nSteps.\n",
+    );
+    let seen = server.notification("notifications/tools/list_changed");
+    assert!(!seen.is_empty());
+    server.notification("notifications/resources/list_changed");
+    let after = server.call("list_skills", json!({}));
+    assert_eq!(after["structuredContent"]["total"], 4, "{after}");
+    let tools = server.request("tools/list", json!({}));
+    let names = &tools["result"]["tools"][1]["inputSchema"]["properties"]["name"]["enum"];
+    assert!(
+        names.as_array().unwrap().iter().any(|n| n == "csv-cleaner"),
+        "{names}"
+    );
+    // A changed body is served fresh at once, without a notification.
+    std::fs::write(
+        skills.join("csv-cleaner/SKILL.md"),
+        "---\nname: csv-cleaner\ndescription: Clean messy CSV files\n---\nNew steps.\n",
+    )
+    .unwrap();
+    let loaded = server.call("load_skill", json!({"name": "csv-cleaner"}));
+    assert!(text(&loaded).contains("New steps."), "{loaded}");
+}
