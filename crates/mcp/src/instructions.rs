@@ -16,12 +16,15 @@ pub const MAX_DESCRIPTION_CHARS: usize = 120;
 /// The instructions for `library`: at most [`MAX_INSTRUCTIONS_CHARS`] characters.
 pub fn instructions(library: &Library) -> String {
     let skills: Vec<_> = library.model_invocable().collect();
+    let count = match skills.len() {
+        1 => "1 skill".to_string(),
+        n => format!("{n} skills"),
+    };
     let mut text = format!(
-        "skillet serves a library of {} skills: instructions for tasks, loaded when needed. \
+        "skillet serves a library of {count}: instructions for tasks, loaded when needed. \
          When a task may match a skill, call search_skills with what you need done, then \
          load_skill with the best name and follow what it says; read_skill_file reads a file the \
-         skill refers to (by its relative path). list_skills pages through them all.",
-        skills.len()
+         skill refers to (by its relative path). list_skills pages through them all."
     );
     if skills.is_empty() {
         return text;

@@ -13,6 +13,7 @@
 //! protocol goes to stdout; logs go to stderr ([`log`]).
 
 mod diagnostics;
+mod http;
 pub mod instructions;
 pub mod manifest;
 mod mime;
@@ -26,6 +27,7 @@ use std::io::Write as _;
 
 use rmcp::ServiceExt as _;
 
+pub use http::{MCP_PATH, serve_http};
 pub use server::SkilletServer;
 pub use state::Shared;
 
@@ -47,6 +49,14 @@ pub enum ServeError {
     /// The session ended in an error.
     #[error("the MCP session failed: {0}")]
     Session(String),
+    /// `--http` named an address other machines can reach, without `--allow-remote`.
+    #[error(
+        "{0} is not a loopback address: the server would be reachable from other machines\n  hint: bind 127.0.0.1 (the default), or pass --allow-remote and put it behind a proxy that checks who connects"
+    )]
+    Remote(std::net::SocketAddr),
+    /// The address could not be bound.
+    #[error("cannot listen on {0}: {1}")]
+    Bind(std::net::SocketAddr, String),
 }
 
 /// Serves `shared` on stdin and stdout until the client leaves. The embedding model loads on a

@@ -1,16 +1,18 @@
-//! `skillet mcp`: the skill library served over MCP on stdio (see `skillet_mcp`). The roots
-//! are the usual ones (`--skills-dir`, the project's, the user's); stdout carries only the
-//! protocol, everything else goes to stderr.
+//! `skillet mcp`: the skill library served over MCP (see `skillet_mcp`), on stdio or with
+//! `--http ADDR` over streamable HTTP. The roots are the usual ones (`--skills-dir`, the
+//! project's, the user's); stdout carries only the protocol, everything else goes to stderr.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 
 use super::Context;
 use super::matching::model_env;
-use crate::EXIT_FAILURE;
 use crate::args::McpArgs;
 use crate::output::warn;
+use crate::{EXIT_FAILURE, UsageError};
 
 pub fn run(context: &Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
+    let http = args.http.as_deref().map(http_address).transpose()?;
     let shared = skillet_mcp::Shared::new(
         context.roots.clone(),
         model_env(args.embed_model.as_deref()),
@@ -19,11 +21,37 @@ pub fn run(context: &Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    match runtime.block_on(skillet_mcp::serve_stdio(shared)) {
+    let served = match http {
+        Some(addr) => runtime.block_on(skillet_mcp::serve_http(shared, addr, args.allow_remote)),
+        None => runtime.block_on(skillet_mcp::serve_stdio(shared)),
+    };
+    match served {
         Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(skillet_mcp::ServeError::Remote(addr)) => Err(UsageError::new(format!(
+            "--http {addr}: not a loopback address; the server would be reachable from other machines"
+        ))
+        .with_hint("bind 127.0.0.1 (the default for a bare port), or add --allow-remote behind a proxy that checks who connects")
+        .into()),
         Err(error) => {
             warn(&format!("error: {error}"));
             Ok(ExitCode::from(EXIT_FAILURE))
         }
     }
+}
+
+/// `--http`'s address: `PORT` (on 127.0.0.1) or `HOST:PORT` (`[::1]:PORT` for IPv6).
+fn http_address(text: &str) -> Result<SocketAddr, UsageError> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if let Some(port) = text
+        .strip_prefix("localhost:")
+        .and_then(|p| p.parse::<u16>().ok())
+    {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    text.parse().map_err(|_| {
+        UsageError::new(format!("--http {text}: not an address"))
+            .with_hint("give a port (8808, on 127.0.0.1) or HOST:PORT (127.0.0.1:8808, [::1]:8808)")
+    })
 }
