@@ -28,6 +28,8 @@ pub const HF_ENDPOINT: &str = "HF_ENDPOINT";
 pub const HF_HUB_OFFLINE: &str = "HF_HUB_OFFLINE";
 /// The base of user cache folders (the embedding cache).
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// How much `skillet mcp` logs on stderr: `off`, `error`, `info` (the default) or `debug`.
+pub const SKILLET_LOG: &str = "SKILLET_LOG";
 
 /// A variable's value, when set and not empty.
 pub fn var(name: &str) -> Option<String> {

@@ -564,3 +564,38 @@ fn a_skill_made_on_disk_is_announced_and_served() {
     let loaded = server.call("load_skill", json!({"name": "csv-cleaner"}));
     assert!(text(&loaded).contains("New steps."), "{loaded}");
 }
+
+#[test]
+fn bad_settings_are_usage_errors_before_anything_is_served() {
+    let (sandbox, skills) = library();
+    let run = |extra: &[&str], log: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_skillet"));
+        command
+            .args(["mcp", "--skills-dir"])
+            .arg(&skills)
+            .args(extra)
+            .current_dir(&sandbox.project)
+            .env_clear()
+            .envs(common::environment(&sandbox, None))
+            .stdin(Stdio::null());
+        if let Some(log) = log {
+            command.env("SKILLET_LOG", log);
+        }
+        command.output().unwrap()
+    };
+    let remote = run(&["--http", "0.0.0.0:0"], None);
+    assert_eq!(remote.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&remote.stderr);
+    assert!(stderr.contains("not a loopback address"), "{stderr}");
+    let bad = run(&["--http", "nowhere"], None);
+    assert_eq!(bad.status.code(), Some(2));
+    let loud = run(&[], Some("loud"));
+    assert_eq!(loud.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&loud.stderr).contains("SKILLET_LOG=loud: not a log level"),
+        "{}",
+        String::from_utf8_lossy(&loud.stderr)
+    );
+    // Nothing but protocol on stdout, whatever happens.
+    assert!(remote.stdout.is_empty() && loud.stdout.is_empty());
+}

@@ -65,7 +65,10 @@ pub async fn serve_http(
             Ok(accepted) => accepted,
             Err(error) => {
                 // Out of file descriptors and the like: say so, and go on accepting.
-                log(&format!("cannot accept a connection: {error}"));
+                crate::log_at(
+                    crate::LogLevel::Error,
+                    &format!("cannot accept a connection: {error}"),
+                );
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             }

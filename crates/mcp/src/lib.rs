@@ -24,6 +24,7 @@ pub mod tools;
 pub mod uri;
 
 use std::io::Write as _;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use rmcp::ServiceExt as _;
 
@@ -31,12 +32,53 @@ pub use http::{MCP_PATH, serve_http};
 pub use server::SkilletServer;
 pub use state::Shared;
 
-/// Writes one line to the server's log (stderr).
-pub fn log(message: &str) {
+/// How much the server logs on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// Nothing.
+    Off = 0,
+    /// Only what stops the server or a part of it.
+    Error = 1,
+    /// Also what it does once: listening, the model loading or missing, watching (the default).
+    Info = 2,
+    /// Also each request's method (and a tool call's tool).
+    Debug = 3,
+}
+
+impl LogLevel {
+    /// `off`, `error`, `info` or `debug` (any case); `None` for anything else.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "off" | "none" => Some(Self::Off),
+            "error" => Some(Self::Error),
+            "info" => Some(Self::Info),
+            "debug" | "trace" => Some(Self::Debug),
+            _ => None,
+        }
+    }
+}
+
+static LOG_LEVEL: AtomicU8 = AtomicU8::new(LogLevel::Info as u8);
+
+/// Sets how much is logged (the CLI reads `SKILLET_LOG`).
+pub fn set_log_level(level: LogLevel) {
+    LOG_LEVEL.store(level as u8, Ordering::Relaxed);
+}
+
+/// Writes `message` to the server's log (stderr) when `level` is logged.
+pub fn log_at(level: LogLevel, message: &str) {
+    if level as u8 > LOG_LEVEL.load(Ordering::Relaxed) || level == LogLevel::Off {
+        return;
+    }
     let mut stderr = std::io::stderr().lock();
     for line in message.lines() {
         let _ = writeln!(stderr, "skillet mcp: {line}");
     }
+}
+
+/// Logs at [`LogLevel::Info`].
+pub fn log(message: &str) {
+    log_at(LogLevel::Info, message);
 }
 
 /// Why the server stopped.

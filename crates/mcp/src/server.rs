@@ -137,6 +137,10 @@ impl ServerHandler for SkilletServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        crate::log_at(
+            crate::LogLevel::Debug,
+            &format!("tools/call {}", skillet_skills::escape_invisible(&name)),
+        );
         if !tools::exists(&name) {
             return Err(McpError::invalid_params(
                 format!("unknown tool '{}'", skillet_skills::escape_invisible(&name)),

@@ -8,11 +8,17 @@ use std::process::ExitCode;
 use super::Context;
 use super::matching::model_env;
 use crate::args::McpArgs;
-use crate::output::warn;
 use crate::{EXIT_FAILURE, UsageError};
 
 pub fn run(context: &Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
     let http = args.http.as_deref().map(http_address).transpose()?;
+    if let Some(text) = crate::env::var(crate::env::SKILLET_LOG) {
+        let level = skillet_mcp::LogLevel::parse(&text).ok_or_else(|| {
+            UsageError::new(format!("SKILLET_LOG={text}: not a log level"))
+                .with_hint("off, error, info (the default) or debug")
+        })?;
+        skillet_mcp::set_log_level(level);
+    }
     let shared = skillet_mcp::Shared::new(
         context.roots.clone(),
         model_env(args.embed_model.as_deref()),
@@ -33,7 +39,7 @@ pub fn run(context: &Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
         .with_hint("bind 127.0.0.1 (the default for a bare port), or add --allow-remote behind a proxy that checks who connects")
         .into()),
         Err(error) => {
-            warn(&format!("error: {error}"));
+            skillet_mcp::log_at(skillet_mcp::LogLevel::Error, &format!("error: {error}"));
             Ok(ExitCode::from(EXIT_FAILURE))
         }
     }
