@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Literal
 
@@ -194,9 +195,17 @@ async def over_http(binary: str, mode: str) -> str:
         env = {"HOME": temp, "PATH": os.environ.get("PATH", ""), "HF_HUB_OFFLINE": "1"}
         server = subprocess.Popen([binary, "mcp", "--skills-dir", str(skills), "--http", "0"], env=env, stderr=subprocess.PIPE, text=True)
         try:
-            line = server.stderr.readline()
-            match = re.search(r"listening on (http://\S+)", line)
-            check(match is not None, f"http: no address in {line!r}")
+            match = None
+            seen = []
+            for _ in range(50):
+                line = server.stderr.readline()
+                seen.append(line)
+                match = re.search(r"listening on (http://\S+)", line)
+                if match or not line:
+                    break
+            check(match is not None, f"http: no address in {seen!r}")
+            # Keep reading the log, so the server never blocks on a full pipe.
+            threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
             notifications: list[str] = []
             async with Client(match.group(1), mode=mode, message_handler=recorder(notifications), read_timeout_seconds=WAIT) as client:
                 await exercise(client, skills, f"http/{mode}")

@@ -133,6 +133,23 @@ impl Server {
         seen
     }
 
+    /// The response to request `id`, or an error response without an id (what the SDK sends
+    /// when it cannot read the request's id).
+    fn response_or_anonymous_error(&mut self, id: &Value) -> Value {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(WAIT)
+                .unwrap_or_else(|_| panic!("no answer to request {id}"));
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message.get("id") == Some(id)
+                || (message.get("error").is_some() && message.get("id").is_none_or(Value::is_null))
+            {
+                return message;
+            }
+        }
+    }
+
     fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let response = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         response["result"].clone()
@@ -193,7 +210,12 @@ fn library() -> (Sandbox, std::path::PathBuf) {
         "---\nname: broken\ndescription: [unclosed\n---\nbody\n",
     )
     .unwrap();
-    std::fs::write(sandbox.root.join("outside.txt"), "outside").unwrap();
+    std::fs::write(sandbox.root.join("outside.txt"), "TOP-SECRET-OUTSIDE").unwrap();
+    std::os::unix::fs::symlink(
+        sandbox.root.join("outside.txt"),
+        skills.join("pdf-forms/references/link.md"),
+    )
+    .unwrap();
     (sandbox, skills)
 }
 
@@ -329,8 +351,28 @@ fn the_tools_search_load_read_and_list() {
             json!({"name": "pdf-forms", "path": escape}),
         );
         assert_eq!(refused["isError"], true, "{escape}: {refused}");
-        assert!(!text(&refused).contains("outside\n"), "{refused}");
+        assert!(!text(&refused).contains("TOP-SECRET"), "{refused}");
+        // Neither the raw path nor where the skill lives is echoed back whole.
+        assert!(
+            !text(&refused).contains(sandbox.root.to_str().unwrap()),
+            "{refused}"
+        );
     }
+    // A link inside the skill that leads out of it, and a hidden file: refused too.
+    for path in ["references/link.md", ".secret"] {
+        let refused = server.call(
+            "read_skill_file",
+            json!({"name": "pdf-forms", "path": path}),
+        );
+        assert_eq!(refused["isError"], true, "{path}: {refused}");
+        assert!(!text(&refused).contains("TOP-SECRET") && !text(&refused).contains("hidden\n"));
+    }
+    // Without arguments, Layer 2 as `skills show` prints it: the placeholder stays.
+    let plain = server.call("load_skill", json!({"name": "pdf-forms"}));
+    assert!(
+        text(&plain).contains("Fill $ARGUMENTS carefully"),
+        "{plain}"
+    );
     let binary = server.call(
         "read_skill_file",
         json!({"name": "pdf-forms", "path": "assets/logo.png"}),
@@ -446,11 +488,19 @@ fn resources_page_and_read_and_diagnostics_say_what_was_skipped() {
     for bad in [
         "skill://pdf-forms/../deploy/SKILL.md",
         "skill://pdf-forms/.secret",
+        "skill://pdf-forms/references/link.md",
         "file:///etc/passwd",
     ] {
         let refused = server.request("resources/read", json!({"uri": bad}));
         assert!(refused["error"].is_object(), "{bad}: {refused}");
     }
+    // A cursor this server never gave.
+    for cursor in ["9999:0", "x"] {
+        let stale = server.request("resources/list", json!({"cursor": cursor}));
+        assert_eq!(stale["error"]["code"], -32602, "{cursor}: {stale}");
+    }
+    let stale = server.request("skills/list", json!({"cursor": "99999"}));
+    assert_eq!(stale["error"]["code"], -32602, "{stale}");
     let diagnostics = server.request("resources/read", json!({"uri": "skill://diagnostics"}));
     let text = diagnostics["result"]["contents"][0]["text"]
         .as_str()
@@ -516,6 +566,13 @@ fn a_malformed_message_gets_an_error_and_the_server_goes_on() {
     let mut server = Server::start(&sandbox, &skills);
     writeln!(server.stdin, "this is not json").unwrap();
     server.stdin.flush().unwrap();
+    // A line that is not JSON: a parse error, with a null id (it has none).
+    let error = server.response(&Value::Null);
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    // Well-formed JSON-RPC with bad parameters: an error for that request.
+    server.send(&json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": "bad"}));
+    let bad = server.response_or_anonymous_error(&json!(900));
+    assert!(bad["error"]["code"].is_i64(), "{bad}");
     let unknown = server.request("no/such/method", json!({}));
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     // Still answering.
@@ -544,9 +601,16 @@ fn a_skill_made_on_disk_is_announced_and_served() {
         "csv-cleaner",
         "---\nname: csv-cleaner\ndescription: Clean messy CSV files\n---\nSteps.\n",
     );
-    let seen = server.notification("notifications/tools/list_changed");
-    assert!(!seen.is_empty());
-    server.notification("notifications/resources/list_changed");
+    // All three lists are announced (tools, prompts, resources), in any order.
+    let mut seen = server.notification("notifications/tools/list_changed");
+    for method in [
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    ] {
+        if !seen.iter().any(|m| m == method) {
+            seen.extend(server.notification(method));
+        }
+    }
     let after = server.call("list_skills", json!({}));
     assert_eq!(after["structuredContent"]["total"], 4, "{after}");
     let tools = server.request("tools/list", json!({}));
@@ -598,4 +662,40 @@ fn bad_settings_are_usage_errors_before_anything_is_served() {
     );
     // Nothing but protocol on stdout, whatever happens.
     assert!(remote.stdout.is_empty() && loud.stdout.is_empty());
+}
+
+#[test]
+fn a_skill_over_the_extensions_limits_is_reported_not_listed() {
+    let (sandbox, skills) = library();
+    std::fs::create_dir_all(skills.join("pdf-forms/references/many")).unwrap();
+    for index in 0..520 {
+        std::fs::write(
+            skills.join(format!("pdf-forms/references/many/{index:03}.md")),
+            "x\n",
+        )
+        .unwrap();
+    }
+    let mut server = Server::start(&sandbox, &skills);
+    let listed = server.request("skills/list", json!({}));
+    let names: Vec<&str> = listed["result"]["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["frontmatter"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["deploy"], "{listed}");
+    let got = server.request("skills/get", json!({"uri": "skill://pdf-forms/SKILL.md"}));
+    assert_eq!(got["error"]["code"], -32602, "{got}");
+    let diagnostics = server.request("resources/read", json!({"uri": "skill://diagnostics"}));
+    let text = diagnostics["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("'pdf-forms' is not in the Skills extension's listing"),
+        "{text}"
+    );
+    assert!(text.contains("over the extension's 512"), "{text}");
+    // The tools still serve it.
+    let loaded = server.call("load_skill", json!({"name": "pdf-forms"}));
+    assert_eq!(loaded["isError"], false);
 }

@@ -9,6 +9,9 @@
 use std::path::Path;
 use std::process::Command;
 
+/// How long the whole client run may take.
+const CLIENT_TIMEOUT_SECONDS: u32 = 600;
+
 #[test]
 fn the_official_python_client_speaks_to_skillet_mcp() {
     let Some(python) = std::env::var_os("SKILLET_MCP_PYTHON") else {
@@ -22,7 +25,10 @@ fn the_official_python_client_speaks_to_skillet_mcp() {
         return;
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mcp_client_check.py");
-    let output = Command::new(python)
+    // `timeout` ends a client that hangs: the test fails instead of waiting for ever.
+    let output = Command::new("timeout")
+        .arg(CLIENT_TIMEOUT_SECONDS.to_string())
+        .arg(python)
         .arg(script)
         .arg(env!("CARGO_BIN_EXE_skillet"))
         .output()
@@ -33,11 +39,13 @@ fn the_official_python_client_speaks_to_skillet_mcp() {
         "the MCP Python client failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    // The default mode must have spoken the 2026-07-28 protocol (subscriptions/listen and all),
+    // the legacy mode the initialize handshake: neither may fall back unnoticed.
     for run in [
-        "stdio, mode auto",
-        "stdio, mode legacy",
-        "http, mode auto",
-        "http, mode legacy",
+        "stdio, mode auto (protocol 2026-07-28)",
+        "stdio, mode legacy (protocol 2025-11-25)",
+        "http, mode auto (protocol 2026-07-28)",
+        "http, mode legacy (protocol 2025-11-25)",
     ] {
         assert!(
             stdout.contains(&format!("ok: {run}")),

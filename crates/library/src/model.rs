@@ -352,9 +352,21 @@ pub fn semantic_index(
     report: &mut dyn FnMut(ModelEvent<'_>),
 ) -> Option<SkillIndex> {
     let model = find_or_download(env, need, report)?;
+    index_with(library, &model, env, need, report)
+}
+
+/// The index by meaning with the model in `model_dir` (found before, by [`find_or_download`]),
+/// or `None` (reported) when it fails.
+pub fn index_with(
+    library: &Library,
+    model_dir: &Path,
+    env: &ModelEnv,
+    need: Need,
+    report: &mut dyn FnMut(ModelEvent<'_>),
+) -> Option<SkillIndex> {
     let built = SkillIndex::semantic(
         library,
-        &model,
+        model_dir,
         &env.embeddings_dir(),
         &mut |done, total| report(ModelEvent::EmbeddingProgress { done, total }),
     );

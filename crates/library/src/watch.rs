@@ -13,6 +13,9 @@ use skillet_skills::Root;
 
 /// How long changes must be quiet before `on_change` runs.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
+/// The longest a burst is waited out: changes that never stop (a log written inside a root)
+/// still get `on_change` this often.
+pub const MAX_SETTLE: Duration = Duration::from_secs(3);
 
 /// Why watching could not start.
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +26,9 @@ pub struct WatchError(String);
 pub struct RootWatcher {
     /// Dropping the sender ends the debounce thread.
     _stop: std::sync::mpsc::Sender<()>,
+    /// Folders that could not be watched at the start (too many watches, no permission): their
+    /// changes are not seen.
+    pub failures: Vec<String>,
 }
 
 /// What is watched for a root: the root itself (recursively) when it exists, else its nearest
@@ -37,26 +43,43 @@ fn watch_target(root: &Path) -> Option<(PathBuf, RecursiveMode)> {
         .map(|dir| (dir.to_path_buf(), RecursiveMode::NonRecursive))
 }
 
-/// A watcher sending a unit for every event on `events`.
+/// Whether an event at `path` concerns a root: inside one, or on the way to one that does not
+/// exist yet (its parent folder was watched for it). Anything else in a watched parent (a
+/// shell's history in the home folder, an editor's file at the project's top) is not.
+fn concerns(path: &Path, roots: &[PathBuf]) -> bool {
+    roots
+        .iter()
+        .any(|root| path.starts_with(root) || root.starts_with(path))
+}
+
+/// A watcher sending a unit for every event that concerns a root on `events`, and the folders
+/// it could not watch.
 fn arm(
     roots: &[PathBuf],
     events: std::sync::mpsc::Sender<()>,
-) -> Result<RecommendedWatcher, WatchError> {
+) -> Result<(RecommendedWatcher, Vec<String>), WatchError> {
+    let concerned = roots.to_vec();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         // Reading a file is an event too (inotify's open and close): discovery reads every
         // skill, so counting those would rediscover for ever.
-        if event.is_ok_and(|event| !event.kind.is_access()) {
+        let Ok(event) = event else { return };
+        if !event.kind.is_access()
+            && (event.paths.is_empty() || event.paths.iter().any(|path| concerns(path, &concerned)))
+        {
             let _ = events.send(());
         }
     })
     .map_err(|error| WatchError(error.to_string()))?;
+    let mut failures = Vec::new();
     for root in roots {
         if let Some((path, mode)) = watch_target(root) {
             // A folder that vanished between the check and the watch is seen at the next arming.
-            let _ = watcher.watch(&path, mode);
+            if let Err(error) = watcher.watch(&path, mode) {
+                failures.push(format!("{}: {error}", path.display()));
+            }
         }
     }
-    Ok(watcher)
+    Ok((watcher, failures))
 }
 
 /// Watches `roots`; `on_change` runs after each quiet burst of changes.
@@ -66,13 +89,16 @@ pub fn watch(
 ) -> Result<RootWatcher, WatchError> {
     let paths: Vec<PathBuf> = roots.iter().map(|root| root.path.clone()).collect();
     let (events, received) = channel();
-    let watcher = arm(&paths, events.clone())?;
+    let (watcher, failures) = arm(&paths, events.clone())?;
     let (stop, stopped) = channel::<()>();
     std::thread::Builder::new()
         .name("skillet-watch".into())
         .spawn(move || debounce(&paths, watcher, &events, &received, &stopped, &on_change))
         .map_err(|error| WatchError(error.to_string()))?;
-    Ok(RootWatcher { _stop: stop })
+    Ok(RootWatcher {
+        _stop: stop,
+        failures,
+    })
 }
 
 fn debounce(
@@ -99,8 +125,9 @@ fn debounce(
             }
             Err(RecvTimeoutError::Disconnected) => return,
         }
-        // Then for quiet.
-        loop {
+        // Then for quiet, or at most MAX_SETTLE.
+        let burst = std::time::Instant::now();
+        while burst.elapsed() < MAX_SETTLE {
             match received.recv_timeout(DEBOUNCE) {
                 Ok(()) => {}
                 Err(RecvTimeoutError::Timeout) => break,
@@ -115,7 +142,7 @@ fn debounce(
         }
         on_change();
         // Roots created or removed meanwhile: watch what is there now.
-        if let Ok(rearmed) = arm(paths, events.clone()) {
+        if let Ok((rearmed, _)) = arm(paths, events.clone()) {
             _watcher = rearmed;
         }
     }
@@ -166,12 +193,26 @@ mod tests {
         }
         assert!(wait_for(&calls, 1), "no call for the burst");
         std::thread::sleep(DEBOUNCE * 3);
-        assert_eq!(calls.load(Ordering::SeqCst), 1, "one call per quiet burst");
+        // One call for the burst (two if the machine stalled between the writes), not five.
+        let burst_calls = calls.load(Ordering::SeqCst);
+        assert!(
+            (1..=2).contains(&burst_calls),
+            "{burst_calls} calls for one burst"
+        );
+        // Files beside a missing root, in its watched parent, are no change.
+        let before_unrelated = calls.load(Ordering::SeqCst);
+        std::fs::write(temp.path().join("project/notes.txt"), "unrelated").unwrap();
+        std::thread::sleep(DEBOUNCE * 4);
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            before_unrelated,
+            "an unrelated file counted"
+        );
         // A root that did not exist: its creation is seen through the parent, and after the
         // rearming a change inside it too.
         std::fs::create_dir_all(temp.path().join("project/.agents")).unwrap();
         assert!(
-            wait_for(&calls, 2),
+            wait_for(&calls, before_unrelated + 1),
             "the root's parent being made was not seen"
         );
         std::fs::create_dir_all(&later).unwrap();

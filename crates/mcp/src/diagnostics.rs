@@ -61,7 +61,7 @@ pub fn text(library: &Library, extra: &[String]) -> String {
                 out,
                 "warning {}: skill '{}' is shadowed by {} (same name; the first root wins)",
                 escape_invisible(&shadowed.display().to_string()),
-                skill.name,
+                escape_invisible(&skill.name),
                 escape_invisible(&skill.file.display().to_string())
             );
         }

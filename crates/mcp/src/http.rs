@@ -47,7 +47,8 @@ pub async fn serve_http(
         .with_allowed_origins(LOOPBACK_ORIGINS)
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_REQUEST_BODY_BYTES);
-    if allow_remote {
+    if !addr.ip().is_loopback() {
+        // Reached by other names than localhost: the proxy in front checks who connects.
         config = config.disable_allowed_hosts();
     }
     let factory = shared.clone();
@@ -56,10 +57,10 @@ pub async fn serve_http(
         Arc::new(LocalSessionManager::default()),
         config,
     ));
+    log(&format!("listening on http://{bound}{MCP_PATH}"));
     let loader = shared.clone();
     tokio::task::spawn_blocking(move || loader.load_model());
     let _watcher = crate::watch(&shared);
-    log(&format!("listening on http://{bound}{MCP_PATH}"));
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,

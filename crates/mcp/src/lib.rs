@@ -20,6 +20,7 @@ mod mime;
 pub mod resources;
 mod server;
 pub mod state;
+mod stdio;
 pub mod tools;
 pub mod uri;
 
@@ -107,7 +108,7 @@ pub enum ServeError {
 pub async fn serve_stdio(shared: Shared) -> Result<(), ServeError> {
     let server = SkilletServer::new(shared.clone());
     let service = server
-        .serve(rmcp::transport::stdio())
+        .serve(stdio::checked())
         .await
         .map_err(|error| ServeError::Start(error.to_string()))?;
     let loader = shared.clone();
@@ -129,10 +130,18 @@ fn watch(shared: &Shared) -> Option<skillet_library::watch::RootWatcher> {
     let watched = skillet_library::watch::watch(shared.roots(), move || {
         let changes = state.rediscover();
         let state = state.clone();
-        handle.spawn(async move { state.publish(changes).await });
+        handle.spawn(async move { state.publish(changes) });
     });
     match watched {
-        Ok(root_watcher) => Some(root_watcher),
+        Ok(root_watcher) => {
+            for failure in &root_watcher.failures {
+                log_at(
+                    LogLevel::Error,
+                    &format!("cannot watch {failure}; changes there are seen after a restart"),
+                );
+            }
+            Some(root_watcher)
+        }
         Err(error) => {
             log(&format!(
                 "{error}; changes to skills are seen after a restart"

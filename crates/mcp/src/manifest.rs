@@ -14,8 +14,9 @@ use std::path::Path;
 
 use rmcp::model::{Skill as McpSkill, SkillFrontmatter, SkillResource, SkillResources};
 use serde_json::Value;
-use skillet_skills::{Library, Skill, read_in_skill, skill_files_up_to, strict_frontmatter};
+use skillet_skills::{Skill, read_in_skill, skill_files_up_to, strict_frontmatter};
 
+use crate::state::Snapshot;
 use crate::uri;
 
 /// The most files of one skill the extension carries (hosts must accept up to this).
@@ -45,6 +46,9 @@ pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
     let mapping = strict_frontmatter(text).ok_or_else(|| {
         "its frontmatter is not plain YAML as written (skillet read it leniently; a host compares it with the file)".to_string()
     })?;
+    if !plain(&yaml_serde::Value::Mapping(mapping.clone()), 0) {
+        return Err("its frontmatter holds YAML that JSON cannot carry as written (tags, merge keys, keys that are not strings, NaN or infinities)".to_string());
+    }
     let Value::Object(mut fields) = serde_json::to_value(&mapping)
         .map_err(|error| format!("its frontmatter cannot be given as JSON: {error}"))?
     else {
@@ -97,45 +101,74 @@ pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
 }
 
 /// One page of `skills/list` from skill number `start` (in discovery order): the manifests, and
-/// where the next page starts.
-pub fn page(library: &Library, start: usize) -> (Vec<McpSkill>, Option<usize>) {
-    let skills = library.skills();
-    let end = start.saturating_add(PAGE).min(skills.len());
-    let listed = skills
-        .get(start..end)
-        .unwrap_or_default()
+/// where the next page starts; `None` when `start` is past the end (not a cursor this server
+/// gave).
+pub fn page(snapshot: &Snapshot, start: usize) -> Option<(Vec<McpSkill>, Option<usize>)> {
+    let manifests = snapshot.manifests();
+    if start > manifests.len() {
+        return None;
+    }
+    let end = start.saturating_add(PAGE).min(manifests.len());
+    let listed = manifests[start..end]
         .iter()
-        .filter_map(|skill| manifest(skill).ok())
+        .filter_map(|manifest| manifest.as_ref().ok().cloned())
         .collect();
-    (listed, (end < skills.len()).then_some(end))
+    Some((listed, (end < manifests.len()).then_some(end)))
 }
 
 /// The skill named by a `SKILL.md` URI, as a manifest; `None` when no skill has that URI or the
 /// extension cannot carry it.
-pub fn get(library: &Library, skill_uri: &str) -> Option<McpSkill> {
+pub fn get(snapshot: &Snapshot, skill_uri: &str) -> Option<McpSkill> {
     let uri::Target::SkillMd { name } = uri::parse(skill_uri)? else {
         return None;
     };
-    let skill = library.get(&name)?;
-    manifest(skill)
+    let position = snapshot
+        .library
+        .skills()
+        .iter()
+        .position(|skill| skill.name == name)?;
+    snapshot.manifests()[position]
+        .as_ref()
         .ok()
         .filter(|manifest| manifest.uri == skill_uri)
+        .cloned()
 }
 
 /// Why each skill left out of `skills/list` is left out, one line each, for
 /// `skill://diagnostics`.
-pub fn exclusions(library: &Library) -> Vec<String> {
-    library
+pub fn exclusions(snapshot: &Snapshot) -> Vec<String> {
+    snapshot
+        .library
         .skills()
         .iter()
-        .filter_map(|skill| {
-            manifest(skill).err().map(|why| {
+        .zip(snapshot.manifests())
+        .filter_map(|(skill, manifest)| {
+            manifest.as_ref().err().map(|why| {
                 format!(
-                    "note {}: skill '{}' is not in the Skills extension's listing (skills/list): {why}; the tools and resources still serve it",
+                    "note {}: skill '{}' is not in the Skills extension's listing (skills/list): {why}; the tools still serve it",
                     skillet_skills::escape_invisible(&skill.file.display().to_string()),
                     skillet_skills::escape_invisible(&skill.name)
                 )
             })
         })
         .collect()
+}
+
+/// Whether a YAML value turns into JSON that means the same to a host parsing the file: no
+/// tags, no merge keys, no keys that are not strings, no NaN or infinities (JSON has none), no
+/// nesting past [`skillet_skills::MAX_YAML_DEPTH`].
+fn plain(value: &yaml_serde::Value, depth: usize) -> bool {
+    use yaml_serde::Value;
+    if depth > skillet_skills::MAX_YAML_DEPTH {
+        return false;
+    }
+    match value {
+        Value::Null | Value::Bool(_) | Value::String(_) => true,
+        Value::Number(number) => number.as_f64().is_none_or(f64::is_finite),
+        Value::Sequence(items) => items.iter().all(|item| plain(item, depth + 1)),
+        Value::Mapping(mapping) => mapping.iter().all(|(key, value)| {
+            matches!(key, Value::String(key) if key != "<<") && plain(value, depth + 1)
+        }),
+        Value::Tagged(_) => false,
+    }
 }

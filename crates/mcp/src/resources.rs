@@ -49,8 +49,8 @@ fn skill_resources(skill: &Skill) -> Vec<Resource> {
         return Vec::new();
     };
     let size = std::fs::metadata(&skill.file).map(|m| m.len()).ok();
-    let mut main = Resource::new(skill_md, format!("{}/SKILL.md", skill.name))
-        .with_title(skill.name.clone())
+    let mut main = Resource::new(skill_md, skill.name.clone())
+        .with_title(format!("{}/SKILL.md", skill.name))
         .with_description(skill.description.clone())
         .with_mime_type("text/markdown");
     if let Some(size) = size {
@@ -58,6 +58,10 @@ fn skill_resources(skill: &Skill) -> Vec<Resource> {
     }
     let mut resources = vec![main];
     for relative in skill_files_up_to(&skill.dir, MAX_FILES).files {
+        // A name that is not UTF-8 was listed lossily: it could not be read back.
+        if relative.contains('\u{fffd}') {
+            continue;
+        }
         let Some(file_uri) = uri::file_uri(&skill.name, &relative) else {
             continue;
         };
@@ -82,9 +86,15 @@ fn diagnostics_resource() -> Resource {
 }
 
 /// One page of resources from `start` (`None`: the first page), and where the next starts.
-pub fn page(library: &Library, start: Option<Position>) -> (Vec<Resource>, Option<Position>) {
+pub fn page(
+    library: &Library,
+    start: Option<Position>,
+) -> Option<(Vec<Resource>, Option<Position>)> {
     let mut listed = Vec::new();
     let mut position = start.unwrap_or(Position { skill: 0, entry: 0 });
+    if position.skill > library.skills().len() {
+        return None;
+    }
     if start.is_none() {
         listed.push(diagnostics_resource());
     }
@@ -93,7 +103,7 @@ pub fn page(library: &Library, start: Option<Position>) -> (Vec<Resource>, Optio
         let resources = skill_resources(&skills[position.skill]);
         for resource in resources.into_iter().skip(position.entry) {
             if listed.len() == PAGE {
-                return (listed, Some(position));
+                return Some((listed, Some(position)));
             }
             listed.push(resource);
             position.entry += 1;
@@ -103,7 +113,7 @@ pub fn page(library: &Library, start: Option<Position>) -> (Vec<Resource>, Optio
             entry: 0,
         };
     }
-    (listed, None)
+    Some((listed, None))
 }
 
 /// Reads a resource; an unknown URI, a file that is not the skill's or cannot be read is a
@@ -115,7 +125,7 @@ pub fn read(
 ) -> Result<ReadResourceResult, McpError> {
     let not_found = |why: &str| {
         McpError::resource_not_found(
-            format!("{}: {why}", skillet_skills::escape_invisible(resource_uri)),
+            format!("{}: {why}", crate::tools::echoed(resource_uri)),
             None,
         )
     };
@@ -143,14 +153,14 @@ pub fn read(
             let skill = library
                 .get(name)
                 .ok_or_else(|| not_found("no such skill"))?;
-            if path.split('/').any(|segment| segment.starts_with('.')) {
+            if uri::is_hidden(path) {
                 return Err(not_found("hidden files are not served"));
             }
             (skill, path.clone())
         }
     };
     let bytes = read_in_skill(&skill.dir, Path::new(&relative))
-        .map_err(|error| not_found(&error.to_string()))?;
+        .map_err(|error| not_found(&crate::tools::read_error(&error)))?;
     let mime = if matches!(target, Target::SkillMd { .. }) {
         "text/markdown"
     } else {

@@ -139,11 +139,11 @@ impl ServerHandler for SkilletServer {
         let name = request.name.to_string();
         crate::log_at(
             crate::LogLevel::Debug,
-            &format!("tools/call {}", skillet_skills::escape_invisible(&name)),
+            &format!("tools/call {}", tools::echoed(&name)),
         );
         if !tools::exists(&name) {
             return Err(McpError::invalid_params(
-                format!("unknown tool '{}'", skillet_skills::escape_invisible(&name)),
+                format!("unknown tool '{}'", tools::echoed(&name)),
                 None,
             ));
         }
@@ -168,6 +168,9 @@ impl ServerHandler for SkilletServer {
             .iter()
             .filter(|skill| skill.user_invocable())
             .collect();
+        if start > invocable.len() {
+            return Err(McpError::invalid_params("unknown cursor", None));
+        }
         let page: Vec<Prompt> = invocable
             .iter()
             .skip(start)
@@ -212,10 +215,7 @@ impl ServerHandler for SkilletServer {
                 .get(&name)
                 .filter(|skill| skill.user_invocable())
                 .ok_or_else(|| {
-                    McpError::invalid_params(
-                        format!("no prompt '{}'", skillet_skills::escape_invisible(&name)),
-                        None,
-                    )
+                    McpError::invalid_params(format!("no prompt '{}'", tools::echoed(&name)), None)
                 })?;
             let text = library
                 .load(&skill.name, Invoker::User)
@@ -244,8 +244,9 @@ impl ServerHandler for SkilletServer {
         };
         let (page, next) = blocking(&self.shared, move |snapshot| {
             resources::page(&snapshot.library, start)
+                .ok_or_else(|| McpError::invalid_params("unknown cursor", None))
         })
-        .await?;
+        .await??;
         let mut result = ListResourcesResult::with_all_items(page);
         result.next_cursor = next.map(resources::Position::cursor);
         Ok(result)
@@ -258,7 +259,7 @@ impl ServerHandler for SkilletServer {
     ) -> Result<ReadResourceResponse, McpError> {
         blocking(&self.shared, move |snapshot| {
             resources::read(&snapshot.library, &request.uri, || {
-                manifest::exclusions(&snapshot.library)
+                manifest::exclusions(snapshot)
             })
         })
         .await?
@@ -272,9 +273,10 @@ impl ServerHandler for SkilletServer {
     ) -> Result<ListSkillsResult, McpError> {
         let start = numeric_cursor(request.as_ref())?;
         let (skills, next) = blocking(&self.shared, move |snapshot| {
-            manifest::page(&snapshot.library, start)
+            manifest::page(snapshot, start)
+                .ok_or_else(|| McpError::invalid_params("unknown cursor", None))
         })
-        .await?;
+        .await??;
         let mut result = ListSkillsResult::with_all_items(skills);
         result.next_cursor = next.map(|next| next.to_string());
         Ok(result)
@@ -287,11 +289,11 @@ impl ServerHandler for SkilletServer {
     ) -> Result<GetSkillResult, McpError> {
         let uri = request.uri;
         blocking(&self.shared, move |snapshot| {
-            manifest::get(&snapshot.library, &uri).ok_or_else(|| {
+            manifest::get(snapshot, &uri).ok_or_else(|| {
                 McpError::invalid_params(
                     format!(
-                        "no skill at {} (or it is over the extension's limits: see skill://diagnostics)",
-                        skillet_skills::escape_invisible(&uri)
+                        "no skill at {} (or the extension cannot carry it: see skill://diagnostics)",
+                        tools::echoed(&uri)
                     ),
                     None,
                 )

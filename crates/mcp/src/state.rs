@@ -1,16 +1,23 @@
 //! What the server serves from: the discovered library and its index, swapped whole when the
 //! library is discovered again or the embedding model has loaded. Every request takes the
 //! snapshot current when it starts ([`Shared::snapshot`]), so a swap never changes a library
-//! under a request in flight.
+//! under a request in flight. Swaps happen one at a time (under one lock), so the model loading
+//! and a rediscovery never undo each other.
 
-use std::sync::{Arc, Mutex, RwLock};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::Duration;
 
 use rmcp::RoleServer;
+use rmcp::model::Skill as McpSkill;
 use rmcp::service::Peer;
-
 use skillet_library::index::SkillIndex;
-use skillet_library::model::{ModelEnv, ModelEvent, Need, semantic_index};
+use skillet_library::model::{ModelEnv, ModelEvent, Need, find_or_download, index_with};
 use skillet_skills::{Library, Root, discover};
+
+/// How long telling one session of a change may take before it is given up (a client that
+/// stopped reading must not hold the others).
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How the index ranks, for the results to say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +38,32 @@ pub struct Snapshot {
     pub index: Arc<SkillIndex>,
     /// How it ranks.
     pub ranking: Ranking,
+    /// Each skill's manifest for the Skills extension (or why it has none), in discovery order:
+    /// made on first use, for this library (files are hashed once per discovery).
+    manifests: OnceLock<Vec<Result<McpSkill, String>>>,
+}
+
+impl Snapshot {
+    fn new(library: Arc<Library>, index: SkillIndex, ranking: Ranking) -> Self {
+        Self {
+            library,
+            index: Arc::new(index),
+            ranking,
+            manifests: OnceLock::new(),
+        }
+    }
+
+    /// Every skill's manifest, or why it cannot have one (blocking: reads and hashes files the
+    /// first time).
+    pub fn manifests(&self) -> &[Result<McpSkill, String>] {
+        self.manifests.get_or_init(|| {
+            self.library
+                .skills()
+                .iter()
+                .map(crate::manifest::manifest)
+                .collect()
+        })
+    }
 }
 
 /// What a new discovery changed, for the list_changed notifications.
@@ -38,9 +71,9 @@ pub struct Snapshot {
 pub struct Changes {
     /// The tools (`load_skill`'s enum of names, the library's size in descriptions).
     pub tools: bool,
-    /// The prompts (skills the user may invoke, their descriptions).
+    /// The prompts (skills the user may invoke, their descriptions and argument hints).
     pub prompts: bool,
-    /// The resources (any change in a root may add or remove a file).
+    /// The resources (a change inside a root may add or remove a file).
     pub resources: bool,
 }
 
@@ -60,11 +93,23 @@ const CHANGE_BACKLOG: usize = 16;
 pub struct Shared {
     roots: Arc<Vec<Root>>,
     model: Arc<ModelEnv>,
+    /// The model's folder once looked for: `Some` when found (or downloaded), `None` when there
+    /// is none.
+    model_dir: Arc<OnceLock<Option<PathBuf>>>,
     current: Arc<RwLock<Arc<Snapshot>>>,
+    /// Held while a new snapshot is made and put in place.
+    swapping: Arc<Mutex<()>>,
     /// Sessions on the protocol before 2026-07-28, told of changes directly.
     peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
     /// Changes, for 2026-07-28 sessions' `subscriptions/listen` streams.
     changes: tokio::sync::broadcast::Sender<Changes>,
+}
+
+/// Logs what the model lookup and indexing report.
+fn log_event(event: ModelEvent<'_>) {
+    if let Some(message) = event.message() {
+        crate::log(&message);
+    }
 }
 
 impl Shared {
@@ -72,15 +117,17 @@ impl Shared {
     /// model is loaded by [`Shared::load_model`], after.
     pub fn new(roots: Vec<Root>, model: ModelEnv) -> Self {
         let library = Arc::new(discover(&roots));
-        let snapshot = Snapshot {
-            index: Arc::new(SkillIndex::lexical(&library)),
-            library,
-            ranking: Ranking::Loading,
-        };
+        let index = SkillIndex::lexical(&library);
         Self {
             roots: Arc::new(roots),
             model: Arc::new(model),
-            current: Arc::new(RwLock::new(Arc::new(snapshot))),
+            model_dir: Arc::new(OnceLock::new()),
+            current: Arc::new(RwLock::new(Arc::new(Snapshot::new(
+                library,
+                index,
+                Ranking::Loading,
+            )))),
+            swapping: Arc::new(Mutex::new(())),
             peers: Arc::new(Mutex::new(Vec::new())),
             changes: tokio::sync::broadcast::channel(CHANGE_BACKLOG).0,
         }
@@ -89,55 +136,6 @@ impl Shared {
     /// The roots served.
     pub fn roots(&self) -> &[Root] {
         &self.roots
-    }
-
-    /// Tells a session (one that initialized on a protocol before 2026-07-28) of changes.
-    pub fn add_peer(&self, peer: Peer<RoleServer>) {
-        if let Ok(mut peers) = self.peers.lock() {
-            peers.push(peer);
-        }
-    }
-
-    /// Changes as they happen, for a `subscriptions/listen` stream.
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Changes> {
-        self.changes.subscribe()
-    }
-
-    /// Tells every session what changed: the listening streams through the channel, the older
-    /// sessions by a notification each (a session that has gone is dropped from the list).
-    pub async fn publish(&self, changes: Changes) {
-        if !changes.any() {
-            return;
-        }
-        let _ = self.changes.send(changes);
-        let peers: Vec<Peer<RoleServer>> = match self.peers.lock() {
-            Ok(peers) => peers.clone(),
-            Err(_) => return,
-        };
-        let mut gone = Vec::new();
-        for (index, peer) in peers.iter().enumerate() {
-            let mut sent = Ok(());
-            if changes.tools {
-                sent = sent.and(peer.notify_tool_list_changed().await);
-            }
-            if changes.prompts {
-                sent = sent.and(peer.notify_prompt_list_changed().await);
-            }
-            if changes.resources {
-                sent = sent.and(peer.notify_resource_list_changed().await);
-            }
-            if sent.is_err() || peer.is_transport_closed() {
-                gone.push(index);
-            }
-        }
-        if let Ok(mut peers) = self.peers.lock() {
-            let mut index = 0;
-            peers.retain(|_| {
-                let keep = !gone.contains(&index);
-                index += 1;
-                keep
-            });
-        }
     }
 
     /// The snapshot to answer a request from.
@@ -156,77 +154,109 @@ impl Shared {
         }
     }
 
-    /// Loads the embedding model (finding it, or downloading it as `skillet` would) and indexes
-    /// the current library by meaning too; blocking, for a blocking thread. What happens is
-    /// logged on stderr (never stdout: that is the protocol's).
-    pub fn load_model(&self) {
-        let library = Arc::clone(&self.snapshot().library);
-        let mut log = |event: ModelEvent<'_>| {
-            if let Some(message) = event.message() {
-                crate::log(&message);
+    fn swap_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.swapping
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The index for `library`: by meaning when the model has been found (unchanged skills come
+    /// from the embedding cache), else by words, and how it ranks.
+    fn index(&self, library: &Library) -> (SkillIndex, Ranking) {
+        match self.model_dir.get() {
+            None => (SkillIndex::lexical(library), Ranking::Loading),
+            Some(None) => (SkillIndex::lexical(library), Ranking::WordsOnly),
+            Some(Some(dir)) => {
+                match index_with(library, dir, &self.model, Need::Optional, &mut log_event) {
+                    Some(index) => (index, Ranking::Hybrid),
+                    None => (SkillIndex::lexical(library), Ranking::WordsOnly),
+                }
             }
-        };
-        let index = semantic_index(&library, &self.model, Need::Optional, &mut log);
-        let current = self.snapshot();
-        // The library may have been discovered again meanwhile: that one's index stands.
-        if !Arc::ptr_eq(&current.library, &library) {
-            return;
-        }
-        match index {
-            Some(index) => self.replace(Snapshot {
-                library,
-                index: Arc::new(index),
-                ranking: Ranking::Hybrid,
-            }),
-            None => self.replace(Snapshot {
-                library,
-                index: Arc::clone(&current.index),
-                ranking: Ranking::WordsOnly,
-            }),
         }
     }
 
-    /// Discovers the library again (a root changed), indexing it as the last one was (by meaning
-    /// when the model had loaded; unchanged skills come from the embedding cache); blocking.
-    /// Returns what changed.
+    /// Finds the embedding model (downloading it as `skillet` would) and indexes the current
+    /// library by meaning too; blocking, for a blocking thread. What happens is logged on
+    /// stderr (never stdout: that is the protocol's).
+    pub fn load_model(&self) {
+        let found = find_or_download(&self.model, Need::Optional, &mut log_event);
+        if self.model_dir.set(found).is_err() {
+            return;
+        }
+        let _swapping = self.swap_lock();
+        let library = Arc::clone(&self.snapshot().library);
+        let (index, ranking) = self.index(&library);
+        self.replace(Snapshot::new(library, index, ranking));
+    }
+
+    /// Discovers the library again (a root changed) and indexes it (by meaning once the model
+    /// has been found); blocking. Returns what changed.
     pub fn rediscover(&self) -> Changes {
+        let _swapping = self.swap_lock();
         let library = Arc::new(discover(&self.roots));
         let before = self.snapshot();
         let changes = Changes {
-            tools: names(&before.library, true) != names(&library, true),
-            prompts: names(&before.library, false) != names(&library, false),
+            tools: listed(&before.library, true) != listed(&library, true),
+            prompts: listed(&before.library, false) != listed(&library, false),
             resources: true,
         };
-        let ranking = before.ranking;
-        let index = if ranking == Ranking::Hybrid {
-            let mut log = |event: ModelEvent<'_>| {
-                if let Some(message) = event.message() {
-                    crate::log(&message);
-                }
-            };
-            semantic_index(&library, &self.model, Need::Optional, &mut log)
-        } else {
-            None
-        };
-        let (index, ranking) = match index {
-            Some(index) => (index, Ranking::Hybrid),
-            None if ranking == Ranking::Hybrid => {
-                (SkillIndex::lexical(&library), Ranking::WordsOnly)
-            }
-            None => (SkillIndex::lexical(&library), ranking),
-        };
-        self.replace(Snapshot {
-            library,
-            index: Arc::new(index),
-            ranking,
-        });
+        let (index, ranking) = self.index(&library);
+        self.replace(Snapshot::new(library, index, ranking));
         changes
+    }
+
+    /// Tells a session (one that initialized on a protocol before 2026-07-28) of changes.
+    pub fn add_peer(&self, peer: Peer<RoleServer>) {
+        if let Ok(mut peers) = self.peers.lock() {
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.push(peer);
+        }
+    }
+
+    /// Changes as they happen, for a `subscriptions/listen` stream.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Changes> {
+        self.changes.subscribe()
+    }
+
+    /// Tells every session what changed: the listening streams through the channel, the older
+    /// sessions by a notification each, sent side by side (each given [`NOTIFY_TIMEOUT`]), so a
+    /// session that stopped reading holds up none of the others. Sessions that have gone are
+    /// dropped from the list.
+    pub fn publish(&self, changes: Changes) {
+        if !changes.any() {
+            return;
+        }
+        let _ = self.changes.send(changes);
+        let peers: Vec<Peer<RoleServer>> = match self.peers.lock() {
+            Ok(mut peers) => {
+                peers.retain(|peer| !peer.is_transport_closed());
+                peers.clone()
+            }
+            Err(_) => return,
+        };
+        for peer in peers {
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(NOTIFY_TIMEOUT, async {
+                    if changes.tools {
+                        peer.notify_tool_list_changed().await?;
+                    }
+                    if changes.prompts {
+                        peer.notify_prompt_list_changed().await?;
+                    }
+                    if changes.resources {
+                        peer.notify_resource_list_changed().await?;
+                    }
+                    Ok::<(), rmcp::service::ServiceError>(())
+                })
+                .await;
+            });
+        }
     }
 }
 
 /// What the tools (`model`: the model-invocable skills' names and descriptions) or the prompts
-/// (the user-invocable ones) list of a library.
-fn names(library: &Library, model: bool) -> Vec<(&str, &str)> {
+/// (the user-invocable ones, with their argument hints) list of a library.
+fn listed(library: &Library, model: bool) -> Vec<(&str, &str, Option<&str>)> {
     library
         .skills()
         .iter()
@@ -237,6 +267,16 @@ fn names(library: &Library, model: bool) -> Vec<(&str, &str)> {
                 skill.user_invocable()
             }
         })
-        .map(|skill| (skill.name.as_str(), skill.description.as_str()))
+        .map(|skill| {
+            (
+                skill.name.as_str(),
+                skill.description.as_str(),
+                skill
+                    .frontmatter
+                    .argument_hint
+                    .as_deref()
+                    .filter(|_| !model),
+            )
+        })
         .collect()
 }

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 use skillet_retrieval::Mode;
-use skillet_skills::{Invoker, LoadError, Skill, escape_invisible, read_in_skill, with_arguments};
+use skillet_skills::{
+    Invoker, LoadError, Skill, escape_invisible, read_head_in_skill, with_arguments,
+};
 
 use crate::state::{Ranking, Snapshot};
 
@@ -28,10 +30,10 @@ pub const MAX_PAGE: usize = 200;
 /// The most bytes of a text file `read_skill_file` returns (cut on a character boundary, with a
 /// note saying how much there was).
 pub const MAX_FILE_TEXT_BYTES: usize = 100 * 1024;
-/// Up to this many model-invocable skills, `load_skill`'s `name` is an enum of their names
-/// (clients can check and complete it); past it the list would crowd the tool list, and the
-/// name is a plain string.
-pub const MAX_NAME_ENUM: usize = 1_000;
+/// While the model-invocable skills' names fit in this many characters, `load_skill`'s `name`
+/// is an enum of them (clients can check and complete it); past it the list would crowd the
+/// tool list every client hands its model, and the name is a plain string.
+pub const MAX_NAME_ENUM_CHARS: usize = 2_000;
 /// The most characters of a name a client sent that an error repeats.
 const MAX_ECHOED_NAME_CHARS: usize = 128;
 /// The most characters of a description in `search_skills` and `list_skills` results.
@@ -46,7 +48,8 @@ pub fn list(snapshot: &Snapshot) -> Vec<Tool> {
         .map(|skill| skill.name.as_str())
         .collect();
     let mut name = json!({"type": "string", "description": "The skill's name, as search_skills or list_skills gave it"});
-    if !names.is_empty() && names.len() <= MAX_NAME_ENUM {
+    let enum_chars: usize = names.iter().map(|name| name.chars().count() + 3).sum();
+    if !names.is_empty() && enum_chars <= MAX_NAME_ENUM_CHARS {
         name["enum"] = json!(names);
     }
     vec![
@@ -204,8 +207,9 @@ fn count(
     }
 }
 
-/// A name a client sent, safe to repeat: invisible characters shown, cut.
-fn echoed(name: &str) -> String {
+/// Text a client sent, safe to repeat: invisible characters shown, cut at
+/// [`MAX_ECHOED_NAME_CHARS`].
+pub(crate) fn echoed(name: &str) -> String {
     let shown = escape_invisible(name);
     let mut cut: String = shown.chars().take(MAX_ECHOED_NAME_CHARS).collect();
     if shown.chars().count() > MAX_ECHOED_NAME_CHARS {
@@ -276,7 +280,7 @@ fn search(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResult,
         let _ = writeln!(text, "({note})");
     }
     let mut structured = json!({
-        "ranking": if mode == Mode::Hybrid { "hybrid" } else { "words" },
+        "ranking": if used == Mode::Lexical { "words" } else { "hybrid" },
         "results": results,
     });
     if let Some(note) = note {
@@ -289,14 +293,17 @@ fn search(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResult,
 
 fn load(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResult, String> {
     let name = required(arguments, "name")?;
-    let skill_arguments = string(arguments, "arguments")?.unwrap_or("");
+    let skill_arguments = string(arguments, "arguments")?;
     let text = snapshot
         .library
         .load(name, Invoker::Model)
         .map_err(|error| load_error(&error, name))?;
-    Ok(CallToolResult::success(vec![ContentBlock::text(
-        with_arguments(&text, skill_arguments),
-    )]))
+    // Without arguments, Layer 2 exactly as `skillet skills show` prints it.
+    let text = match skill_arguments {
+        Some(skill_arguments) => with_arguments(&text, skill_arguments),
+        None => text,
+    };
+    Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
 }
 
 /// What the model is told when a skill will not load: the close names only, never the whole
@@ -336,41 +343,77 @@ fn read_file(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResu
     let name = required(arguments, "name")?;
     let path = required(arguments, "path")?;
     let skill = model_skill(snapshot, name)?;
-    let bytes = read_in_skill(&skill.dir, Path::new(path)).map_err(|error| {
-        format!(
-            "cannot read '{}' in skill '{}': {error}",
-            echoed(path),
-            skill.name
-        )
-    })?;
+    if crate::uri::is_hidden(path) {
+        return Err(format!(
+            "'{}' is a hidden file; only a skill's own files are served",
+            echoed(path)
+        ));
+    }
+    // Only the start is read: a large file is cut, whatever its size.
+    let (head, size) =
+        read_head_in_skill(&skill.dir, Path::new(path), MAX_FILE_TEXT_BYTES as u64 + 4).map_err(
+            |error| {
+                format!(
+                    "cannot read '{}' in skill '{}': {}",
+                    echoed(path),
+                    skill.name,
+                    read_error(&error)
+                )
+            },
+        )?;
     Ok(CallToolResult::success(vec![ContentBlock::text(
-        file_text(path, &bytes),
+        file_text(path, &head, size),
     )]))
 }
 
-/// A file as the model is given it: text, cut at [`MAX_FILE_TEXT_BYTES`] with a note; a binary
-/// file described instead.
-pub fn file_text(path: &str, bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(text) if !text.contains('\0') => {
-            if text.len() <= MAX_FILE_TEXT_BYTES {
-                return text.to_string();
+/// Why a file of a skill cannot be read, without the absolute folder or the raw path.
+pub(crate) fn read_error(error: &skillet_skills::Error) -> String {
+    match error {
+        skillet_skills::Error::OutsideSkill { .. } => {
+            "the path leaves the skill's folder".to_string()
+        }
+        skillet_skills::Error::Io { source, .. }
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            "no such file".to_string()
+        }
+        skillet_skills::Error::NotRegular { kind, .. } => format!("{kind}, not a regular file"),
+        skillet_skills::Error::FileTooLarge { size, limit, .. } => {
+            format!("it is {size} bytes, over the {limit}-byte limit")
+        }
+        _ => "it cannot be read".to_string(),
+    }
+}
+
+/// A file as the model is given it, from its first bytes (`head`) and its `size`: text, cut at
+/// [`MAX_FILE_TEXT_BYTES`] with a note; a binary file described instead (by its first bytes).
+pub fn file_text(path: &str, head: &[u8], size: u64) -> String {
+    let cut = size > head.len() as u64 || head.len() > MAX_FILE_TEXT_BYTES;
+    let text_part = &head[..head.len().min(MAX_FILE_TEXT_BYTES)];
+    // A cut may split a character at the end: only the last few bytes may be incomplete.
+    let valid = match std::str::from_utf8(text_part) {
+        Ok(text) => Some(text),
+        Err(error)
+            if cut && text_part.len() - error.valid_up_to() < 4 && error.error_len().is_none() =>
+        {
+            std::str::from_utf8(&text_part[..error.valid_up_to()]).ok()
+        }
+        Err(_) => None,
+    };
+    match valid {
+        Some(text) if !text.contains('\0') => {
+            if cut {
+                format!(
+                    "{text}\n[cut: the first {} KiB of {size} bytes]",
+                    MAX_FILE_TEXT_BYTES / 1024
+                )
+            } else {
+                text.to_string()
             }
-            let mut end = MAX_FILE_TEXT_BYTES;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            format!(
-                "{}\n[cut: the first {} KiB of {} bytes]",
-                &text[..end],
-                MAX_FILE_TEXT_BYTES / 1024,
-                bytes.len()
-            )
         }
         _ => format!(
-            "binary file ({}, {} bytes); not shown",
-            crate::mime::describe(path, bytes),
-            bytes.len()
+            "binary file ({}, {size} bytes); not shown",
+            crate::mime::describe(path, head)
         ),
     }
 }
@@ -413,7 +456,7 @@ fn list_page(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResu
     if problems > 0 {
         let _ = writeln!(
             text,
-            "{problems} skills were skipped or degraded while loading: read the resource {} for why",
+            "{problems} problems while loading skills (skills skipped, degraded or shadowed): the resource {} says which and why",
             crate::uri::DIAGNOSTICS_URI
         );
     }

@@ -52,6 +52,14 @@ pub fn file_uri(name: &str, relative: &str) -> Option<String> {
     Some(uri)
 }
 
+/// Whether a path inside a skill goes through a hidden file or folder (`.git/config`, `.env`):
+/// those are not the skill's, and are never served.
+pub fn is_hidden(relative: &str) -> bool {
+    relative
+        .split(['/', '\\'])
+        .any(|segment| segment.starts_with('.') && segment != "." && segment != "..")
+}
+
 /// What a `skill://` URI names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {

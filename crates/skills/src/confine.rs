@@ -178,6 +178,38 @@ impl Beneath {
         Ok(bytes)
     }
 
+    /// The first `limit` bytes of a regular file (any size), and its size, with the rules of
+    /// [`Beneath::read`]: for showing the start of a file that may be large.
+    pub fn read_head(
+        &self,
+        relative: &Path,
+        shown: &str,
+        limit: u64,
+    ) -> Result<(Vec<u8>, u64), ConfineError> {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        nonblocking(&mut options);
+        let file = self
+            .dir
+            .open_with(dot(relative), &options)
+            .map_err(|source| self.error(shown, source))?;
+        let metadata = file
+            .metadata()
+            .map_err(|source| self.error(shown, source))?;
+        if !metadata.is_file() {
+            return Err(ConfineError::NotFile {
+                shown: shown.to_string(),
+                kind: kind_of(metadata.file_type()),
+            });
+        }
+        let mut bytes = Vec::new();
+        file.into_std()
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|source| self.error(shown, source))?;
+        Ok((bytes, metadata.len()))
+    }
+
     /// Reads a regular file when it exists; `None` when it does not.
     pub fn read_if_exists(
         &self,

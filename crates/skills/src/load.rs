@@ -402,6 +402,19 @@ pub fn read_in_skill(skill_dir: &Path, requested: &Path) -> Result<Vec<u8>, Erro
         .map_err(|error| confine_error(skill_dir, requested, error))
 }
 
+/// Layer 3 for a file that may be large: its first `limit` bytes and its size, with the rules of
+/// [`resolve_in_skill`].
+pub fn read_head_in_skill(
+    skill_dir: &Path,
+    requested: &Path,
+    limit: u64,
+) -> Result<(Vec<u8>, u64), Error> {
+    let (beneath, relative) = beneath_skill(skill_dir, requested)?;
+    beneath
+        .read_head(&relative, &requested.display().to_string(), limit)
+        .map_err(|error| confine_error(skill_dir, requested, error))
+}
+
 fn beneath_skill(skill_dir: &Path, requested: &Path) -> Result<(Beneath, PathBuf), Error> {
     let outside = || Error::OutsideSkill {
         path: requested.to_path_buf(),

@@ -31,6 +31,9 @@ pub fn run(context: &Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
         Some(addr) => runtime.block_on(skillet_mcp::serve_http(shared, addr, args.allow_remote)),
         None => runtime.block_on(skillet_mcp::serve_stdio(shared)),
     };
+    // The client has gone: work still running on the blocking pool (the model loading, a large
+    // listing) is not waited for.
+    runtime.shutdown_background();
     match served {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(skillet_mcp::ServeError::Remote(addr)) => Err(UsageError::new(format!(
