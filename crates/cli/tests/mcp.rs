@@ -507,6 +507,10 @@ fn resources_page_and_read_and_diagnostics_say_what_was_skipped() {
         .unwrap();
     assert!(text.contains("broken"), "{text}");
     assert!(
+        text.contains("link.md: a link that leads out of the skill's folder"),
+        "{text}"
+    );
+    assert!(
         text.contains("'Bad Name' is not in the Skills extension's listing"),
         "{text}"
     );

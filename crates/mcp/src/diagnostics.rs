@@ -54,6 +54,11 @@ pub fn text(library: &Library, extra: &[String]) -> String {
         for diagnostic in &skill.diagnostics {
             line(diagnostic);
         }
+        // What listing its files left out: links out of it, FIFOs and devices, folders that
+        // cannot be read.
+        for diagnostic in &skillet_skills::skill_files(&skill.dir).diagnostics {
+            line(diagnostic);
+        }
     }
     for skill in library.skills() {
         for shadowed in &skill.shadowed {

@@ -261,7 +261,11 @@ pub fn skill_files_up_to(dir: &Path, max_files: usize) -> SkillFiles {
                 continue; // a broken link
             };
             if !real.starts_with(&real_dir) {
-                continue; // leads out of the skill
+                listing.diagnostics.push(Diagnostic::warning(
+                    dir.join(&relative),
+                    "a link that leads out of the skill's folder; not listed, never read through",
+                ));
+                continue;
             }
             let Ok(metadata) = fs::metadata(&real) else {
                 continue;

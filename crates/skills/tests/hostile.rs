@@ -398,6 +398,10 @@ mod unix {
                     "{}: warning: a link to a FIFO, not a regular file; not listed",
                     dir.join("link.pipe").display()
                 ),
+                format!(
+                    "{}: warning: a link that leads out of the skill's folder; not listed, never read through",
+                    dir.join("zero").display()
+                ),
             ]
         );
         let loaded = guarded("load", {
