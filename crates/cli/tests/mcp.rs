@@ -211,6 +211,9 @@ fn library() -> (Sandbox, std::path::PathBuf) {
     )
     .unwrap();
     std::fs::write(sandbox.root.join("outside.txt"), "TOP-SECRET-OUTSIDE").unwrap();
+    std::fs::create_dir_all(skills.join("pdf-forms/.git")).unwrap();
+    std::fs::write(skills.join("pdf-forms/.git/config"), "[remote]\n").unwrap();
+    std::os::unix::fs::symlink(".git", skills.join("pdf-forms/vcs")).unwrap();
     std::os::unix::fs::symlink(
         sandbox.root.join("outside.txt"),
         skills.join("pdf-forms/references/link.md"),
@@ -358,6 +361,21 @@ fn the_tools_search_load_read_and_list() {
             "{refused}"
         );
     }
+    // An absolute path to the skill's own file (as Layer 2's folder line gives it): served.
+    let absolute = skills.join("pdf-forms/references/fields.md");
+    let file = server.call(
+        "read_skill_file",
+        json!({"name": "pdf-forms", "path": absolute.to_str().unwrap()}),
+    );
+    assert_eq!(text(&file), "# Fields\nName, date.\n", "{file}");
+    // A link inside the skill to a hidden folder of it is that folder: refused, and not listed.
+    let linked = server.call(
+        "read_skill_file",
+        json!({"name": "pdf-forms", "path": "vcs/config"}),
+    );
+    assert_eq!(linked["isError"], true, "{linked}");
+    let layer2 = text(&server.call("load_skill", json!({"name": "pdf-forms"})));
+    assert!(!layer2.contains("vcs/"), "{layer2}");
     // A link inside the skill that leads out of it, and a hidden file: refused too.
     for path in ["references/link.md", ".secret"] {
         let refused = server.call(
@@ -577,6 +595,24 @@ fn a_malformed_message_gets_an_error_and_the_server_goes_on() {
     server.send(&json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": "bad"}));
     let bad = server.response_or_anonymous_error(&json!(900));
     assert!(bad["error"]["code"].is_i64(), "{bad}");
+    // Not UTF-8, and over the size limit: errors too, and the session goes on.
+    server.stdin.write_all(b"\xff\xfe{}\n").unwrap();
+    server.stdin.flush().unwrap();
+    let error = server.response(&Value::Null);
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    let huge = format!("{{\"pad\": \"{}\"}}\n", "x".repeat(5 * 1024 * 1024));
+    server.stdin.write_all(huge.as_bytes()).unwrap();
+    server.stdin.flush().unwrap();
+    let error = server.response(&Value::Null);
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    // A byte-order mark before a request is no error.
+    server
+        .stdin
+        .write_all(b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":901,\"method\":\"tools/list\"}\n")
+        .unwrap();
+    server.stdin.flush().unwrap();
+    let listed = server.response(&json!(901));
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
     let unknown = server.request("no/such/method", json!({}));
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     // Still answering.
@@ -702,4 +738,45 @@ fn a_skill_over_the_extensions_limits_is_reported_not_listed() {
     // The tools still serve it.
     let loaded = server.call("load_skill", json!({"name": "pdf-forms"}));
     assert_eq!(loaded["isError"], false);
+}
+
+#[test]
+fn answers_written_as_the_client_leaves_reach_stdout_whole() {
+    let (sandbox, skills) = library();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skillet"))
+        .args(["mcp", "--skills-dir"])
+        .arg(&skills)
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .envs(common::environment(&sandbox, None))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "load_skill", "arguments": {"name": "pdf-forms"}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    // The client leaves at once: stdin closes with requests still being answered.
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    let answers: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    for id in [1, 2, 3] {
+        assert!(
+            answers
+                .iter()
+                .any(|answer| answer["id"] == id && answer["result"].is_object()),
+            "no whole answer to {id}: {answers:?}"
+        );
+    }
 }

@@ -15,7 +15,7 @@ use hyper_util::rt::TokioIo;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::{ServeError, Shared, SkilletServer, log};
+use crate::{ServeError, Shared, SkilletServer};
 
 /// The path the server answers on.
 pub const MCP_PATH: &str = "/mcp";
@@ -57,10 +57,14 @@ pub async fn serve_http(
         Arc::new(LocalSessionManager::default()),
         config,
     ));
-    log(&format!("listening on http://{bound}{MCP_PATH}"));
+    // Said at every log level but off: a client needs the port `--http 0` picked.
+    crate::log_at(
+        crate::LogLevel::Error,
+        &format!("listening on http://{bound}{MCP_PATH}"),
+    );
     let loader = shared.clone();
     tokio::task::spawn_blocking(move || loader.load_model());
-    let _watcher = crate::watch(&shared);
+    let _watcher = crate::watch(&shared).await;
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,

@@ -107,31 +107,41 @@ pub enum ServeError {
 /// by words until it is ready.
 pub async fn serve_stdio(shared: Shared) -> Result<(), ServeError> {
     let server = SkilletServer::new(shared.clone());
+    let (transport, writer) = stdio::checked();
     let service = server
-        .serve(stdio::checked())
+        .serve(transport)
         .await
         .map_err(|error| ServeError::Start(error.to_string()))?;
     let loader = shared.clone();
     tokio::task::spawn_blocking(move || loader.load_model());
-    let _watcher = watch(&shared);
-    service
-        .waiting()
-        .await
-        .map_err(|error| ServeError::Session(error.to_string()))?;
+    let _watcher = watch(&shared).await;
+    let waited = service.waiting().await;
+    // The last answers reach stdout whole before the process ends.
+    let _ = tokio::time::timeout(FLUSH_AT_END, writer).await;
+    waited.map_err(|error| ServeError::Session(error.to_string()))?;
     Ok(())
 }
 
+/// How long the answers still on their way may take to reach stdout once the client has gone.
+const FLUSH_AT_END: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Watches the roots: after each quiet burst of changes the library is discovered again and
 /// every session told what changed. `None` (logged) when the roots cannot be watched: the
-/// server still answers, from the library as it was at the start.
-fn watch(shared: &Shared) -> Option<skillet_library::watch::RootWatcher> {
+/// server still answers, from the library as it was at the start. The watches are set on a
+/// blocking thread (thousands of folders take a while), never holding up an answer.
+async fn watch(shared: &Shared) -> Option<skillet_library::watch::RootWatcher> {
     let handle = tokio::runtime::Handle::current();
     let state = shared.clone();
-    let watched = skillet_library::watch::watch(shared.roots(), move || {
-        let changes = state.rediscover();
-        let state = state.clone();
-        handle.spawn(async move { state.publish(changes) });
-    });
+    let roots = shared.roots().to_vec();
+    let watched = tokio::task::spawn_blocking(move || {
+        skillet_library::watch::watch(&roots, move || {
+            let changes = state.rediscover();
+            let state = state.clone();
+            handle.spawn(async move { state.publish(changes) });
+        })
+    })
+    .await
+    .ok()?;
     match watched {
         Ok(root_watcher) => {
             for failure in &root_watcher.failures {

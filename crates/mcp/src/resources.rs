@@ -153,9 +153,7 @@ pub fn read(
             let skill = library
                 .get(name)
                 .ok_or_else(|| not_found("no such skill"))?;
-            if uri::is_hidden(path) {
-                return Err(not_found("hidden files are not served"));
-            }
+            uri::refuse_hidden(&skill.dir, path).map_err(|why| not_found(&why))?;
             (skill, path.clone())
         }
     };

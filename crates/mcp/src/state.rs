@@ -39,8 +39,9 @@ pub struct Snapshot {
     /// How it ranks.
     pub ranking: Ranking,
     /// Each skill's manifest for the Skills extension (or why it has none), in discovery order:
-    /// made on first use, for this library (files are hashed once per discovery).
-    manifests: OnceLock<Vec<Result<McpSkill, String>>>,
+    /// made on first use, for this library (files are hashed once per discovery, and the model
+    /// loading, which keeps the library, keeps them too).
+    manifests: Arc<OnceLock<Vec<Result<McpSkill, String>>>>,
 }
 
 impl Snapshot {
@@ -49,7 +50,7 @@ impl Snapshot {
             library,
             index: Arc::new(index),
             ranking,
-            manifests: OnceLock::new(),
+            manifests: Arc::new(OnceLock::new()),
         }
     }
 
@@ -116,8 +117,19 @@ impl Shared {
     /// Discovers the library in `roots` and indexes it by words: ready to answer at once. The
     /// model is loaded by [`Shared::load_model`], after.
     pub fn new(roots: Vec<Root>, model: ModelEnv) -> Self {
+        let started = std::time::Instant::now();
         let library = Arc::new(discover(&roots));
+        let discovered = started.elapsed();
         let index = SkillIndex::lexical(&library);
+        crate::log_at(
+            crate::LogLevel::Debug,
+            &format!(
+                "{} skills discovered in {} ms, indexed by words in {} ms",
+                library.skills().len(),
+                discovered.as_millis(),
+                started.elapsed().saturating_sub(discovered).as_millis()
+            ),
+        );
         Self {
             roots: Arc::new(roots),
             model: Arc::new(model),
@@ -184,9 +196,12 @@ impl Shared {
             return;
         }
         let _swapping = self.swap_lock();
-        let library = Arc::clone(&self.snapshot().library);
+        let current = self.snapshot();
+        let library = Arc::clone(&current.library);
         let (index, ranking) = self.index(&library);
-        self.replace(Snapshot::new(library, index, ranking));
+        let mut snapshot = Snapshot::new(library, index, ranking);
+        snapshot.manifests = Arc::clone(&current.manifests);
+        self.replace(snapshot);
     }
 
     /// Discovers the library again (a root changed) and indexes it (by meaning once the model

@@ -1,63 +1,126 @@
-//! stdio with every line checked before the SDK sees it: a line that is not JSON gets a
-//! JSON-RPC parse error (-32700) and a line over [`MAX_MESSAGE_BYTES`] an invalid-request error
-//! (-32600), both with a null id as JSON-RPC says, where the SDK alone would drop them without
-//! a word. Everything else passes through unchanged, and the SDK's answers and the errors reach
-//! stdout a whole line at a time.
+//! stdio with every line checked before the SDK sees it: a line that is not JSON (or not UTF-8)
+//! gets a JSON-RPC parse error (-32700) and a line over [`MAX_MESSAGE_BYTES`] an invalid-request
+//! error (-32600), both with a null id as JSON-RPC says, where the SDK alone would drop them
+//! without a word; the session goes on either way. Everything else passes through unchanged
+//! (a leading byte-order mark removed, as the SDK would), and the SDK's answers and the errors
+//! reach stdout a whole line at a time.
 
+use bytes::{Buf as _, BytesMut};
 use futures_util::StreamExt as _;
 use tokio::io::{AsyncWriteExt as _, DuplexStream};
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio::task::JoinHandle;
+use tokio_util::codec::{Decoder, FramedRead, LinesCodec};
 
 /// The longest message taken from stdin.
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// The buffer between this layer and the SDK, each way.
 const PIPE_BYTES: usize = 64 * 1024;
+/// Errors waiting to be written; past it (a client flooding garbage without reading) more are
+/// dropped rather than kept.
+const MAX_PENDING_ERRORS: usize = 64;
+
+/// One line of stdin, as checked.
+enum Line {
+    /// A line of text (without its newline).
+    Text(String),
+    /// A line that is not UTF-8.
+    NotUtf8,
+    /// A line over [`MAX_MESSAGE_BYTES`] (skipped to its end).
+    TooLong,
+}
+
+/// Splits stdin into [`Line`]s without ever failing on what a line holds.
+#[derive(Default)]
+struct CheckedLines {
+    /// Skipping the rest of a line that was too long.
+    discarding: bool,
+}
+
+impl Decoder for CheckedLines {
+    type Item = Line;
+    type Error = std::io::Error;
+
+    fn decode(&mut self, buffer: &mut BytesMut) -> Result<Option<Line>, std::io::Error> {
+        loop {
+            let newline = buffer.iter().position(|&byte| byte == b'\n');
+            if self.discarding {
+                let Some(at) = newline else {
+                    buffer.clear();
+                    return Ok(None);
+                };
+                buffer.advance(at + 1);
+                self.discarding = false;
+                return Ok(Some(Line::TooLong));
+            }
+            match newline {
+                Some(at) if at > MAX_MESSAGE_BYTES => {
+                    buffer.advance(at + 1);
+                    return Ok(Some(Line::TooLong));
+                }
+                Some(at) => {
+                    let line = buffer.split_to(at + 1);
+                    let line = &line[..at];
+                    let line = line.strip_suffix(b"\r").unwrap_or(line);
+                    return Ok(Some(match std::str::from_utf8(line) {
+                        Ok(text) => Line::Text(text.to_string()),
+                        Err(_) => Line::NotUtf8,
+                    }));
+                }
+                None if buffer.len() > MAX_MESSAGE_BYTES => {
+                    buffer.clear();
+                    self.discarding = true;
+                }
+                None => return Ok(None),
+            }
+        }
+    }
+}
 
 fn error_line(code: i64, message: &str) -> String {
     serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}})
         .to_string()
 }
 
-/// The SDK's end of a checked stdio: what it reads and where it writes.
-pub fn checked() -> (DuplexStream, DuplexStream) {
+/// The SDK's end of a checked stdio (what it reads, where it writes), and the task writing to
+/// stdout: await it after the session, so the last answers reach stdout whole.
+pub fn checked() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
     let (sdk_in, mut to_sdk) = tokio::io::duplex(PIPE_BYTES);
     let (sdk_out, from_sdk) = tokio::io::duplex(PIPE_BYTES);
-    let (errors, mut error_lines) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (errors, mut error_lines) = tokio::sync::mpsc::channel::<String>(MAX_PENDING_ERRORS);
     tokio::spawn(async move {
-        let mut lines = FramedRead::new(
-            tokio::io::stdin(),
-            LinesCodec::new_with_max_length(MAX_MESSAGE_BYTES),
-        );
+        let mut lines = FramedRead::new(tokio::io::stdin(), CheckedLines::default());
         while let Some(line) = lines.next().await {
-            match line {
-                Ok(line) if line.trim().is_empty() => {}
-                Ok(line) => {
-                    if serde_json::from_str::<serde_json::Value>(&line).is_err() {
-                        let _ =
-                            errors.send(error_line(-32700, "Parse error: the line is not JSON"));
+            let error = match line {
+                Ok(Line::Text(text)) => {
+                    let text = text.trim_start_matches('\u{feff}');
+                    if text.trim().is_empty() {
                         continue;
                     }
-                    let written = async {
-                        to_sdk.write_all(line.as_bytes()).await?;
-                        to_sdk.write_all(b"\n").await
-                    };
-                    if written.await.is_err() {
-                        break;
+                    if serde_json::from_str::<serde_json::Value>(text).is_ok() {
+                        let written = async {
+                            to_sdk.write_all(text.as_bytes()).await?;
+                            to_sdk.write_all(b"\n").await
+                        };
+                        if written.await.is_err() {
+                            break;
+                        }
+                        continue;
                     }
+                    error_line(-32700, "Parse error: the line is not JSON")
                 }
-                Err(LinesCodecError::MaxLineLengthExceeded) => {
-                    let _ = errors.send(error_line(
-                        -32600,
-                        &format!("Invalid request: a message over {MAX_MESSAGE_BYTES} bytes"),
-                    ));
-                }
-                Err(LinesCodecError::Io(_)) => break,
-            }
+                Ok(Line::NotUtf8) => error_line(-32700, "Parse error: the line is not UTF-8"),
+                Ok(Line::TooLong) => error_line(
+                    -32600,
+                    &format!("Invalid request: a message over {MAX_MESSAGE_BYTES} bytes"),
+                ),
+                Err(_) => break,
+            };
+            let _ = errors.try_send(error);
         }
         // stdin ended: the SDK sees its input end too, and ends the session.
         let _ = to_sdk.shutdown().await;
     });
-    tokio::spawn(async move {
+    let writer = tokio::spawn(async move {
         let mut answers = FramedRead::new(from_sdk, LinesCodec::new());
         let mut stdout = tokio::io::stdout();
         loop {
@@ -77,6 +140,11 @@ pub fn checked() -> (DuplexStream, DuplexStream) {
                 break;
             }
         }
+        // Errors for lines read just before the end.
+        while let Ok(error) = error_lines.try_recv() {
+            let _ = stdout.write_all(format!("{error}\n").as_bytes()).await;
+        }
+        let _ = stdout.flush().await;
     });
-    (sdk_in, sdk_out)
+    ((sdk_in, sdk_out), writer)
 }

@@ -343,12 +343,8 @@ fn read_file(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResu
     let name = required(arguments, "name")?;
     let path = required(arguments, "path")?;
     let skill = model_skill(snapshot, name)?;
-    if crate::uri::is_hidden(path) {
-        return Err(format!(
-            "'{}' is a hidden file; only a skill's own files are served",
-            echoed(path)
-        ));
-    }
+    crate::uri::refuse_hidden(&skill.dir, path)
+        .map_err(|why| format!("cannot read '{}': {why}", echoed(path)))?;
     // Only the start is read: a large file is cut, whatever its size.
     let (head, size) =
         read_head_in_skill(&skill.dir, Path::new(path), MAX_FILE_TEXT_BYTES as u64 + 4).map_err(

@@ -60,6 +60,35 @@ pub fn is_hidden(relative: &str) -> bool {
         .any(|segment| segment.starts_with('.') && segment != "." && segment != "..")
 }
 
+/// `Err` (what to say) when a file asked for inside a skill is hidden: by the path asked for,
+/// taken relative to the skill's folder however it was written (an absolute path through a
+/// `.claude/skills` root is not hidden for that), or by where it really is (a link inside the
+/// skill to `.git` is `.git`). Whether the path stays inside the skill is checked when it is
+/// read.
+pub fn refuse_hidden(skill_dir: &std::path::Path, requested: &str) -> Result<(), String> {
+    use std::path::Path;
+    let asked = Path::new(requested);
+    let real_dir = std::fs::canonicalize(skill_dir).ok();
+    let relative = if asked.is_absolute() {
+        asked.strip_prefix(skill_dir).ok().or_else(|| {
+            real_dir
+                .as_deref()
+                .and_then(|real| asked.strip_prefix(real).ok())
+        })
+    } else {
+        Some(asked)
+    };
+    let hidden = |path: &Path| is_hidden(&path.to_string_lossy());
+    let really = real_dir.as_deref().and_then(|real_dir| {
+        let real = std::fs::canonicalize(skill_dir.join(asked)).ok()?;
+        real.strip_prefix(real_dir).ok().map(Path::to_path_buf)
+    });
+    if relative.is_some_and(hidden) || really.as_deref().is_some_and(hidden) {
+        return Err("a hidden file (or a link to one); only a skill's own files are served".into());
+    }
+    Ok(())
+}
+
 /// What a `skill://` URI names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {

@@ -186,6 +186,17 @@ impl Beneath {
         shown: &str,
         limit: u64,
     ) -> Result<(Vec<u8>, u64), ConfineError> {
+        // Not opened at all unless it is a regular file now (a FIFO's writer is not woken).
+        let before = self
+            .dir
+            .metadata(dot(relative))
+            .map_err(|source| self.error(shown, source))?;
+        if !before.is_file() {
+            return Err(ConfineError::NotFile {
+                shown: shown.to_string(),
+                kind: kind_of(before.file_type()),
+            });
+        }
         let mut options = OpenOptions::new();
         options.read(true);
         nonblocking(&mut options);

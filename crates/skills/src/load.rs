@@ -267,6 +267,15 @@ pub fn skill_files_up_to(dir: &Path, max_files: usize) -> SkillFiles {
                 ));
                 continue;
             }
+            // A link to a hidden file or folder inside the skill (`docs -> .git`) is that
+            // hidden entry under another name: left out like it.
+            if real.strip_prefix(&real_dir).is_ok_and(|inside| {
+                inside
+                    .components()
+                    .any(|part| part.as_os_str().as_encoded_bytes().first() == Some(&b'.'))
+            }) {
+                continue;
+            }
             let Ok(metadata) = fs::metadata(&real) else {
                 continue;
             };
@@ -447,10 +456,16 @@ fn confine_error(skill_dir: &Path, requested: &Path, error: ConfineError) -> Err
             dir: skill_dir.to_path_buf(),
         },
         ConfineError::Io { source, .. } => Error::io(&skill_dir.join(requested), source),
-        other => Error::io(
-            &skill_dir.join(requested),
-            std::io::Error::other(other.to_string()),
-        ),
+        ConfineError::NotFile { kind, .. } => Error::NotRegular {
+            path: skill_dir.join(requested),
+            kind,
+            through_link: false,
+        },
+        ConfineError::TooLarge { size, limit, .. } => Error::FileTooLarge {
+            path: skill_dir.join(requested),
+            size,
+            limit,
+        },
     }
 }
 
