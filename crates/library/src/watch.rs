@@ -58,7 +58,14 @@ fn arm(
     roots: &[PathBuf],
     events: std::sync::mpsc::Sender<()>,
 ) -> Result<(RecommendedWatcher, Vec<String>), WatchError> {
-    let concerned = roots.to_vec();
+    // Each root as given and with its links resolved: some backends (FSEvents) report the
+    // real path.
+    let mut concerned = roots.to_vec();
+    concerned.extend(
+        roots
+            .iter()
+            .filter_map(|root| std::fs::canonicalize(root).ok()),
+    );
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         // Reading a file is an event too (inotify's open and close): discovery reads every
         // skill, so counting those would rediscover for ever.
