@@ -35,6 +35,13 @@ fn fixture() -> Fixture {
     )
     .unwrap();
     std::fs::write(skill.join("scripts/run.sh"), "echo from skill\n").unwrap();
+    let with_arguments = root.join("skills/args-skill");
+    std::fs::create_dir_all(&with_arguments).unwrap();
+    std::fs::write(
+        with_arguments.join("SKILL.md"),
+        "---\nname: args-skill\ndescription: d\narguments: [file, mode]\n---\nfile=$file mode=$1 all=$ARGUMENTS dir=${SKILL_DIR} cost=\\$5\n",
+    )
+    .unwrap();
     std::fs::write(root.join("secret.txt"), "secret").unwrap();
     let library = Arc::new(discover(&[Root::new(root.join("skills"), RootKind::User)]));
     let context = ToolContext {
@@ -325,10 +332,49 @@ async fn load_skill_errors_list_the_skills() {
         .unwrap_err();
     assert_eq!(
         error.0,
-        "Unknown skill 'tool-skil'. Available: tool-skill. Did you mean 'tool-skill'?"
+        "Unknown skill 'tool-skil'. Available: args-skill, tool-skill. Did you mean 'tool-skill'?"
     );
     let loaded = call(&f, "load_skill", json!({"name": "tool-skill"}))
         .await
         .unwrap();
     assert!(loaded.starts_with("<skill name=\"tool-skill\">\nbody\n"));
+}
+
+#[tokio::test]
+async fn load_skill_fills_the_arguments_the_model_gives() {
+    let f = fixture();
+    let dir = f.root.join("skills/args-skill");
+    let invoked = call(
+        &f,
+        "load_skill",
+        json!({"name": "args-skill", "arguments": "'a b.pdf' fast"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        invoked.contains(&format!(
+            "file=a b.pdf mode=fast all='a b.pdf' fast dir={} cost=$5\n",
+            dir.display()
+        )),
+        "{invoked}"
+    );
+    // Loaded without arguments: only the folder is filled in.
+    let loaded = call(&f, "load_skill", json!({"name": "args-skill"}))
+        .await
+        .unwrap();
+    assert!(
+        loaded.contains(&format!(
+            "file=$file mode=$1 all=$ARGUMENTS dir={} cost=\\$5\n",
+            dir.display()
+        )),
+        "{loaded}"
+    );
+    let bad = call(
+        &f,
+        "load_skill",
+        json!({"name": "args-skill", "arguments": 3}),
+    )
+    .await
+    .unwrap_err();
+    assert!(bad.0.contains("'arguments' must be a string"), "{bad}");
 }

@@ -263,7 +263,11 @@ fn chat_reads_lines_runs_turns_and_slash_commands() {
         sent.starts_with("<skill name=\"pdf\">\nUse references/forms.md."),
         "{sent}"
     );
-    assert!(sent.ends_with("ARGUMENTS: form.pdf"), "{sent}");
+    // No placeholder in the body: the arguments follow it, inside the skill.
+    assert!(
+        sent.contains("Use references/forms.md.\n\nARGUMENTS: form.pdf\n"),
+        "{sent}"
+    );
 }
 
 #[test]
@@ -581,4 +585,31 @@ fn json_marks_what_a_subagent_did() {
             && e["name"] == "task"
             && e.get("subagent").is_none())
     );
+}
+
+#[test]
+fn run_invokes_a_skill_by_name_with_arguments_as_chat_does() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("Filled."));
+    server.push_turn(Turn::text("Sent as typed."));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "/pdf 'tax form.pdf'"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let first = server.requests()[0].body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        first.starts_with("<skill name=\"pdf\">\nUse references/forms.md."),
+        "{first}"
+    );
+    assert!(first.contains("ARGUMENTS: 'tax form.pdf'\n"), "{first}");
+    // `//` sends the text as typed; so does a first word that is no skill.
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "//pdf is a format"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let second = server.requests()[1].body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(second.starts_with("/pdf is a format"), "{second}");
 }

@@ -440,6 +440,24 @@ fn prompts_take_arguments_like_chat_does() {
     assert_eq!(message["role"], "user");
     let text = message["content"]["text"].as_str().unwrap();
     assert!(text.contains("Deploy steps for staging."), "{text}");
+    // One rule for every entry point: the prompt and the model's load_skill give the same text.
+    let prompt = server.request(
+        "prompts/get",
+        json!({"name": "pdf-forms", "arguments": {"arguments": "'tax form.pdf'"}}),
+    );
+    let by_prompt = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let by_tool = self::text(&server.call(
+        "load_skill",
+        json!({"name": "pdf-forms", "arguments": "'tax form.pdf'"}),
+    ));
+    assert_eq!(by_prompt, by_tool);
+    assert!(
+        by_tool.contains("Fill 'tax form.pdf' carefully."),
+        "{by_tool}"
+    );
     let unknown = server.request("prompts/get", json!({"name": "nope"}));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 }

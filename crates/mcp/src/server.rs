@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
-use skillet_skills::{Invoker, with_arguments};
+use skillet_skills::Invoker;
 
 use crate::state::{Changes, Shared, Snapshot};
 use crate::{manifest, resources, tools};
@@ -218,13 +218,12 @@ impl ServerHandler for SkilletServer {
                     McpError::invalid_params(format!("no prompt '{}'", tools::echoed(&name)), None)
                 })?;
             let text = library
-                .load(&skill.name, Invoker::User)
+                .load_with(&skill.name, Invoker::User, Some(&arguments))
                 .map_err(|error| McpError::internal_error(error.to_string(), None))?;
-            Ok(GetPromptResult::new(vec![PromptMessage::new_text(
-                Role::User,
-                with_arguments(&text, &arguments),
-            )])
-            .with_description(skill.description.clone()))
+            Ok(
+                GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                    .with_description(skill.description.clone()),
+            )
         })
         .await?
         .map(GetPromptResponse::from)

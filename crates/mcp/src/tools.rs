@@ -11,9 +11,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 use skillet_retrieval::Mode;
-use skillet_skills::{
-    Invoker, LoadError, Skill, escape_invisible, read_head_in_skill, with_arguments,
-};
+use skillet_skills::{Invoker, LoadError, Skill, escape_invisible, read_head_in_skill};
 
 use crate::state::{Ranking, Snapshot};
 
@@ -294,15 +292,11 @@ fn search(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResult,
 fn load(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResult, String> {
     let name = required(arguments, "name")?;
     let skill_arguments = string(arguments, "arguments")?;
+    // Without arguments, Layer 2 exactly as `skillet skills show` prints it.
     let text = snapshot
         .library
-        .load(name, Invoker::Model)
+        .load_with(name, Invoker::Model, skill_arguments)
         .map_err(|error| load_error(&error, name))?;
-    // Without arguments, Layer 2 exactly as `skillet skills show` prints it.
-    let text = match skill_arguments {
-        Some(skill_arguments) => with_arguments(&text, skill_arguments),
-        None => text,
-    };
     Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
 }
 

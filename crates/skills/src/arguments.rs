@@ -1,23 +1,197 @@
-//! A skill invoked with arguments (chat's `/NAME ARGS`, an MCP prompt): one rule for every
-//! entry point, so a skill reads the same wherever it is invoked.
+//! A skill invoked with arguments (chat's `/NAME ARGS`, `skillet run "/NAME ARGS"`, the model's
+//! `load_skill {name, arguments}`, an MCP prompt): one rule for every entry point, so a skill
+//! reads the same wherever it is invoked.
+//!
+//! In the body, in one pass from left to right (what is put in is never scanned again):
+//! - `$ARGUMENTS` is the whole argument text; `$ARGUMENTS[N]` and `$N` the N-th argument,
+//!   counting from 0 as Claude Code does, the arguments split as a shell would (quotes group
+//!   words, a backslash escapes);
+//! - `$name`, for a name the frontmatter's `arguments` list gives, is the argument at that
+//!   name's position;
+//! - `${SKILL_DIR}` (and `${CLAUDE_SKILL_DIR}`, for skills written for Claude Code) is the
+//!   skill's folder;
+//! - `\$` is a `$` that is none of these.
+//!
+//! A placeholder whose argument is missing is left as it is. When the body uses no argument
+//! placeholder, non-empty arguments are appended as `ARGUMENTS: …`. Without arguments (the
+//! skill loaded, not invoked) only the folder placeholders are replaced: the body is otherwise
+//! as written, `\$` included.
+
+use std::path::Path;
+
+/// The folder placeholders.
+const SKILL_DIR_PLACEHOLDERS: [&str; 2] = ["${SKILL_DIR}", "${CLAUDE_SKILL_DIR}"];
 
 /// `text` (a rendered skill) with `$ARGUMENTS` replaced by `arguments`; when the text has no
-/// `$ARGUMENTS`, non-empty arguments are appended as `ARGUMENTS: …`. The arguments are the
-/// user's text: they are inserted once and never scanned again.
+/// `$ARGUMENTS`, non-empty arguments are appended as `ARGUMENTS: …`. The simple form of
+/// [`expand`], for text that is not a skill's body.
 pub fn with_arguments(text: &str, arguments: &str) -> String {
-    if text.contains("$ARGUMENTS") {
-        return text.replace("$ARGUMENTS", arguments);
+    expand(text, Some(arguments), &[], None)
+}
+
+/// A skill's body as invoked: see the module's documentation. `names` are the frontmatter's
+/// `arguments`; `skill_dir` the skill's folder (`None`: folder placeholders stay).
+pub fn expand(
+    body: &str,
+    arguments: Option<&str>,
+    names: &[String],
+    skill_dir: Option<&Path>,
+) -> String {
+    let folder = skill_dir.map(|dir| dir.display().to_string());
+    let Some(arguments) = arguments else {
+        let mut text = body.to_string();
+        if let Some(folder) = &folder {
+            for placeholder in SKILL_DIR_PLACEHOLDERS {
+                text = text.replace(placeholder, folder);
+            }
+        }
+        return text;
+    };
+    let words = split(arguments);
+    let mut out = String::with_capacity(body.len() + arguments.len());
+    let mut used = false;
+    let mut rest = body;
+    while let Some(at) = rest.find(['$', '\\']) {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if let Some(after) = tail.strip_prefix("\\$") {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        if let Some(after) = tail.strip_prefix('\\') {
+            out.push('\\');
+            rest = after;
+            continue;
+        }
+        let (replacement, length, is_argument) =
+            placeholder(tail, arguments, &words, names, folder.as_deref());
+        out.push_str(replacement.as_deref().unwrap_or(&tail[..length]));
+        used |= is_argument;
+        rest = &tail[length..];
     }
-    if arguments.is_empty() {
-        text.to_string()
-    } else {
-        format!("{text}\n\nARGUMENTS: {arguments}")
+    out.push_str(rest);
+    if !used && !arguments.trim().is_empty() {
+        out.push_str("\n\nARGUMENTS: ");
+        out.push_str(arguments);
     }
+    out
+}
+
+/// The placeholder at the start of `tail` (which starts with `$`): what it stands for (`None`:
+/// left as it is), how many bytes it spans, and whether it is an argument placeholder.
+fn placeholder(
+    tail: &str,
+    arguments: &str,
+    words: &[String],
+    names: &[String],
+    folder: Option<&str>,
+) -> (Option<String>, usize, bool) {
+    for dir in SKILL_DIR_PLACEHOLDERS {
+        if tail.starts_with(dir) {
+            return (folder.map(str::to_string), dir.len(), false);
+        }
+    }
+    let after = &tail[1..];
+    if let Some(indexed) = after.strip_prefix("ARGUMENTS[") {
+        let digits: String = indexed.chars().take_while(char::is_ascii_digit).collect();
+        if !digits.is_empty() && indexed[digits.len()..].starts_with(']') {
+            let length = 1 + "ARGUMENTS[".len() + digits.len() + 1;
+            let value = digits
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| words.get(n))
+                .cloned();
+            return (value, length, true);
+        }
+    }
+    if after.starts_with("ARGUMENTS") && !continues_name(&after["ARGUMENTS".len()..]) {
+        return (Some(arguments.to_string()), 1 + "ARGUMENTS".len(), true);
+    }
+    let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+    if !digits.is_empty() {
+        let value = digits
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| words.get(n))
+            .cloned();
+        return (value, 1 + digits.len(), true);
+    }
+    let name: String = after
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    // The longest declared name that the text starts with (`$file` is not `$filename`).
+    let mut declared: Vec<&String> = names
+        .iter()
+        .filter(|declared| !declared.is_empty() && name.starts_with(declared.as_str()))
+        .filter(|declared| !continues_name(&after[declared.len()..]))
+        .collect();
+    declared.sort_by_key(|declared| std::cmp::Reverse(declared.len()));
+    if let Some(declared) = declared.first() {
+        let position = names.iter().position(|n| n == *declared);
+        let value = position.and_then(|n| words.get(n)).cloned();
+        return (value, 1 + declared.len(), true);
+    }
+    (None, 1, false)
+}
+
+/// Whether `rest` goes on with a character of a name (so what came before is not a whole name).
+fn continues_name(rest: &str) -> bool {
+    rest.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Arguments split as a shell would: by whitespace, with `'…'` and `"…"` grouping words and a
+/// backslash escaping the next character (outside single quotes). An unclosed quote runs to the
+/// end.
+pub fn split(arguments: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = arguments.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
+            (Some('\''), _) => word.push(c),
+            (_, '\\') => {
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+                in_word = true;
+            }
+            (Some(_), _) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, _) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|name| (*name).to_string()).collect()
+    }
 
     #[test]
     fn replaced_where_used_else_appended() {
@@ -32,5 +206,58 @@ mod tests {
         assert_eq!(with_arguments("steps", ""), "steps");
         // Inserted once: an argument holding the placeholder is not expanded again.
         assert_eq!(with_arguments("$ARGUMENTS", "$ARGUMENTS x"), "$ARGUMENTS x");
+    }
+
+    #[test]
+    fn every_form_of_placeholder() {
+        let dir = Path::new("/skills/pdf");
+        let expanded = expand(
+            "all=$ARGUMENTS first=$0 second=$ARGUMENTS[1] file=$file mode=$mode dir=${SKILL_DIR} cc=${CLAUDE_SKILL_DIR} cost=\\$5",
+            Some("'my form.pdf' fast"),
+            &names(&["file", "mode"]),
+            Some(dir),
+        );
+        assert_eq!(
+            expanded,
+            "all='my form.pdf' fast first=my form.pdf second=fast file=my form.pdf mode=fast dir=/skills/pdf cc=/skills/pdf cost=$5"
+        );
+        // Missing indices and names are left alone, and count as used (nothing appended).
+        assert_eq!(
+            expand(
+                "a=$2 b=$ARGUMENTS[5] c=$mode",
+                Some("one"),
+                &names(&["file", "mode"]),
+                None
+            ),
+            "a=$2 b=$ARGUMENTS[5] c=$mode"
+        );
+        // `$filename` is not `$file`; other dollars stay.
+        assert_eq!(
+            expand(
+                "$filename $HOME $ cost $",
+                Some("x"),
+                &names(&["file"]),
+                None
+            ),
+            "$filename $HOME $ cost $\n\nARGUMENTS: x"
+        );
+        // Without arguments: the folder only, `\$` and the rest as written.
+        assert_eq!(
+            expand("run ${SKILL_DIR}/x.sh \\$HOME $0", None, &[], Some(dir)),
+            "run /skills/pdf/x.sh \\$HOME $0"
+        );
+        // A skill invoked with no arguments still has its placeholders filled (empty).
+        assert_eq!(expand("[$ARGUMENTS]", Some(""), &[], None), "[]");
+    }
+
+    #[test]
+    fn arguments_split_as_a_shell_would() {
+        assert_eq!(
+            split("a  'b c' \"d \\\" e\" f\\ g"),
+            ["a", "b c", "d \" e", "f g"]
+        );
+        assert_eq!(split(""), Vec::<String>::new());
+        assert_eq!(split("'' x"), ["", "x"]);
+        assert_eq!(split("'unclosed quote"), ["unclosed quote"]);
     }
 }

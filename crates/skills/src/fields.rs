@@ -54,6 +54,9 @@ pub struct Frontmatter {
     pub when_to_use: Option<String>,
     /// `argument-hint`.
     pub argument_hint: Option<String>,
+    /// `arguments`: names for the positional arguments, in order (`$name` in the body stands for
+    /// the argument at that position); a YAML list or a space- or comma-separated string.
+    pub arguments: Vec<String>,
     /// `tags`: a YAML list or a comma-separated string.
     pub tags: Vec<String>,
     /// Keys that are neither in the specification nor known client fields, in file order.
@@ -93,6 +96,7 @@ impl Frontmatter {
                 self.when_to_use = self.text(key, value).as_deref().and_then(fold_nonempty);
             }
             "argument-hint" => self.argument_hint = self.text(key, value),
+            "arguments" => self.arguments = self.list(key, value, split_tags),
             "metadata" => self.metadata = self.string_map(key, value),
             "allowed-tools" => self.allowed_tools = self.list(key, value, split_tool_list),
             "tags" => self.tags = self.list(key, value, split_tags),

@@ -56,7 +56,7 @@ mod scaffold;
 mod skill;
 mod validate;
 
-pub use arguments::with_arguments;
+pub use arguments::{expand, split as split_arguments, with_arguments};
 pub use catalog::{
     BudgetReport, Catalog, CatalogFormat, DEFAULT_CATALOG_BUDGET, MIN_DESCRIPTION_CHARS,
     render_catalog, xml_escape,
@@ -76,7 +76,7 @@ pub use frontmatter::{FrontmatterStatus, MAX_YAML_DEPTH, strict_frontmatter};
 pub use load::{
     Invoker, LoadError, MAX_LISTED_FILES, MAX_LISTING_ENTRIES, MAX_NAMES_IN_ERROR,
     MAX_SKILL_FILE_BYTES, MAX_SUGGESTION_NAME_CHARS, SkillFiles, list_skill_files,
-    read_head_in_skill, read_in_skill, render_skill, resolve_in_skill, skill_files,
+    read_head_in_skill, read_in_skill, render_invoked, render_skill, resolve_in_skill, skill_files,
     skill_files_up_to,
 };
 pub use regular::{open_regular, read_capped};

@@ -110,6 +110,17 @@ impl std::error::Error for LoadError {}
 impl Library {
     /// Loads a skill by name: Layer 2, exactly as the model receives it.
     pub fn load(&self, name: &str, invoker: Invoker) -> Result<String, LoadError> {
+        self.load_with(name, invoker, None)
+    }
+
+    /// [`Library::load`], invoked with `arguments` (`None`: loaded, not invoked): the body's
+    /// placeholders filled as [`crate::expand`] says.
+    pub fn load_with(
+        &self,
+        name: &str,
+        invoker: Invoker,
+        arguments: Option<&str>,
+    ) -> Result<String, LoadError> {
         let visible = |skill: &&Skill| invoker == Invoker::User || skill.model_invocable();
         let Some(skill) = self.get(name) else {
             let available: Vec<String> = self
@@ -130,7 +141,7 @@ impl Library {
                 name: name.to_string(),
             });
         }
-        render_skill(skill).map_err(|error| LoadError::Read {
+        render_invoked(skill, arguments).map_err(|error| LoadError::Read {
             name: name.to_string(),
             error,
         })
@@ -140,7 +151,18 @@ impl Library {
 /// Renders Layer 2 for one skill: the body, the skill's folder, and its own files (listed, not
 /// read), wrapped in `<skill name="…">`.
 pub fn render_skill(skill: &Skill) -> Result<String, Error> {
-    let body = skill.read_body()?;
+    render_invoked(skill, None)
+}
+
+/// [`render_skill`] for a skill invoked with `arguments` (`None`: loaded, not invoked): the
+/// body's placeholders filled as [`crate::expand`] says, `${SKILL_DIR}` in any case.
+pub fn render_invoked(skill: &Skill, arguments: Option<&str>) -> Result<String, Error> {
+    let body = crate::arguments::expand(
+        &skill.read_body()?,
+        arguments,
+        &skill.frontmatter.arguments,
+        Some(&skill.dir),
+    );
     let listing = skill_files(&skill.dir);
     let mut text = String::with_capacity(body.len() + 512);
     let _ = writeln!(

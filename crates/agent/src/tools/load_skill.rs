@@ -55,7 +55,10 @@ impl Tool for LoadSkill {
         {
             name["enum"] = json!(names);
         }
-        json!({"type": "object", "properties": {"name": name}, "required": ["name"]})
+        json!({"type": "object", "properties": {
+            "name": name,
+            "arguments": {"type": "string", "description": "Arguments for the skill, as a user would type them after /name (fill its $ARGUMENTS, $0, $1, …)"}
+        }, "required": ["name"]})
     }
 
     fn kind(&self) -> ToolKind {
@@ -69,9 +72,14 @@ impl Tool for LoadSkill {
     ) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
             let name = string_arg(input, "name")?;
+            let arguments = match input.get("arguments") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(text)) => Some(text.as_str()),
+                Some(_) => return Err(ToolError::new("'arguments' must be a string")),
+            };
             context
                 .library
-                .load(name, Invoker::Model)
+                .load_with(name, Invoker::Model, arguments)
                 .map_err(|error| ToolError::new(error.to_string()))
         })
     }

@@ -46,6 +46,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let runtime = runtime()?;
     let skills = library(context);
+    let prompt = invoke_skill(&skills, prompt)?;
     let mut agent = start(
         context,
         &settings,
@@ -157,6 +158,32 @@ fn read_prompt(given: Option<String>) -> Result<String, UsageError> {
         return Err(empty());
     }
     Ok(prompt)
+}
+
+/// A prompt `/NAME ARGS` naming a skill the user may invoke becomes that skill's body with its
+/// arguments (the rule chat's `/NAME ARGS` follows); `//text` is `/text` sent as typed; any
+/// other prompt (a path first, an unknown name) is sent as it is.
+fn invoke_skill(skills: &skillet_skills::Library, prompt: String) -> Result<String, UsageError> {
+    if let Some(typed) = prompt.strip_prefix("//") {
+        return Ok(format!("/{typed}"));
+    }
+    let Some(invocation) = prompt.strip_prefix('/') else {
+        return Ok(prompt);
+    };
+    let (name, arguments) = invocation
+        .split_once(char::is_whitespace)
+        .map_or((invocation, ""), |(name, rest)| (name, rest.trim()));
+    let Some(skill) = skills.get(name) else {
+        return Ok(prompt);
+    };
+    if !skill.user_invocable() {
+        return Err(UsageError::new(format!(
+            "/{name} can only be used by the model (user-invocable: false)"
+        ))
+        .with_hint("say what to do in words, or `//` to send the text as typed"));
+    }
+    skillet_skills::render_invoked(skill, Some(arguments))
+        .map_err(|error| UsageError::new(format!("cannot invoke /{name}: {error}")))
 }
 
 /// How long reading stdin may go without its end before skillet says it is waiting for it (a

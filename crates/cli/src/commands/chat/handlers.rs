@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use skillet_agent::init_prompt;
 use skillet_llm::Usage;
-use skillet_skills::{Library, render_skill};
+use skillet_skills::Library;
 
 use super::closest::MAX_COMPARED_NAME_CHARS;
 use super::commands::{Action, command, help_text, unknown_command};
@@ -274,8 +274,7 @@ fn invoke_skill(skills: &Library, name: &str, arguments: &str) -> Result<String,
             "/{name} can only be used by the model (user-invocable: false)"
         ));
     }
-    let text = render_skill(skill).map_err(|error| error.to_string())?;
-    Ok(skillet_skills::with_arguments(&text, arguments))
+    skillet_skills::render_invoked(skill, Some(arguments)).map_err(|error| error.to_string())
 }
 
 /// `/skills`: each skill, who may invoke it, and where it comes from.
