@@ -612,4 +612,33 @@ fn run_invokes_a_skill_by_name_with_arguments_as_chat_does() {
         .unwrap()
         .to_string();
     assert!(second.starts_with("/pdf is a format"), "{second}");
+    // What is piped in beside `/NAME ARGS` is neither the skill's name nor its arguments.
+    server.push_turn(Turn::text("Read it."));
+    let out = run(skillet(&sandbox, Some(&server))
+        .args(["run", "/pdf form.pdf"])
+        .write_stdin("don't panic\n"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let third = server.requests()[2].body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(third.contains("ARGUMENTS: form.pdf\n"), "{third}");
+    assert!(
+        third.contains("</skill>\n\n<stdin>\ndon't panic\n</stdin>"),
+        "{third}"
+    );
+    // A prompt read from stdin is sent as it is, `//` and all.
+    server.push_turn(Turn::text("A comment."));
+    let out = run(skillet(&sandbox, Some(&server))
+        .args(["run", "-"])
+        .write_stdin("// SPDX-License-Identifier: MIT\n"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let fourth = server.requests()[3].body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        fourth.starts_with("// SPDX-License-Identifier: MIT"),
+        "{fourth}"
+    );
 }

@@ -78,7 +78,7 @@ pub fn list(snapshot: &Snapshot) -> Vec<Tool> {
             "load_skill",
             "Load a skill",
             "Load a skill's instructions (its SKILL.md body, its folder and the files it has) to follow \
-             them. arguments, when given, fill the skill's $ARGUMENTS (or are appended).",
+             them. arguments, when given, fill the skill's $ARGUMENTS, $0, $1, … (or are appended).",
             json!({"type": "object", "properties": {
                 "name": name,
                 "arguments": {"type": "string", "description": "Arguments for the skill, as a user would type them after /name"}

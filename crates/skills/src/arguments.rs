@@ -12,8 +12,9 @@
 //!   skill's folder;
 //! - `\$` is a `$` that is none of these.
 //!
-//! A placeholder whose argument is missing is left as it is. When the body uses no argument
-//! placeholder, non-empty arguments are appended as `ARGUMENTS: …`. Without arguments (the
+//! A placeholder whose argument is missing is left as it is. When no placeholder took an
+//! argument, non-empty arguments are appended as `ARGUMENTS: …` (so `$5` meaning five dollars
+//! loses nothing). Without arguments (the
 //! skill loaded, not invoked) only the folder placeholders are replaced: the body is otherwise
 //! as written, `\$` included.
 
@@ -67,7 +68,9 @@ pub fn expand(
         let (replacement, length, is_argument) =
             placeholder(tail, arguments, &words, names, folder.as_deref());
         out.push_str(replacement.as_deref().unwrap_or(&tail[..length]));
-        used |= is_argument;
+        // A placeholder left as written (its argument missing, or `$5` meaning five dollars)
+        // used nothing: the arguments are then appended rather than lost.
+        used |= is_argument && replacement.is_some();
         rest = &tail[length..];
     }
     out.push_str(rest);
@@ -221,7 +224,12 @@ mod tests {
             expanded,
             "all='my form.pdf' fast first=my form.pdf second=fast file=my form.pdf mode=fast dir=/skills/pdf cc=/skills/pdf cost=$5"
         );
-        // Missing indices and names are left alone, and count as used (nothing appended).
+        // Missing indices and names are left alone; when nothing took the arguments they are
+        // appended, not lost (`$5` may mean five dollars).
+        assert_eq!(
+            expand("under $5, for $0", Some("groceries"), &[], None),
+            "under $5, for groceries"
+        );
         assert_eq!(
             expand(
                 "a=$2 b=$ARGUMENTS[5] c=$mode",
@@ -229,7 +237,7 @@ mod tests {
                 &names(&["file", "mode"]),
                 None
             ),
-            "a=$2 b=$ARGUMENTS[5] c=$mode"
+            "a=$2 b=$ARGUMENTS[5] c=$mode\n\nARGUMENTS: one"
         );
         // `$filename` is not `$file`; other dollars stay.
         assert_eq!(

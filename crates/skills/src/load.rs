@@ -161,7 +161,9 @@ pub fn render_invoked(skill: &Skill, arguments: Option<&str>) -> Result<String, 
         &skill.read_body()?,
         arguments,
         &skill.frontmatter.arguments,
-        Some(&skill.dir),
+        Some(Path::new(
+            crate::clean::escape_invisible(&skill.dir.display().to_string()).as_ref(),
+        )),
     );
     let listing = skill_files(&skill.dir);
     let mut text = String::with_capacity(body.len() + 512);

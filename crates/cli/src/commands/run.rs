@@ -46,7 +46,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let runtime = runtime()?;
     let skills = library(context);
-    let prompt = invoke_skill(&skills, prompt)?;
+    let (prompt, invoked) = prompt.message(&skills)?;
     let mut agent = start(
         context,
         &settings,
@@ -55,6 +55,10 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         permissions,
         Some(&prompt),
     )?;
+    // A skill invoked by hand is audited first, as in chat.
+    if let Some(notice) = invoked.and_then(|skill| agent.audit_notice(skill)) {
+        warn(&notice);
+    }
     if let Some(text) = super::session::instructions_text(agent.instructions()) {
         crate::output::warn(&text);
     }
@@ -123,27 +127,23 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
 /// (`git diff | skillet run "review this"`); a terminal or `/dev/null` on stdin adds nothing.
 /// No prompt on a terminal, an empty or blank one, stdin over [`MAX_STDIN_PROMPT_BYTES`] or not
 /// UTF-8 is a usage error, before any request is made.
-fn read_prompt(given: Option<String>) -> Result<String, UsageError> {
+fn read_prompt(given: Option<String>) -> Result<Prompt, UsageError> {
     let stdin = std::io::stdin();
     let empty = || {
         UsageError::new("the prompt is empty; nothing was sent")
             .with_hint("say what to do: `skillet run \"PROMPT\"`, or pipe it in on stdin")
     };
-    let prompt = match given {
-        Some(prompt) if prompt != "-" => {
-            if prompt.trim().is_empty() {
+    match given {
+        Some(typed) if typed != "-" => {
+            if typed.trim().is_empty() {
                 return Err(empty());
             }
-            if !stdin_is_piped(&stdin) {
-                return Ok(prompt);
-            }
-            let piped = read_stdin("the text")?;
-            if piped.trim().is_empty() {
-                prompt
+            let piped = if stdin_is_piped(&stdin) {
+                Some(read_stdin("the text")?).filter(|piped| !piped.trim().is_empty())
             } else {
-                let newline = if piped.ends_with('\n') { "" } else { "\n" };
-                format!("{prompt}\n\n<stdin>\n{piped}{newline}</stdin>")
-            }
+                None
+            };
+            Ok(Prompt::Typed { typed, piped })
         }
         given => {
             if given.is_none() && stdin.is_terminal() {
@@ -151,30 +151,69 @@ fn read_prompt(given: Option<String>) -> Result<String, UsageError> {
                     "`skillet run \"PROMPT\"`, or pipe it in: `echo PROMPT | skillet run` (`-` reads stdin)",
                 ));
             }
-            read_stdin("the prompt")?
+            let piped = read_stdin("the prompt")?;
+            if piped.trim().is_empty() {
+                return Err(empty());
+            }
+            Ok(Prompt::Piped(piped))
         }
-    };
-    if prompt.trim().is_empty() {
-        return Err(empty());
     }
-    Ok(prompt)
+}
+
+/// The prompt as given: typed on the command line (with what was piped in beside it), or read
+/// whole from stdin.
+enum Prompt {
+    /// The argument, and stdin's text when it was piped or redirected.
+    Typed {
+        /// The argument.
+        typed: String,
+        /// Stdin's text, not blank.
+        piped: Option<String>,
+    },
+    /// Stdin's text, when it was the prompt (none given, or `-`).
+    Piped(String),
+}
+
+impl Prompt {
+    /// The message to send: a typed `/NAME ARGS` invokes the skill (only the typed text: what
+    /// was piped in is neither a skill's name nor its arguments), then the piped text follows
+    /// in a `<stdin>` block. The skill invoked, when one was.
+    fn message(
+        self,
+        skills: &skillet_skills::Library,
+    ) -> Result<(String, Option<&skillet_skills::Skill>), UsageError> {
+        match self {
+            Prompt::Piped(text) => Ok((text, None)),
+            Prompt::Typed { typed, piped } => {
+                let (mut message, skill) = invoke_skill(skills, typed)?;
+                if let Some(piped) = piped {
+                    let newline = if piped.ends_with('\n') { "" } else { "\n" };
+                    message = format!("{message}\n\n<stdin>\n{piped}{newline}</stdin>");
+                }
+                Ok((message, skill))
+            }
+        }
+    }
 }
 
 /// A prompt `/NAME ARGS` naming a skill the user may invoke becomes that skill's body with its
 /// arguments (the rule chat's `/NAME ARGS` follows); `//text` is `/text` sent as typed; any
 /// other prompt (a path first, an unknown name) is sent as it is.
-fn invoke_skill(skills: &skillet_skills::Library, prompt: String) -> Result<String, UsageError> {
+fn invoke_skill(
+    skills: &skillet_skills::Library,
+    prompt: String,
+) -> Result<(String, Option<&skillet_skills::Skill>), UsageError> {
     if let Some(typed) = prompt.strip_prefix("//") {
-        return Ok(format!("/{typed}"));
+        return Ok((format!("/{typed}"), None));
     }
     let Some(invocation) = prompt.strip_prefix('/') else {
-        return Ok(prompt);
+        return Ok((prompt, None));
     };
     let (name, arguments) = invocation
         .split_once(char::is_whitespace)
         .map_or((invocation, ""), |(name, rest)| (name, rest.trim()));
     let Some(skill) = skills.get(name) else {
-        return Ok(prompt);
+        return Ok((prompt, None));
     };
     if !skill.user_invocable() {
         return Err(UsageError::new(format!(
@@ -183,6 +222,7 @@ fn invoke_skill(skills: &skillet_skills::Library, prompt: String) -> Result<Stri
         .with_hint("say what to do in words, or `//` to send the text as typed"));
     }
     skillet_skills::render_invoked(skill, Some(arguments))
+        .map(|text| (text, Some(skill)))
         .map_err(|error| UsageError::new(format!("cannot invoke /{name}: {error}")))
 }
 

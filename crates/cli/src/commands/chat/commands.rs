@@ -128,7 +128,7 @@ pub(super) fn help_text() -> String {
     }
     let _ = writeln!(
         text,
-        "{:width$}  invoke a skill by hand ($ARGUMENTS is replaced by ARGS)",
+        "{:width$}  invoke a skill by hand (ARGS fill $ARGUMENTS, $0, $1, …)",
         "/NAME [ARGS]"
     );
     text.push_str(

@@ -263,7 +263,7 @@ fn dollars_text(dollars: f64) -> String {
     }
 }
 
-/// The body of a skill invoked by hand, with its arguments ([`skillet_skills::with_arguments`],
+/// The body of a skill invoked by hand, with its arguments ([`skillet_skills::expand`],
 /// the rule MCP prompts follow too).
 fn invoke_skill(skills: &Library, name: &str, arguments: &str) -> Result<String, String> {
     let Some(skill) = skills.get(name) else {
