@@ -419,7 +419,39 @@ fn the_tools_search_load_read_and_list() {
 #[test]
 fn prompts_take_arguments_like_chat_does() {
     let (sandbox, skills) = library();
+    write_skill(
+        &skills,
+        "named",
+        "---\nname: named\ndescription: Uses named arguments\narguments: [file, mode]\n---\nfile=$file mode=$mode all=$ARGUMENTS\n",
+    );
     let mut server = Server::start(&sandbox, &skills);
+    // A skill that names its arguments offers each as a prompt argument, in order.
+    let listed = server.request("prompts/list", json!({}));
+    let named = listed["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "named")
+        .unwrap()
+        .clone();
+    let argument_names: Vec<&str> = named["arguments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(argument_names, ["file", "mode", "arguments"]);
+    let prompt = server.request(
+        "prompts/get",
+        json!({"name": "named", "arguments": {"file": "it's a.pdf", "mode": "fast"}}),
+    );
+    let text = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("file=it's a.pdf mode=fast all='it'\\''s a.pdf' 'fast'\n"),
+        "{text}"
+    );
     let prompts = server.request("prompts/list", json!({}));
     let names: Vec<&str> = prompts["result"]["prompts"]
         .as_array()

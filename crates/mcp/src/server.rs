@@ -6,10 +6,10 @@
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
-    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse, Role,
-    ServerCapabilities, ServerConfig,
+    GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, JsonObject,
+    ListPromptsResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, Role, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -21,6 +21,54 @@ use crate::{manifest, resources, tools};
 
 /// Prompts per `prompts/list` page.
 pub const PROMPT_PAGE: usize = 200;
+/// The prompt argument holding the arguments as typed after `/name`.
+const ARGUMENTS: &str = "arguments";
+
+/// The names a skill declares for its arguments (its frontmatter's `arguments` list), in order,
+/// as prompt arguments (one named like the catch-all is left to it).
+fn declared(skill: &skillet_skills::Skill) -> impl Iterator<Item = &str> {
+    skill
+        .frontmatter
+        .arguments
+        .iter()
+        .map(String::as_str)
+        .filter(|name| *name != ARGUMENTS)
+}
+
+/// A prompt argument's value as text (clients send strings; anything else is taken as JSON).
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The argument text a prompt's arguments make, as if typed after `/name`: each declared
+/// argument given, in its place, quoted as one word (an empty one for a name left out before
+/// a given one), then the `arguments` text.
+fn argument_text(skill: &skillet_skills::Skill, given: &JsonObject) -> String {
+    let names: Vec<&str> = declared(skill).collect();
+    let last = names
+        .iter()
+        .rposition(|name| given.get(*name).is_some_and(|value| !value.is_null()));
+    let mut words: Vec<String> = names
+        .iter()
+        .take(last.map_or(0, |last| last + 1))
+        .map(|name| {
+            let value = given.get(*name).map(value_text).unwrap_or_default();
+            format!("'{}'", value.replace('\'', "'\\''"))
+        })
+        .collect();
+    if let Some(rest) = given
+        .get(ARGUMENTS)
+        .map(value_text)
+        .filter(|rest| !rest.is_empty())
+    {
+        words.push(rest);
+    }
+    words.join(" ")
+}
 
 /// One client's view of the server (every session shares the state).
 #[derive(Clone)]
@@ -179,14 +227,24 @@ impl ServerHandler for SkilletServer {
                 let hint = skill.frontmatter.argument_hint.clone().unwrap_or_else(|| {
                     "what the skill is for, as you would type it after /name".to_string()
                 });
+                // Each name the skill declares for its arguments, then the text as typed.
+                let mut arguments: Vec<PromptArgument> = declared(skill)
+                    .enumerate()
+                    .map(|(position, name)| {
+                        PromptArgument::new(name)
+                            .with_description(format!("argument {position} of the skill (${name})"))
+                            .with_required(false)
+                    })
+                    .collect();
+                arguments.push(
+                    PromptArgument::new(ARGUMENTS)
+                        .with_description(hint)
+                        .with_required(false),
+                );
                 Prompt::new(
                     skill.name.clone(),
                     Some(skill.description.clone()),
-                    Some(vec![
-                        PromptArgument::new("arguments")
-                            .with_description(hint)
-                            .with_required(false),
-                    ]),
+                    Some(arguments),
                 )
             })
             .collect();
@@ -203,11 +261,7 @@ impl ServerHandler for SkilletServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let arguments = match request.arguments.as_ref().and_then(|a| a.get("arguments")) {
-            None | Some(Value::Null) => String::new(),
-            Some(Value::String(text)) => text.clone(),
-            Some(other) => other.to_string(),
-        };
+        let given = request.arguments.unwrap_or_default();
         let name = request.name;
         blocking(&self.shared, move |snapshot| {
             let library = &snapshot.library;
@@ -217,6 +271,7 @@ impl ServerHandler for SkilletServer {
                 .ok_or_else(|| {
                     McpError::invalid_params(format!("no prompt '{}'", tools::echoed(&name)), None)
                 })?;
+            let arguments = argument_text(skill, &given);
             let text = library
                 .load_with(&skill.name, Invoker::User, Some(&arguments))
                 .map_err(|error| McpError::internal_error(error.to_string(), None))?;
