@@ -427,14 +427,14 @@ fn prompts_take_arguments_like_chat_does() {
     let mut server = Server::start(&sandbox, &skills);
     // A skill that names its arguments offers each as a prompt argument, in order.
     let listed = server.request("prompts/list", json!({}));
-    let named = listed["result"]["prompts"]
+    let with_names = listed["result"]["prompts"]
         .as_array()
         .unwrap()
         .iter()
         .find(|p| p["name"] == "named")
         .unwrap()
         .clone();
-    let argument_names: Vec<&str> = named["arguments"]
+    let argument_names: Vec<&str> = with_names["arguments"]
         .as_array()
         .unwrap()
         .iter()
