@@ -123,8 +123,9 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The prompt: the argument, else (when it is `-` or not given) stdin, read to its end. With
-/// an argument, text piped in or redirected from a file is appended in a `<stdin>` block
-/// (`git diff | skillet run "review this"`); a terminal or `/dev/null` on stdin adds nothing.
+/// an argument, text piped in or redirected from a file is kept beside it, for
+/// [`Prompt::message`] to append in a `<stdin>` block (`git diff | skillet run "review this"`);
+/// a terminal or `/dev/null` on stdin adds nothing.
 /// No prompt on a terminal, an empty or blank one, stdin over [`MAX_STDIN_PROMPT_BYTES`] or not
 /// UTF-8 is a usage error, before any request is made.
 fn read_prompt(given: Option<String>) -> Result<Prompt, UsageError> {
