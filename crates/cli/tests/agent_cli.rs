@@ -595,10 +595,7 @@ fn run_invokes_a_skill_by_name_with_arguments_as_chat_does() {
     server.push_turn(Turn::text("Sent as typed."));
     let out = run(skillet(&sandbox, Some(&server)).args(["run", "/pdf 'tax form.pdf'"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let first = server.requests()[0].body["messages"][0]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let first = common::first_text(&server, 0);
     assert!(
         first.starts_with("<skill name=\"pdf\">\nUse references/forms.md."),
         "{first}"
@@ -607,10 +604,7 @@ fn run_invokes_a_skill_by_name_with_arguments_as_chat_does() {
     // `//` sends the text as typed; so does a first word that is no skill.
     let out = run(skillet(&sandbox, Some(&server)).args(["run", "//pdf is a format"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let second = server.requests()[1].body["messages"][0]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let second = common::first_text(&server, 1);
     assert!(second.starts_with("/pdf is a format"), "{second}");
     // What is piped in beside `/NAME ARGS` is neither the skill's name nor its arguments.
     server.push_turn(Turn::text("Read it."));
@@ -618,10 +612,7 @@ fn run_invokes_a_skill_by_name_with_arguments_as_chat_does() {
         .args(["run", "/pdf form.pdf"])
         .write_stdin("don't panic\n"));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let third = server.requests()[2].body["messages"][0]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let third = common::first_text(&server, 2);
     assert!(third.contains("ARGUMENTS: form.pdf\n"), "{third}");
     assert!(
         third.contains("</skill>\n\n<stdin>\ndon't panic\n</stdin>"),
@@ -633,10 +624,7 @@ fn run_invokes_a_skill_by_name_with_arguments_as_chat_does() {
         .args(["run", "-"])
         .write_stdin("// SPDX-License-Identifier: MIT\n"));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let fourth = server.requests()[3].body["messages"][0]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let fourth = common::first_text(&server, 3);
     assert!(
         fourth.starts_with("// SPDX-License-Identifier: MIT"),
         "{fourth}"

@@ -24,6 +24,28 @@ use sha2::{Digest as _, Sha256};
 /// How long an answer may take.
 const WAIT: Duration = Duration::from_secs(20);
 
+/// `skillet mcp --skills-dir SKILLS` in the sandbox's project, with only its clean environment.
+fn mcp_command(sandbox: &Sandbox, skills: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skillet"));
+    command
+        .args(["mcp", "--skills-dir"])
+        .arg(skills)
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .envs(common::environment(sandbox, None));
+    command
+}
+
+/// [`mcp_command`] started, stdin and stdout piped, the log dropped.
+fn spawn(sandbox: &Sandbox, skills: &std::path::Path) -> Child {
+    mcp_command(sandbox, skills)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// `skillet mcp` running in a sandbox, spoken to line by line.
 struct Server {
     child: Child,
@@ -34,17 +56,7 @@ struct Server {
 
 impl Server {
     fn start(sandbox: &Sandbox, skills: &std::path::Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_skillet"))
-            .args(["mcp", "--skills-dir"])
-            .arg(skills)
-            .current_dir(&sandbox.project)
-            .env_clear()
-            .envs(common::environment(sandbox, None))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn(sandbox, skills);
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (sender, lines) = channel();
@@ -254,17 +266,7 @@ fn the_tools_are_listed_read_only_with_short_descriptions() {
 #[test]
 fn the_first_initialize_carries_instructions_and_the_skills_extension() {
     let (sandbox, skills) = library();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skillet"))
-        .args(["mcp", "--skills-dir"])
-        .arg(&skills)
-        .current_dir(&sandbox.project)
-        .env_clear()
-        .envs(common::environment(&sandbox, None))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&sandbox, &skills);
     let mut stdin = child.stdin.take().unwrap();
     writeln!(
         stdin,
@@ -723,15 +725,8 @@ fn a_skill_made_on_disk_is_announced_and_served() {
 fn bad_settings_are_usage_errors_before_anything_is_served() {
     let (sandbox, skills) = library();
     let run = |extra: &[&str], log: Option<&str>| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_skillet"));
-        command
-            .args(["mcp", "--skills-dir"])
-            .arg(&skills)
-            .args(extra)
-            .current_dir(&sandbox.project)
-            .env_clear()
-            .envs(common::environment(&sandbox, None))
-            .stdin(Stdio::null());
+        let mut command = mcp_command(&sandbox, &skills);
+        command.args(extra).stdin(Stdio::null());
         if let Some(log) = log {
             command.env("SKILLET_LOG", log);
         }
@@ -793,17 +788,7 @@ fn a_skill_over_the_extensions_limits_is_reported_not_listed() {
 #[test]
 fn answers_written_as_the_client_leaves_reach_stdout_whole() {
     let (sandbox, skills) = library();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skillet"))
-        .args(["mcp", "--skills-dir"])
-        .arg(&skills)
-        .current_dir(&sandbox.project)
-        .env_clear()
-        .envs(common::environment(&sandbox, None))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&sandbox, &skills);
     let mut stdin = child.stdin.take().unwrap();
     for message in [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),

@@ -87,10 +87,7 @@ fn run_appends_piped_text_to_a_prompt_argument() {
         .args(["run", "review this diff"])
         .write_stdin("-old\n+new\n"));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let first = server.requests()[0].body["messages"][0]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let first = common::first_text(&server, 0);
     assert!(
         first.starts_with("review this diff\n\n<stdin>\n-old\n+new\n</stdin>"),
         "{first}"
@@ -100,10 +97,7 @@ fn run_appends_piped_text_to_a_prompt_argument() {
         .args(["run", "just this"])
         .write_stdin(""));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let second = server.requests()[1].body["messages"][0]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let second = common::first_text(&server, 1);
     assert!(second.starts_with("just this"), "{second}");
     assert!(!second.contains("<stdin>"), "{second}");
 }

@@ -23,18 +23,9 @@ use skillet_retrieval::{
 };
 use skillet_skills::{Root, RootKind, discover};
 
-/// The collections of the ~500-skill pool (all but the two largest).
-const POOL: [&str; 9] = [
-    "anthropics-claude-plugins-official",
-    "anthropics-skills",
-    "openai-skills",
-    "obra-superpowers",
-    "vercel-agent-skills",
-    "mattpocock-skills",
-    "trailofbits-skills",
-    "wshobson-agents",
-    "kdense-scientific-skills",
-];
+#[path = "../eval/pool.rs"]
+mod pool;
+use pool::POOL;
 
 struct Request {
     query: String,

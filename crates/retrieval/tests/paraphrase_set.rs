@@ -13,18 +13,9 @@ use std::path::{Path, PathBuf};
 use skillet_retrieval::{Stemming, tokens};
 use skillet_skills::{Root, RootKind, discover};
 
-/// The collections of the ~500-skill pool (as `examples/eval.rs` ranks over).
-const POOL: [&str; 9] = [
-    "anthropics-claude-plugins-official",
-    "anthropics-skills",
-    "openai-skills",
-    "obra-superpowers",
-    "vercel-agent-skills",
-    "mattpocock-skills",
-    "trailofbits-skills",
-    "wshobson-agents",
-    "kdense-scientific-skills",
-];
+#[path = "../eval/pool.rs"]
+mod pool;
+use pool::POOL;
 
 fn corpus() -> Option<PathBuf> {
     let dir = std::env::var_os("SKILLET_CORPUS").map_or_else(

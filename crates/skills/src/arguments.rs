@@ -23,13 +23,6 @@ use std::path::Path;
 /// The folder placeholders.
 const SKILL_DIR_PLACEHOLDERS: [&str; 2] = ["${SKILL_DIR}", "${CLAUDE_SKILL_DIR}"];
 
-/// `text` (a rendered skill) with `$ARGUMENTS` replaced by `arguments`; when the text has no
-/// `$ARGUMENTS`, non-empty arguments are appended as `ARGUMENTS: …`. The simple form of
-/// [`expand`], for text that is not a skill's body.
-pub fn with_arguments(text: &str, arguments: &str) -> String {
-    expand(text, Some(arguments), &[], None)
-}
-
 /// A skill's body as invoked: see the module's documentation. `names` are the frontmatter's
 /// `arguments`; `skill_dir` the skill's folder (`None`: folder placeholders stay).
 pub fn expand(
@@ -198,6 +191,7 @@ mod tests {
 
     #[test]
     fn replaced_where_used_else_appended() {
+        let with_arguments = |text: &str, arguments: &str| expand(text, Some(arguments), &[], None);
         assert_eq!(
             with_arguments("fill $ARGUMENTS now", "a.pdf"),
             "fill a.pdf now"

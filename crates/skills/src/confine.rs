@@ -125,19 +125,24 @@ impl Beneath {
             .map_err(|source| self.error(shown, source))
     }
 
-    /// Reads a regular file of at most `limit` bytes. FIFOs, sockets and devices (and links to
-    /// them) are refused before they are opened; one swapped in after that check is opened
-    /// without blocking and refused after the open.
-    pub fn read(&self, relative: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, ConfineError> {
+    /// Opens a regular file for reading, with its metadata. FIFOs, sockets and devices (and
+    /// links to them) are refused before they are opened (a FIFO's writer is never woken); one
+    /// swapped in after that check is opened without blocking and refused after the open.
+    fn open_regular(
+        &self,
+        relative: &Path,
+        shown: &str,
+    ) -> Result<(cap_std::fs::File, cap_std::fs::Metadata), ConfineError> {
+        let not_file = |kind| ConfineError::NotFile {
+            shown: shown.to_string(),
+            kind,
+        };
         let before = self
             .dir
             .metadata(dot(relative))
             .map_err(|source| self.error(shown, source))?;
         if !before.is_file() {
-            return Err(ConfineError::NotFile {
-                shown: shown.to_string(),
-                kind: kind_of(before.file_type()),
-            });
+            return Err(not_file(kind_of(before.file_type())));
         }
         let mut options = OpenOptions::new();
         options.read(true);
@@ -150,17 +155,21 @@ impl Beneath {
             .metadata()
             .map_err(|source| self.error(shown, source))?;
         if !metadata.is_file() {
-            return Err(ConfineError::NotFile {
-                shown: shown.to_string(),
-                kind: kind_of(metadata.file_type()),
-            });
+            return Err(not_file(kind_of(metadata.file_type())));
         }
+        Ok((file, metadata))
+    }
+
+    /// Reads a regular file of at most `limit` bytes ([`Beneath::open_regular`]'s rules).
+    pub fn read(&self, relative: &Path, shown: &str, limit: u64) -> Result<Vec<u8>, ConfineError> {
+        let (file, metadata) = self.open_regular(relative, shown)?;
+        let too_large = |size| ConfineError::TooLarge {
+            shown: shown.to_string(),
+            size,
+            limit,
+        };
         if metadata.len() > limit {
-            return Err(ConfineError::TooLarge {
-                shown: shown.to_string(),
-                size: metadata.len(),
-                limit,
-            });
+            return Err(too_large(metadata.len()));
         }
         let mut bytes = Vec::new();
         file.into_std()
@@ -169,11 +178,7 @@ impl Beneath {
             .map_err(|source| self.error(shown, source))?;
         let read = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         if read > limit {
-            return Err(ConfineError::TooLarge {
-                shown: shown.to_string(),
-                size: read,
-                limit,
-            });
+            return Err(too_large(read));
         }
         Ok(bytes)
     }
@@ -186,33 +191,7 @@ impl Beneath {
         shown: &str,
         limit: u64,
     ) -> Result<(Vec<u8>, u64), ConfineError> {
-        // Not opened at all unless it is a regular file now (a FIFO's writer is not woken).
-        let before = self
-            .dir
-            .metadata(dot(relative))
-            .map_err(|source| self.error(shown, source))?;
-        if !before.is_file() {
-            return Err(ConfineError::NotFile {
-                shown: shown.to_string(),
-                kind: kind_of(before.file_type()),
-            });
-        }
-        let mut options = OpenOptions::new();
-        options.read(true);
-        nonblocking(&mut options);
-        let file = self
-            .dir
-            .open_with(dot(relative), &options)
-            .map_err(|source| self.error(shown, source))?;
-        let metadata = file
-            .metadata()
-            .map_err(|source| self.error(shown, source))?;
-        if !metadata.is_file() {
-            return Err(ConfineError::NotFile {
-                shown: shown.to_string(),
-                kind: kind_of(metadata.file_type()),
-            });
-        }
+        let (file, metadata) = self.open_regular(relative, shown)?;
         let mut bytes = Vec::new();
         file.into_std()
             .take(limit)

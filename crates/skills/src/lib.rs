@@ -56,7 +56,7 @@ mod scaffold;
 mod skill;
 mod validate;
 
-pub use arguments::{expand, split as split_arguments, with_arguments};
+pub use arguments::{expand, split as split_arguments};
 pub use catalog::{
     BudgetReport, Catalog, CatalogFormat, DEFAULT_CATALOG_BUDGET, MIN_DESCRIPTION_CHARS,
     render_catalog, xml_escape,

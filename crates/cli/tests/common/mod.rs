@@ -105,3 +105,11 @@ pub fn run(command: &mut Command) -> Output {
         stderr: String::from_utf8(output.stderr).unwrap(),
     }
 }
+
+/// The text of the first message of request `index` to the mock server (what a `run` sent).
+pub fn first_text(server: &MockServer, index: usize) -> String {
+    server.requests()[index].body["messages"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
