@@ -150,6 +150,13 @@ impl Terminal {
         self.tmux(&args);
     }
 
+    /// Answers an approval question on screen: keys pressed in the question's first moment are
+    /// dropped as typed before it (`APPROVAL_GUARD` in `ui/approve.rs`), so this waits it out.
+    fn answer(&self, keys: &[&str]) {
+        std::thread::sleep(Duration::from_millis(400));
+        self.press(keys);
+    }
+
     /// Types text as it is, without pressing Enter.
     fn type_text(&self, text: &str) {
         self.tmux(&["send-keys", "-t", SESSION, "-l", text]);
@@ -516,7 +523,7 @@ fn ctrl_c_cancels_a_slow_answer_and_a_running_command() {
     terminal.line("run the long thing");
     // One key answers: no Enter.
     terminal.wait_for("allow? [y]es");
-    terminal.type_text("y");
+    terminal.answer(&["y"]);
     let started = Instant::now();
     while !sandbox.project.join("started.marker").exists() {
         assert!(started.elapsed() < WAIT, "the command never started");
@@ -620,8 +627,7 @@ fn a_session_with_a_tool_call_and_a_markdown_answer() {
     terminal.line("how many lines has notes.txt?");
     // `y` and Enter out of habit: the Enter is not taken as the answer to the next question.
     terminal.wait_for("allow? [y]es");
-    terminal.type_text("y");
-    terminal.press(&["Enter"]);
+    terminal.answer(&["y", "Enter"]);
     terminal.wait_until("the second question", |screen| {
         screen.matches("allow? [y]es").count() == 2
     });
@@ -631,7 +637,7 @@ fn a_session_with_a_tool_call_and_a_markdown_answer() {
         last_line(&screen).starts_with("allow? [y]es"),
         "the second question was answered by the Enter:\n{screen}"
     );
-    terminal.type_text("y");
+    terminal.answer(&["y"]);
     terminal.wait_for("nothing else changed");
     assert!(sandbox.project.join("second.marker").exists());
     let screen = terminal.wait_for_prompt();

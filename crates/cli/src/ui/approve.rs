@@ -34,13 +34,20 @@ impl Approver for TerminalApprover {
     }
 }
 
-/// One key, echoed as the word it stands for. Keys typed before the question appeared (the
-/// Enter after a `y` typed out of habit, the start of the next message) are dropped first: only
-/// a key pressed while the question is on screen answers it.
+/// How long after the question appears keys are still taken as typed before it. Nobody reads
+/// a question and answers in less; the Enter after a `y` typed out of habit arrives within it
+/// even when the call before took no time.
+const APPROVAL_GUARD: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// One key, echoed as the word it stands for. Keys typed before the question appeared or in
+/// its first [`APPROVAL_GUARD`] (the Enter after a `y` typed out of habit, the start of the
+/// next message) are dropped: only a key pressed while the question is read answers it.
 fn read_key(always_allowed: bool) -> Approval {
-    #[cfg(unix)]
-    let _ = rustix::termios::tcflush(std::io::stdin(), rustix::termios::QueueSelector::IFlush);
     let term = Term::stderr();
+    if early_keys_held_ctrl_c() {
+        let _ = term.write_line("no (the turn stops)");
+        return Approval::Stop;
+    }
     loop {
         let (approval, word) = match term.read_key_raw() {
             Ok(Key::Char('y' | 'Y')) => (Approval::Yes, "yes"),
@@ -53,6 +60,62 @@ fn read_key(always_allowed: bool) -> Approval {
         let _ = term.write_line(word);
         return approval;
     }
+}
+
+/// Reads and drops what is typed before the question and in its first [`APPROVAL_GUARD`],
+/// with the terminal's line editing, echo and signals off so nothing of it shows or reaches the
+/// next prompt. A Ctrl-C among it still counts: true when one was typed.
+#[cfg(unix)]
+fn early_keys_held_ctrl_c() -> bool {
+    use rustix::termios::{LocalModes, OptionalActions, SpecialCodeIndex, tcgetattr, tcsetattr};
+    const CTRL_C: u8 = 0x03;
+    let stdin = std::io::stdin();
+    let Ok(saved) = tcgetattr(&stdin) else {
+        std::thread::sleep(APPROVAL_GUARD);
+        return false;
+    };
+    let mut quiet = saved.clone();
+    quiet
+        .local_modes
+        .remove(LocalModes::ICANON | LocalModes::ECHO | LocalModes::ISIG);
+    quiet.special_codes[SpecialCodeIndex::VMIN] = 1;
+    quiet.special_codes[SpecialCodeIndex::VTIME] = 0;
+    if tcsetattr(&stdin, OptionalActions::Now, &quiet).is_err() {
+        std::thread::sleep(APPROVAL_GUARD);
+        return false;
+    }
+    let deadline = std::time::Instant::now() + APPROVAL_GUARD;
+    let mut ctrl_c = false;
+    let mut buffer = [0u8; 256];
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        let timeout = rustix::event::Timespec::try_from(left).unwrap_or_default();
+        let mut fds = [rustix::event::PollFd::new(
+            &stdin,
+            rustix::event::PollFlags::IN,
+        )];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(0) => break,
+            Ok(_) => match rustix::io::read(&stdin, &mut buffer) {
+                Ok(0) => break,
+                Ok(read) => ctrl_c |= buffer[..read].contains(&CTRL_C),
+                Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+                Err(_) => break,
+            },
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => break,
+        }
+        if ctrl_c {
+            break;
+        }
+    }
+    let _ = tcsetattr(&stdin, OptionalActions::Now, &saved);
+    ctrl_c
+}
+
+#[cfg(not(unix))]
+fn early_keys_held_ctrl_c() -> bool {
+    std::thread::sleep(APPROVAL_GUARD);
+    false
 }
 
 /// A line, for a chat whose input is not a terminal.
