@@ -31,47 +31,139 @@ pub fn expand(
     names: &[String],
     skill_dir: Option<&Path>,
 ) -> String {
-    let folder = skill_dir.map(|dir| dir.display().to_string());
-    let Some(arguments) = arguments else {
-        let mut text = body.to_string();
-        if let Some(folder) = &folder {
-            for placeholder in SKILL_DIR_PLACEHOLDERS {
-                text = text.replace(placeholder, folder);
+    let mut expander = Expander::new(arguments, names, skill_dir);
+    let mut out = String::with_capacity(body.len());
+    expander.fill(body, &mut out, false);
+    expander.finish(&mut out);
+    out
+}
+
+/// [`expand`] for a body whose dynamic context runs ([`crate::dynamic`]): each command gets its
+/// placeholders filled too, but an argument or folder holding anything beyond plain characters
+/// (letters, digits, `_ . / : = @ % + , -`) is put in single quotes, so what is given stays
+/// data and never becomes more shell; then `run` gets the command and what it returns takes the
+/// command's place, never scanned again. The first error `run` returns ends the expansion.
+pub fn expand_running<E>(
+    body: &str,
+    arguments: Option<&str>,
+    names: &[String],
+    skill_dir: Option<&Path>,
+    mut run: impl FnMut(&str) -> Result<String, E>,
+) -> Result<String, E> {
+    let mut expander = Expander::new(arguments, names, skill_dir);
+    let mut out = String::with_capacity(body.len());
+    for piece in crate::dynamic::pieces(body) {
+        match piece {
+            crate::dynamic::Piece::Text(text) => expander.fill(text, &mut out, false),
+            crate::dynamic::Piece::Command { command, .. } => {
+                let mut filled = String::with_capacity(command.len());
+                expander.fill(command, &mut filled, true);
+                out.push_str(&run(&filled)?);
             }
         }
-        return text;
-    };
-    let words = split(arguments);
-    let mut out = String::with_capacity(body.len() + arguments.len());
-    let mut used = false;
-    let mut rest = body;
-    while let Some(at) = rest.find(['$', '\\']) {
-        out.push_str(&rest[..at]);
-        let tail = &rest[at..];
-        if let Some(after) = tail.strip_prefix("\\$") {
-            out.push('$');
-            rest = after;
-            continue;
-        }
-        if let Some(after) = tail.strip_prefix('\\') {
-            out.push('\\');
-            rest = after;
-            continue;
-        }
-        let (replacement, length, is_argument) =
-            placeholder(tail, arguments, &words, names, folder.as_deref());
-        out.push_str(replacement.as_deref().unwrap_or(&tail[..length]));
-        // A placeholder left as written (its argument missing, or `$5` meaning five dollars)
-        // used nothing: the arguments are then appended rather than lost.
-        used |= is_argument && replacement.is_some();
-        rest = &tail[length..];
     }
-    out.push_str(rest);
-    if !used && !arguments.trim().is_empty() {
-        out.push_str("\n\nARGUMENTS: ");
-        out.push_str(arguments);
+    expander.finish(&mut out);
+    Ok(out)
+}
+
+/// One expansion, over one or more pieces of a body.
+struct Expander<'a> {
+    arguments: Option<&'a str>,
+    words: Vec<String>,
+    names: &'a [String],
+    folder: Option<String>,
+    /// Whether a placeholder took an argument.
+    used: bool,
+}
+
+impl<'a> Expander<'a> {
+    fn new(arguments: Option<&'a str>, names: &'a [String], skill_dir: Option<&Path>) -> Self {
+        Self {
+            arguments,
+            words: arguments.map(split).unwrap_or_default(),
+            names,
+            folder: skill_dir.map(|dir| dir.display().to_string()),
+            used: false,
+        }
     }
-    out
+
+    /// `text` with its placeholders filled, onto `out`; `quote`: values shell-quoted where
+    /// needed ([`shell_word`]).
+    fn fill(&mut self, text: &str, out: &mut String, quote: bool) {
+        let value = |value: &str| {
+            if quote {
+                shell_word(value)
+            } else {
+                value.to_string()
+            }
+        };
+        let Some(arguments) = self.arguments else {
+            let mut text = text.to_string();
+            if let Some(folder) = &self.folder {
+                for placeholder in SKILL_DIR_PLACEHOLDERS {
+                    text = text.replace(placeholder, &value(folder));
+                }
+            }
+            out.push_str(&text);
+            return;
+        };
+        let mut rest = text;
+        while let Some(at) = rest.find(['$', '\\']) {
+            out.push_str(&rest[..at]);
+            let tail = &rest[at..];
+            if let Some(after) = tail.strip_prefix("\\$") {
+                out.push('$');
+                rest = after;
+                continue;
+            }
+            if let Some(after) = tail.strip_prefix('\\') {
+                out.push('\\');
+                rest = after;
+                continue;
+            }
+            let (replacement, length, is_argument) = placeholder(
+                tail,
+                arguments,
+                &self.words,
+                self.names,
+                self.folder.as_deref(),
+            );
+            match &replacement {
+                Some(replacement) => out.push_str(&value(replacement)),
+                None => out.push_str(&tail[..length]),
+            }
+            // A placeholder left as written (its argument missing, or `$5` meaning five
+            // dollars) used nothing: the arguments are then appended rather than lost.
+            self.used |= is_argument && replacement.is_some();
+            rest = &tail[length..];
+        }
+        out.push_str(rest);
+    }
+
+    /// Appends the arguments when no placeholder took them.
+    fn finish(&self, out: &mut String) {
+        if let Some(arguments) = self.arguments
+            && !self.used
+            && !arguments.trim().is_empty()
+        {
+            out.push_str("\n\nARGUMENTS: ");
+            out.push_str(arguments);
+        }
+    }
+}
+
+/// `value` as one shell word: as it is when it holds only plain characters (so it reads the
+/// same inside or outside the command's own quotes), else in single quotes.
+fn shell_word(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c));
+    if plain {
+        value.to_string()
+    } else {
+        format!("'{}'", value.replace('\'', "'\\''"))
+    }
 }
 
 /// The placeholder at the start of `tail` (which starts with `$`): what it stands for (`None`:
@@ -261,5 +353,51 @@ mod tests {
         assert_eq!(split(""), Vec::<String>::new());
         assert_eq!(split("'' x"), ["", "x"]);
         assert_eq!(split("'unclosed quote"), ["unclosed quote"]);
+    }
+
+    #[test]
+    fn commands_get_quoted_values_and_their_output_is_not_scanned_again() {
+        let body = "Diff of $0:\n!`git diff $0 -- ${SKILL_DIR}/x`\n```!\nls $ARGUMENTS\n```\nend $1";
+        let mut ran = Vec::new();
+        let text = expand_running(
+            body,
+            Some("main 'a b; rm -rf ~'"),
+            &[],
+            Some(Path::new("/skills/my skill")),
+            |command: &str| {
+                ran.push(command.to_string());
+                Ok::<_, ()>("$1 !`date` ${SKILL_DIR}".to_string())
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            ran,
+            [
+                "git diff main -- '/skills/my skill'/x",
+                r#"ls 'main '\''a b; rm -rf ~'\'''"#,
+            ]
+        );
+        // The output stays as it came; the text around it is filled as usual.
+        assert_eq!(
+            text,
+            "Diff of main:\n$1 !`date` ${SKILL_DIR}\n$1 !`date` ${SKILL_DIR}end a b; rm -rf ~"
+        );
+        // Loaded, not invoked: the folder still filled, quoted in a command where needed.
+        let text = expand_running(
+            "!`cat ${CLAUDE_SKILL_DIR}/a`",
+            None,
+            &[],
+            Some(Path::new("/s/plain")),
+            |command: &str| Ok::<_, ()>(format!("[{command}]")),
+        )
+        .unwrap();
+        assert_eq!(text, "[cat /s/plain/a]");
+        // The first failure ends it.
+        let mut calls = 0;
+        let error = expand_running("!`a`\n!`b`", None, &[], None, |_: &str| {
+            calls += 1;
+            Err("failed")
+        });
+        assert_eq!((error, calls), (Err("failed"), 1));
     }
 }

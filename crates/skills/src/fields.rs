@@ -46,6 +46,12 @@ pub struct Frontmatter {
     pub metadata: Vec<(String, String)>,
     /// `allowed-tools`: a space-separated string, a comma list or a YAML list.
     pub allowed_tools: Vec<String>,
+    /// `disallowed-tools`: tools refused while the skill is active, spelled as `allowed-tools`.
+    pub disallowed_tools: Vec<String>,
+    /// `context`: `fork` runs the skill as a subagent with a fresh history.
+    pub context: Option<String>,
+    /// `model`: the model a forked skill runs on (`inherit`: the session's).
+    pub model: Option<String>,
     /// `disable-model-invocation`: the model may not load the skill; it is left out of the catalog.
     pub disable_model_invocation: bool,
     /// `user-invocable` (default true): whether the user may invoke the skill as `/name`.
@@ -99,6 +105,11 @@ impl Frontmatter {
             "arguments" => self.arguments = self.list(key, value, split_tags),
             "metadata" => self.metadata = self.string_map(key, value),
             "allowed-tools" => self.allowed_tools = self.list(key, value, split_tool_list),
+            "disallowed-tools" => {
+                self.disallowed_tools = self.list(key, value, split_tool_list);
+            }
+            "context" => self.context = self.text(key, value).map(|text| text.trim().to_string()),
+            "model" => self.model = self.text(key, value).map(|text| text.trim().to_string()),
             "tags" => self.tags = self.list(key, value, split_tags),
             "disable-model-invocation" => {
                 self.disable_model_invocation = self.boolean(key, value).unwrap_or(false);
@@ -324,6 +335,12 @@ mod tests {
         assert_eq!(
             fields("allowed-tools: [Read, Grep]").allowed_tools,
             ["Read", "Grep"]
+        );
+        let forked = fields("disallowed-tools: Write, Bash(rm:*)\ncontext: fork\nmodel: haiku");
+        assert_eq!(forked.disallowed_tools, ["Write", "Bash(rm:*)"]);
+        assert_eq!(
+            (forked.context.as_deref(), forked.model.as_deref()),
+            (Some("fork"), Some("haiku"))
         );
     }
 

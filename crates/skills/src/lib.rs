@@ -43,6 +43,7 @@ mod catalog;
 mod clean;
 pub mod confine;
 mod diagnostic;
+pub mod dynamic;
 mod dir;
 mod discover;
 mod error;
@@ -56,7 +57,7 @@ mod scaffold;
 mod skill;
 mod validate;
 
-pub use arguments::{expand, split as split_arguments};
+pub use arguments::{expand, expand_running, split as split_arguments};
 pub use catalog::{
     BudgetReport, Catalog, CatalogFormat, DEFAULT_CATALOG_BUDGET, MIN_DESCRIPTION_CHARS,
     render_catalog, xml_escape,
