@@ -1,7 +1,8 @@
 //! What the agent, the CLI and the MCP server share, so that none of them depends on another:
 //! the discovered skills ready to rank ([`index`]: the skill index and its embedding cache), and
 //! the embedding model ([`model`]: where it is found, downloading it, building the index with it),
-//! and watching the skill roots for changes ([`watch`]).
+//! watching the skill roots for changes ([`watch`]), and which projects the user trusts to act
+//! ([`trust`]).
 //!
 //! It sits above the pure engines (`skillet-skills`, `skillet-retrieval`) and below `agent`,
 //! `mcp` and `cli`: the agent ranks with a [`index::SkillIndex`] it is given, the CLI and the MCP
@@ -11,4 +12,5 @@
 
 pub mod index;
 pub mod model;
+pub mod trust;
 pub mod watch;

@@ -357,7 +357,8 @@ mod tests {
 
     #[test]
     fn commands_get_quoted_values_and_their_output_is_not_scanned_again() {
-        let body = "Diff of $0:\n!`git diff $0 -- ${SKILL_DIR}/x`\n```!\nls $ARGUMENTS\n```\nend $1";
+        let body =
+            "Diff of $0:\n!`git diff $0 -- ${SKILL_DIR}/x`\n```!\nls $ARGUMENTS\n```\nend $1";
         let mut ran = Vec::new();
         let text = expand_running(
             body,

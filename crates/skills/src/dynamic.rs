@@ -37,17 +37,17 @@ pub fn pieces(body: &str) -> Vec<Piece<'_>> {
             .find('\n')
             .map_or(body.len(), |at| line_start + at + 1);
         let line = &body[line_start..line_end];
-        if line.trim_start().starts_with("```!") {
-            if let Some((command, block_end)) = fenced(body, line_end) {
-                push_text(&mut pieces, &body[text_start..line_start]);
-                pieces.push(Piece::Command {
-                    command,
-                    fenced: true,
-                });
-                text_start = block_end;
-                line_start = block_end;
-                continue;
-            }
+        if line.trim_start().starts_with("```!")
+            && let Some((command, block_end)) = fenced(body, line_end)
+        {
+            push_text(&mut pieces, &body[text_start..line_start]);
+            pieces.push(Piece::Command {
+                command,
+                fenced: true,
+            });
+            text_start = block_end;
+            line_start = block_end;
+            continue;
         }
         let mut at = line_start;
         while let Some(found) = body[at..line_end].find("!`") {
@@ -141,13 +141,7 @@ mod tests {
             ]
         );
         // Not after a word, not without its closing backtick on the line, not empty.
-        for text in [
-            "wow!`date`",
-            "!`date\n`",
-            "!``",
-            "!` `",
-            "say `!`date``",
-        ] {
+        for text in ["wow!`date`", "!`date\n`", "!``", "!` `", "say `!`date``"] {
             assert!(!has_commands(text), "{text:?}");
         }
         // Indented, and inside an ordinary code block (as Claude Code reads it).
@@ -185,10 +179,7 @@ mod tests {
 
     #[test]
     fn multibyte_text_around_commands() {
-        assert_eq!(
-            commands("é !`echo ü` — !`x`\n"),
-            vec!["echo ü", "x"]
-        );
+        assert_eq!(commands("é !`echo ü` — !`x`\n"), vec!["echo ü", "x"]);
         assert!(!has_commands("é!`x`"));
     }
 }

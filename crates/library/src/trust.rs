@@ -1,0 +1,549 @@
+//! Trust in a project: what a repository's own files may do beyond being read.
+//!
+//! A project's skills are text someone else wrote. They are always shown to the model as text,
+//! but two things in them act: dynamic context (`` !`command` `` lines, run before the body is
+//! sent) and `allowed-tools` (calls approved without asking). A project's `skillet.toml` may
+//! also ask for what only the user may grant (`yes`, the provider, where requests go, the
+//! sandbox). None of it takes effect until the user trusts the project.
+//!
+//! Trust is the user's, never the project's: it is kept in the user's config folder
+//! ([`TRUST_FILE`]), keyed by the project's root (its git root), and pinned to what it unlocks:
+//! a digest of each acting skill's folder and of the config file. An edit to any of them, or a
+//! new acting skill, and the project is asked about again ([`TrustState::Changed`]); a skill
+//! edited after the session started acts no more ([`SkillTrust::trusts`] checks its digest
+//! again each time). User-level skills and folders the user named are always trusted.
+//!
+//! Nothing here runs anything: finding what a project would unlock only reads files.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+use skillet_skills::{Library, RootKind, Skill, dynamic, skill_files_up_to};
+
+/// The file, in the user's config folder, that records the projects trusted or declined.
+pub const TRUST_FILE: &str = "trusted-projects.toml";
+/// The largest trust file read.
+pub const MAX_TRUST_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// The most files of one skill's folder pinned; a skill with more cannot be trusted.
+pub const MAX_PINNED_FILES: usize = 1024;
+/// The most bytes of one skill's folder pinned; a skill with more cannot be trusted.
+pub const MAX_PINNED_BYTES: u64 = 64 * 1024 * 1024;
+/// The most commands of one skill listed when asking (all of them are pinned).
+pub const MAX_LISTED_COMMANDS: usize = 5;
+
+/// Why the trust file cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    /// Reading or writing it failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The trust file.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// It is not what skillet writes.
+    #[error("{path}: {message}\n  hint: fix or delete the file; `skillet trust` writes it again")]
+    Parse {
+        /// The trust file.
+        path: PathBuf,
+        /// TOML's message.
+        message: String,
+    },
+}
+
+/// A project skill that trusting the project would let act.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActingSkill {
+    /// Its name.
+    pub name: String,
+    /// Its folder, absolute.
+    pub dir: PathBuf,
+    /// The commands its body runs (dynamic context), as written.
+    pub commands: Vec<String>,
+    /// Its `allowed-tools`.
+    pub allowed_tools: Vec<String>,
+    /// The digest of its folder; `None` when it is too large to pin (it is then never trusted).
+    pub digest: Option<String>,
+}
+
+/// A project's `skillet.toml` asking for what only trust grants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigGrants {
+    /// The file.
+    pub path: PathBuf,
+    /// What it sets, one `key = value` each.
+    pub grants: Vec<String>,
+    /// The digest of the file.
+    pub digest: String,
+}
+
+/// What trusting a project unlocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unlocks {
+    /// The project's root (its git root, else the working directory), canonical.
+    pub root: PathBuf,
+    /// Its skills with dynamic context or `allowed-tools`, in the library's order.
+    pub skills: Vec<ActingSkill>,
+    /// Its `skillet.toml`, when that asks for a grant.
+    pub config: Option<ConfigGrants>,
+}
+
+impl Unlocks {
+    /// What trusting the project at `root` would unlock: the library's project skills that act
+    /// (read from disk now), and `config`, a `skillet.toml` with the grants it asks for (the
+    /// caller reads it: the settings are the caller's). Nothing is run.
+    pub fn find(root: &Path, library: &Library, config: Option<(PathBuf, Vec<String>)>) -> Self {
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        let skills = library
+            .skills()
+            .iter()
+            .filter(|skill| skill.root_kind == RootKind::Project)
+            .filter_map(acting)
+            .collect();
+        let config = config
+            .filter(|(_, grants)| !grants.is_empty())
+            .map(|(path, grants)| ConfigGrants {
+                digest: file_digest(&path).unwrap_or_else(|_| "unreadable".into()),
+                path,
+                grants,
+            });
+        Self {
+            root,
+            skills,
+            config,
+        }
+    }
+
+    /// Whether trust would unlock nothing.
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty() && self.config.is_none()
+    }
+
+    /// What trust unlocks, for the user to read before deciding: one entry per skill (its
+    /// commands, up to [`MAX_LISTED_COMMANDS`], and its tool grants) and per config grant.
+    /// Everything in it is the project's text: the caller makes it safe for the terminal.
+    pub fn describe(&self) -> String {
+        let mut text = String::new();
+        for skill in &self.skills {
+            let _ = writeln!(text, "- skill {} ({})", skill.name, skill.dir.display());
+            for command in skill.commands.iter().take(MAX_LISTED_COMMANDS) {
+                let first = command.lines().next().unwrap_or_default();
+                let more = if command.lines().nth(1).is_some() {
+                    " …"
+                } else {
+                    ""
+                };
+                let _ = writeln!(text, "    runs: {first}{more}");
+            }
+            if skill.commands.len() > MAX_LISTED_COMMANDS {
+                let _ = writeln!(
+                    text,
+                    "    … and {} more commands",
+                    skill.commands.len() - MAX_LISTED_COMMANDS
+                );
+            }
+            if !skill.allowed_tools.is_empty() {
+                let _ = writeln!(
+                    text,
+                    "    allows without asking: {}",
+                    skill.allowed_tools.join(", ")
+                );
+            }
+            if skill.digest.is_none() {
+                let _ = writeln!(
+                    text,
+                    "    (its folder is over {MAX_PINNED_FILES} files or {MAX_PINNED_BYTES} bytes: it cannot be pinned, so it stays untrusted)"
+                );
+            }
+        }
+        if let Some(config) = &self.config {
+            let _ = writeln!(text, "- {} sets:", config.path.display());
+            for grant in &config.grants {
+                let _ = writeln!(text, "    {grant}");
+            }
+        }
+        text
+    }
+
+    /// The record that trusting (or declining) exactly this content leaves.
+    fn record(&self, trusted: bool) -> Record {
+        Record {
+            root: self.root.clone(),
+            trusted,
+            at: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_secs()),
+            config: self.config.as_ref().map(|config| config.digest.clone()),
+            skills: self
+                .skills
+                .iter()
+                .filter_map(|skill| {
+                    let digest = skill.digest.clone()?;
+                    Some((self.key(&skill.dir), digest))
+                })
+                .collect(),
+        }
+    }
+
+    /// A skill's folder as recorded: relative to the root where it is inside it.
+    fn key(&self, dir: &Path) -> String {
+        dir.strip_prefix(&self.root)
+            .unwrap_or(dir)
+            .display()
+            .to_string()
+    }
+
+    /// What differs between this content and a record of it: one line each.
+    fn changes(&self, record: &Record) -> Vec<String> {
+        let mut changes = Vec::new();
+        let mut now: BTreeMap<String, Option<&String>> = BTreeMap::new();
+        for skill in &self.skills {
+            now.insert(self.key(&skill.dir), skill.digest.as_ref());
+        }
+        for (key, digest) in &now {
+            match (record.skills.get(key), digest) {
+                (None, _) => changes.push(format!("{key}: new")),
+                (Some(_), None) => changes.push(format!("{key}: too large to pin")),
+                (Some(pinned), Some(digest)) if pinned != *digest => {
+                    changes.push(format!("{key}: changed"));
+                }
+                _ => {}
+            }
+        }
+        for key in record.skills.keys() {
+            if !now.contains_key(key) {
+                changes.push(format!("{key}: gone or no longer acting"));
+            }
+        }
+        match (&record.config, &self.config) {
+            (None, Some(config)) => changes.push(format!("{}: new grants", config.path.display())),
+            (Some(_), None) => changes.push("skillet.toml: no longer asks for grants".into()),
+            (Some(pinned), Some(config)) if *pinned != config.digest => {
+                changes.push(format!("{}: changed", config.path.display()));
+            }
+            _ => {}
+        }
+        changes
+    }
+}
+
+/// Where a project stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustState {
+    /// Nothing in it needs trust (and the user never declined it).
+    Nothing,
+    /// Trusted, and nothing it unlocks has changed since.
+    Trusted,
+    /// Declined, and nothing it would unlock has changed since.
+    Declined,
+    /// Never decided.
+    Unknown,
+    /// Decided before, but what it unlocks changed since: trust is off until asked again.
+    Changed {
+        /// Whether it was trusted.
+        was_trusted: bool,
+        /// What changed, one line each.
+        changes: Vec<String>,
+    },
+}
+
+impl TrustState {
+    /// Whether the project's skills and config may act.
+    pub fn is_trusted(&self) -> bool {
+        matches!(self, Self::Trusted)
+    }
+
+    /// Whether the user should be asked (nothing decided for what is there now).
+    pub fn needs_asking(&self) -> bool {
+        matches!(self, Self::Unknown | Self::Changed { .. })
+    }
+}
+
+/// One project's decision, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// The project's root.
+    pub root: PathBuf,
+    /// Trusted (true) or declined.
+    pub trusted: bool,
+    /// When, in seconds since 1970.
+    pub at: u64,
+    /// The digest of its `skillet.toml`, when that asked for grants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// Each acting skill's folder (relative to the root) and its digest.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub skills: BTreeMap<String, String>,
+}
+
+/// The trust file's content.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoreFile {
+    #[serde(default, rename = "project")]
+    projects: Vec<Record>,
+}
+
+/// The projects the user trusted or declined, kept in [`TRUST_FILE`] in their config folder.
+#[derive(Debug)]
+pub struct TrustStore {
+    path: PathBuf,
+    projects: Vec<Record>,
+}
+
+impl TrustStore {
+    /// Reads the store in `config_dir` (none there: empty). Only a regular file of at most
+    /// [`MAX_TRUST_FILE_BYTES`] is read.
+    pub fn open(config_dir: &Path) -> Result<Self, TrustError> {
+        let path = config_dir.join(TRUST_FILE);
+        let failed = |source| TrustError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = match skillet_skills::open_regular(&path) {
+            Ok(file) => file,
+            Err(skillet_skills::Error::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Ok(Self {
+                    path,
+                    projects: Vec::new(),
+                });
+            }
+            Err(error) => return Err(failed(std::io::Error::other(error.to_string()))),
+        };
+        let mut bytes = Vec::new();
+        if skillet_skills::read_capped(&mut file, &mut bytes, MAX_TRUST_FILE_BYTES)
+            .map_err(failed)?
+        {
+            return Err(failed(std::io::Error::other(format!(
+                "over the {MAX_TRUST_FILE_BYTES}-byte limit for the trust file"
+            ))));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| failed(std::io::Error::other("not UTF-8 text")))?;
+        let store: StoreFile = toml::from_str(&text).map_err(|error| TrustError::Parse {
+            path: path.clone(),
+            message: error.message().to_string(),
+        })?;
+        Ok(Self {
+            path,
+            projects: store.projects,
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every project recorded.
+    pub fn records(&self) -> &[Record] {
+        &self.projects
+    }
+
+    /// The record for a project root.
+    pub fn record(&self, root: &Path) -> Option<&Record> {
+        self.projects.iter().find(|record| record.root == root)
+    }
+
+    /// Where the project `unlocks` describes stands.
+    pub fn state(&self, unlocks: &Unlocks) -> TrustState {
+        match self.record(&unlocks.root) {
+            None if unlocks.is_empty() => TrustState::Nothing,
+            None => TrustState::Unknown,
+            Some(record) => {
+                let changes = unlocks.changes(record);
+                match (changes.is_empty(), record.trusted) {
+                    (true, true) => TrustState::Trusted,
+                    (true, false) if unlocks.is_empty() => TrustState::Nothing,
+                    (true, false) => TrustState::Declined,
+                    (false, was_trusted) => TrustState::Changed {
+                        was_trusted,
+                        changes,
+                    },
+                }
+            }
+        }
+    }
+
+    /// Records the decision for exactly this content and writes the file.
+    pub fn decide(&mut self, unlocks: &Unlocks, trusted: bool) -> Result<(), TrustError> {
+        self.projects.retain(|record| record.root != unlocks.root);
+        self.projects.push(unlocks.record(trusted));
+        self.save()
+    }
+
+    /// Forgets a project (it is asked about again); whether it was recorded.
+    pub fn forget(&mut self, root: &Path) -> Result<bool, TrustError> {
+        let before = self.projects.len();
+        self.projects.retain(|record| record.root != root);
+        if self.projects.len() == before {
+            return Ok(false);
+        }
+        self.save().map(|()| true)
+    }
+
+    /// Writes the file whole, through a temporary file renamed over it (a crash leaves the old
+    /// one or the new one, never half of either).
+    fn save(&self) -> Result<(), TrustError> {
+        let failed = |source| TrustError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(failed)?;
+        let mut text = String::from(
+            "# The projects you trusted or declined, written by skillet (`skillet trust`).\n\
+             # Each is pinned to digests of what trust unlocks there: an edit asks again.\n\n",
+        );
+        text.push_str(
+            &toml::to_string_pretty(&StoreFile {
+                projects: self.projects.clone(),
+            })
+            .map_err(|error| failed(std::io::Error::other(error.to_string())))?,
+        );
+        let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
+        std::io::Write::write_all(&mut temp, text.as_bytes()).map_err(failed)?;
+        temp.as_file().sync_all().map_err(failed)?;
+        temp.persist(&self.path)
+            .map_err(|error| failed(error.error))?;
+        Ok(())
+    }
+}
+
+/// Which skills may act in this session: user-level and named folders always; the project's
+/// only when it is trusted, and only while each skill's folder is as it was pinned.
+#[derive(Debug, Clone, Default)]
+pub struct SkillTrust {
+    /// The pinned digest of each trusted project skill's folder; `None`: the project is not
+    /// trusted.
+    pinned: Option<HashMap<PathBuf, String>>,
+}
+
+impl SkillTrust {
+    /// Trust for a trusted project: its acting skills as they are now.
+    pub fn trusted(unlocks: &Unlocks) -> Self {
+        Self {
+            pinned: Some(
+                unlocks
+                    .skills
+                    .iter()
+                    .filter_map(|skill| Some((skill.dir.clone(), skill.digest.clone()?)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// No trust in the project (user-level skills still act).
+    pub fn untrusted() -> Self {
+        Self { pinned: None }
+    }
+
+    /// Whether the project is trusted.
+    pub fn project_trusted(&self) -> bool {
+        self.pinned.is_some()
+    }
+
+    /// Whether this skill's commands may run and its tool grants apply now. A project skill
+    /// must be pinned and its folder unchanged since (read again now).
+    pub fn trusts(&self, skill: &Skill) -> bool {
+        if skill.root_kind != RootKind::Project {
+            return true;
+        }
+        let Some(pinned) = &self.pinned else {
+            return false;
+        };
+        pinned
+            .get(&skill.dir)
+            .is_some_and(|digest| skill_digest(skill).as_ref() == Some(digest))
+    }
+}
+
+/// A project skill that acts, read now; `None` when it does not act (or cannot be read).
+fn acting(skill: &Skill) -> Option<ActingSkill> {
+    let commands: Vec<String> = skill
+        .read_body()
+        .map(|body| {
+            dynamic::commands(&body)
+                .into_iter()
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if commands.is_empty() && skill.frontmatter.allowed_tools.is_empty() {
+        return None;
+    }
+    Some(ActingSkill {
+        name: skill.name.clone(),
+        dir: skill.dir.clone(),
+        commands,
+        allowed_tools: skill.frontmatter.allowed_tools.clone(),
+        digest: skill_digest(skill),
+    })
+}
+
+/// The digest of a skill's folder: its skill file and every file it lists, each with its path;
+/// `None` when the folder is over [`MAX_PINNED_FILES`] files or [`MAX_PINNED_BYTES`] bytes, or
+/// a file cannot be read.
+pub fn skill_digest(skill: &Skill) -> Option<String> {
+    let listing = skill_files_up_to(&skill.dir, MAX_PINNED_FILES);
+    if !listing.complete || listing.total > listing.files.len() {
+        return None;
+    }
+    let mut hasher = Sha256::new();
+    let mut budget = MAX_PINNED_BYTES;
+    let skill_file = skill
+        .file
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for relative in std::iter::once(&skill_file).chain(&listing.files) {
+        hasher.update((relative.len() as u64).to_le_bytes());
+        hasher.update(relative.as_bytes());
+        let mut file = skillet_skills::open_regular(&skill.dir.join(relative)).ok()?;
+        let mut bytes = Vec::new();
+        let over = skillet_skills::read_capped(&mut file, &mut bytes, budget).ok()?;
+        if over {
+            return None;
+        }
+        budget -= bytes.len() as u64;
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    Some(hex(&hasher.finalize()))
+}
+
+/// The digest of one regular file.
+fn file_digest(path: &Path) -> std::io::Result<String> {
+    let mut file = skillet_skills::open_regular(path).map_err(std::io::Error::other)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut text = String::with_capacity(7 + bytes.len() * 2);
+    text.push_str("sha256:");
+    for byte in bytes {
+        let _ = write!(text, "{byte:02x}");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests;
