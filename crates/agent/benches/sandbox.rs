@@ -108,6 +108,8 @@ mod bash_tool {
             gate: Arc::new(Gate::new(Permissions::Allow)),
             protected: Vec::new(),
             sandbox,
+            skill_trust: skillet_library::trust::SkillTrust::untrusted(),
+            skill_shell: true,
         };
         let tools = ToolTable::standard(false);
         let bash = tools.get("bash").expect("the bash tool");

@@ -70,6 +70,11 @@ pub struct AgentConfig {
     /// The user's own instructions file for every project, read first when it exists
     /// ([`crate::instructions::user_instructions_path`] gives the usual one); `None`: none.
     pub user_instructions: Option<PathBuf>,
+    /// Which skills may run their dynamic context and grant tools (the project's only when the
+    /// user trusts it).
+    pub skill_trust: skillet_library::trust::SkillTrust,
+    /// Whether skills' dynamic context (`` !`command` ``) runs at all.
+    pub skill_shell: bool,
 }
 
 /// What is done with the skills that match a user message (always by appending to that
@@ -112,6 +117,8 @@ impl AgentConfig {
             sandbox: SandboxPolicy::default(),
             instructions: true,
             user_instructions: None,
+            skill_trust: skillet_library::trust::SkillTrust::untrusted(),
+            skill_shell: true,
         }
     }
 }
@@ -345,6 +352,20 @@ impl Agent {
     /// any other way does): the notice to show when it has a critical finding.
     pub fn audit_notice(&self, skill: &skillet_skills::Skill) -> Option<String> {
         crate::tools::load_skill::audit_once(&self.core.audited, skill)
+    }
+
+    /// A skill the user invokes by hand (`/name args`): the text to send as their message, its
+    /// dynamic context run where it may ([`crate::invoke`]), its rules active for the turn that
+    /// message starts. An `Err` says why it was not invoked (nothing ran after the failing
+    /// command, nothing is sent).
+    pub async fn invoke_skill(
+        &self,
+        skill: &skillet_skills::Skill,
+        arguments: &str,
+    ) -> Result<String, crate::tool::ToolError> {
+        let invoked = crate::invoke::invoke(&self.core.context, skill, Some(arguments)).await?;
+        self.core.context.gate.activate_next_turn(invoked.rules);
+        Ok(invoked.text)
     }
 
     /// What resuming repaired in the history, one line each.
@@ -607,6 +628,8 @@ fn build_core(
         gate,
         protected: config.protected.clone(),
         sandbox: config.sandbox.clone(),
+        skill_trust: config.skill_trust.clone(),
+        skill_shell: config.skill_shell,
     };
     let specs = tools.specs(&context);
     Core {

@@ -14,8 +14,10 @@
 mod agent;
 pub mod compact;
 mod error;
+pub mod grants;
 pub mod guard;
 pub mod instructions;
+pub mod invoke;
 pub mod paths;
 pub mod permission;
 mod prompt;

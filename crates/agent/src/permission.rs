@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::grants::ActiveSkill;
 use crate::tool::ToolKind;
 
 /// What the user answered.
@@ -61,10 +62,15 @@ pub enum Permissions {
     },
 }
 
-/// Applies the policy, remembering what the user allowed for the session.
+/// Applies the policy, remembering what the user allowed for the session, with the rules of
+/// the skills active in this turn ([`crate::grants`]).
 pub struct Gate {
     permissions: Permissions,
     always: Mutex<HashSet<ToolKind>>,
+    /// The skills active in this turn.
+    active: Mutex<Vec<ActiveSkill>>,
+    /// Skills the user invoked for the next turn (`/name`): active when it starts.
+    next_turn: Mutex<Vec<ActiveSkill>>,
     /// The user answered [`Approval::Stop`] in this turn (shared with subagents, whose gate
     /// this is too).
     stopped: AtomicBool,
@@ -79,8 +85,66 @@ impl Gate {
         Self {
             permissions,
             always: Mutex::new(HashSet::new()),
+            active: Mutex::new(Vec::new()),
+            next_turn: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
         }
+    }
+
+    /// A skill loaded now: its rules hold until the end of this turn.
+    pub fn activate(&self, skill: ActiveSkill) {
+        if skill.is_empty() {
+            return;
+        }
+        if let Ok(mut active) = self.active.lock() {
+            active.retain(|other| other.name != skill.name);
+            active.push(skill);
+        }
+    }
+
+    /// A skill the user invoked for the turn their message starts: its rules hold from that
+    /// turn's start to its end.
+    pub fn activate_next_turn(&self, skill: ActiveSkill) {
+        if !skill.is_empty()
+            && let Ok(mut next) = self.next_turn.lock()
+        {
+            next.push(skill);
+        }
+    }
+
+    /// The refusal of an active skill's `disallowed-tools` for this call, naming the skill.
+    pub fn refusal(&self, tool: &str, input: &serde_json::Value) -> Option<String> {
+        let active = self.active.lock().ok()?;
+        active
+            .iter()
+            .find(|skill| skill.deny.iter().any(|rule| rule.refuses(tool, input)))
+            .map(|skill| {
+                format!(
+                    "refused: the skill '{}' does not allow this call while it is active (its disallowed-tools); do the task another way or ask the user",
+                    skill.name
+                )
+            })
+    }
+
+    /// The active skill whose `allowed-tools` let this call run unasked.
+    fn allowed_by(&self, tool: &str, input: &serde_json::Value) -> Option<String> {
+        let active = self.active.lock().ok()?;
+        active
+            .iter()
+            .find(|skill| skill.allow.iter().any(|rule| rule.allows(tool, input)))
+            .map(|skill| skill.name.clone())
+    }
+
+    /// Whether this call may run without anyone being asked now: allowed by the policy (`run
+    /// --yes`, "always" in chat) or by an active skill, not protected, not refused. What a
+    /// skill's dynamic context runs must pass this: it never asks.
+    pub fn allows_unasked(&self, request: &ApprovalRequest, input: &serde_json::Value) -> bool {
+        if request.protected.is_some() || self.refusal(&request.tool, input).is_some() {
+            return false;
+        }
+        request.kind == ToolKind::Read
+            || self.asks_nobody(request.kind)
+            || self.allowed_by(&request.tool, input).is_some()
     }
 
     /// Whether the user stopped the turn at an approval prompt.
@@ -88,9 +152,18 @@ impl Gate {
         self.stopped.load(Ordering::SeqCst)
     }
 
-    /// A new turn starts: an earlier stop no longer counts.
+    /// A new turn starts: an earlier stop no longer counts, the skills of the last turn are no
+    /// longer active, those the user invoked for this one are.
     pub(crate) fn start_turn(&self) {
         self.stopped.store(false, Ordering::SeqCst);
+        let next = self
+            .next_turn
+            .lock()
+            .map(|mut next| std::mem::take(&mut *next))
+            .unwrap_or_default();
+        if let Ok(mut active) = self.active.lock() {
+            *active = next;
+        }
     }
 
     /// True when calls of this kind run without anyone being asked about each: `run --yes`, or
@@ -106,9 +179,17 @@ impl Gate {
         }
     }
 
-    /// `Ok` when the call may run; otherwise what the model is told.
-    pub fn check(&self, request: &ApprovalRequest) -> Result<(), String> {
+    /// `Ok` when the call (`input`, as the model gave it) may run; otherwise what the model is
+    /// told. An active skill's `allowed-tools` let it run unasked, except on a protected path.
+    pub fn check(
+        &self,
+        request: &ApprovalRequest,
+        input: &serde_json::Value,
+    ) -> Result<(), String> {
         if request.kind == ToolKind::Read {
+            return Ok(());
+        }
+        if request.protected.is_none() && self.allowed_by(&request.tool, input).is_some() {
             return Ok(());
         }
         match &self.permissions {
@@ -176,6 +257,8 @@ mod tests {
         }
     }
 
+    use serde_json::Value;
+
     #[test]
     fn always_never_covers_a_protected_path_and_run_refuses_it() {
         let approver = Arc::new(Count(
@@ -183,15 +266,26 @@ mod tests {
             Mutex::new(0),
         ));
         let gate = Gate::new(Permissions::Ask(approver.clone()));
-        assert!(gate.check(&request(None)).is_ok());
-        assert!(gate.check(&request(None)).is_ok(), "remembered");
+        assert!(gate.check(&request(None), &Value::Null).is_ok());
+        assert!(
+            gate.check(&request(None), &Value::Null).is_ok(),
+            "remembered"
+        );
         assert_eq!(*approver.1.lock().unwrap(), 1);
-        assert!(gate.check(&request(Some("is inside .git"))).is_ok());
-        assert!(gate.check(&request(Some("is inside .git"))).is_err());
+        assert!(
+            gate.check(&request(Some("is inside .git")), &Value::Null)
+                .is_ok()
+        );
+        assert!(
+            gate.check(&request(Some("is inside .git")), &Value::Null)
+                .is_err()
+        );
         assert_eq!(*approver.1.lock().unwrap(), 3, "asked each time");
         let allow = Gate::new(Permissions::Allow);
-        assert!(allow.check(&request(None)).is_ok());
-        let refused = allow.check(&request(Some("is inside .git"))).unwrap_err();
+        assert!(allow.check(&request(None), &Value::Null).is_ok());
+        let refused = allow
+            .check(&request(Some("is inside .git")), &Value::Null)
+            .unwrap_err();
         assert!(refused.contains("is inside .git"), "{refused}");
     }
 }

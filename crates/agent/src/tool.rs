@@ -100,12 +100,21 @@ pub struct ToolContext {
     pub protected: Vec<PathBuf>,
     /// How `bash` commands are contained.
     pub sandbox: crate::sandbox::SandboxPolicy,
+    /// Which skills may run their dynamic context and grant tools.
+    pub skill_trust: skillet_library::trust::SkillTrust,
+    /// Whether skills' dynamic context runs at all (`--no-skill-shell` turns it off).
+    pub skill_shell: bool,
 }
 
 impl ToolContext {
-    /// Asks the gate about a write or a command; `Err` is what the model is told.
-    pub fn approve(&self, request: &crate::permission::ApprovalRequest) -> Result<(), ToolError> {
-        self.gate.check(request).map_err(ToolError::new)
+    /// Asks the gate about a write or a command (`input`: the call's, which a skill's `Bash(…)`
+    /// rule reads); `Err` is what the model is told.
+    pub fn approve(
+        &self,
+        request: &crate::permission::ApprovalRequest,
+        input: &Value,
+    ) -> Result<(), ToolError> {
+        self.gate.check(request, input).map_err(ToolError::new)
     }
 }
 

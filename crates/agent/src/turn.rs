@@ -352,6 +352,9 @@ async fn execute(core: &Core, name: &str, input: &Value) -> Result<String, ToolE
     if !input.is_object() {
         return Err(ToolError::new("the arguments must be a JSON object"));
     }
+    if let Some(refusal) = core.context.gate.refusal(name, input) {
+        return Err(ToolError::new(refusal));
+    }
     tool.call(input, &core.context).await
 }
 

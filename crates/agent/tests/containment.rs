@@ -83,6 +83,8 @@ fn context(fixture: &Fixture, permissions: Permissions, sandbox: SandboxPolicy) 
         gate: Arc::new(Gate::new(permissions)),
         protected: vec![fixture.cwd.join(".agents/skills")],
         sandbox,
+        skill_trust: skillet_library::trust::SkillTrust::untrusted(),
+        skill_shell: true,
     }
 }
 

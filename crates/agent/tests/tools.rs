@@ -55,6 +55,8 @@ fn fixture() -> Fixture {
         gate: Arc::new(Gate::new(Permissions::Allow)),
         protected: vec![root.join("work/.agents/skills")],
         sandbox: SandboxPolicy::default(),
+        skill_trust: skillet_library::trust::SkillTrust::untrusted(),
+        skill_shell: true,
     };
     Fixture {
         _temp: temp,

@@ -61,6 +61,20 @@ pub enum Command {
     Skills(SkillsCommand),
     /// Serve the skill library to MCP clients (Claude Code, Cursor, VS Code, …) on stdio
     Mcp(McpArgs),
+    /// Trust this project: let its skills run their commands and grant tools, and its
+    /// skillet.toml grant what only you may (shows what that unlocks first)
+    Trust(TrustArgs),
+}
+
+/// `skillet trust`.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Stop trusting this project (it is asked about again)
+    #[arg(long, conflicts_with = "list")]
+    pub revoke: bool,
+    /// List the projects trusted or declined, and where this one stands
+    #[arg(long)]
+    pub list: bool,
 }
 
 /// `skillet mcp`.
@@ -103,6 +117,7 @@ impl ChatArgs {
             (agent.catalog.is_some(), "--catalog"),
             (agent.no_stream, "--no-stream"),
             (agent.no_instructions, "--no-instructions"),
+            (agent.no_skill_shell, "--no-skill-shell"),
             (agent.skill_match.is_some(), "--skill-match"),
             (agent.resume.is_some(), "--resume"),
             (agent.continue_latest, "--continue"),
@@ -149,6 +164,10 @@ pub struct RunArgs {
     /// Allow writes and commands inside the working directory
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Trust this project for this run only (its skills' commands and tool grants, its
+    /// skillet.toml's grants), without recording it: for scripts and CI
+    #[arg(long)]
+    pub trust_project: bool,
     /// Agent options
     #[command(flatten)]
     pub agent: AgentArgs,
@@ -156,6 +175,10 @@ pub struct RunArgs {
 
 /// Options of `run` and `chat`.
 #[derive(Debug, Args, Default, Clone)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent command-line switches"
+)]
 pub struct AgentArgs {
     /// anthropic or openai (any OpenAI-compatible server: OpenAI, Ollama, vLLM, llama.cpp)
     #[arg(long, value_enum)]
@@ -178,6 +201,9 @@ pub struct AgentArgs {
     /// Do not read the project's AGENTS.md / CLAUDE.md (or your own) into a new session's prompt
     #[arg(long)]
     pub no_instructions: bool,
+    /// Do not run skills' dynamic context (`!`command`` lines): each becomes a note
+    #[arg(long)]
+    pub no_skill_shell: bool,
     /// Match each message against the skills: off, suggest (note the best fits) or auto (also
     /// load the best one)
     #[arg(long, value_enum)]

@@ -341,7 +341,7 @@ fn a_repositorys_own_config_grants_nothing_and_redirects_nothing() {
     for key in ["yes", "provider", "base_url", "sandbox.enabled"] {
         assert!(
             out.stderr
-                .contains(&format!("`{key}` is ignored in a project's skillet.toml")),
+                .contains(&format!("`{key}` is ignored: the project is not trusted")),
             "{key}: {}",
             out.stderr
         );

@@ -375,7 +375,7 @@ mod tests {
             ran,
             [
                 "git diff main -- '/skills/my skill'/x",
-                r#"ls 'main '\''a b; rm -rf ~'\'''"#,
+                r"ls 'main '\''a b; rm -rf ~'\'''",
             ]
         );
         // The output stays as it came; the text around it is filled as usual.

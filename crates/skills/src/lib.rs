@@ -76,9 +76,9 @@ pub use fields::{CLIENT_FIELDS, Frontmatter, SPEC_FIELDS, fold_whitespace, parse
 pub use frontmatter::{FrontmatterStatus, MAX_YAML_DEPTH, strict_frontmatter};
 pub use load::{
     Invoker, LoadError, MAX_LISTED_FILES, MAX_LISTING_ENTRIES, MAX_NAMES_IN_ERROR,
-    MAX_SKILL_FILE_BYTES, MAX_SUGGESTION_NAME_CHARS, SkillFiles, list_skill_files,
-    read_head_in_skill, read_in_skill, render_invoked, render_skill, resolve_in_skill, skill_files,
-    skill_files_up_to,
+    MAX_SKILL_FILE_BYTES, MAX_SUGGESTION_NAME_CHARS, SkillFiles, list_skill_files, not_run,
+    read_head_in_skill, read_in_skill, render_expanded, render_invoked, render_skill,
+    resolve_in_skill, shown_dir, skill_files, skill_files_up_to,
 };
 pub use regular::{open_regular, read_capped};
 pub use roots::{

@@ -121,6 +121,16 @@ impl Library {
         invoker: Invoker,
         arguments: Option<&str>,
     ) -> Result<String, LoadError> {
+        let skill = self.invocable(name, invoker)?;
+        render_invoked(skill, arguments).map_err(|error| LoadError::Read {
+            name: name.to_string(),
+            error,
+        })
+    }
+
+    /// The skill `invoker` may load by this name, or why not (unknown, with suggestions; the
+    /// user's only).
+    pub fn invocable(&self, name: &str, invoker: Invoker) -> Result<&Skill, LoadError> {
         let visible = |skill: &&Skill| invoker == Invoker::User || skill.model_invocable();
         let Some(skill) = self.get(name) else {
             let available: Vec<String> = self
@@ -141,10 +151,7 @@ impl Library {
                 name: name.to_string(),
             });
         }
-        render_invoked(skill, arguments).map_err(|error| LoadError::Read {
-            name: name.to_string(),
-            error,
-        })
+        Ok(skill)
     }
 }
 
@@ -155,16 +162,46 @@ pub fn render_skill(skill: &Skill) -> Result<String, Error> {
 }
 
 /// [`render_skill`] for a skill invoked with `arguments` (`None`: loaded, not invoked): the
-/// body's placeholders filled as [`crate::expand`] says, `${SKILL_DIR}` in any case.
+/// body's placeholders filled as [`crate::expand`] says, `${SKILL_DIR}` in any case. Dynamic
+/// context ([`crate::dynamic`]) is not run here: each command is replaced by a note saying so
+/// (the agent runs them, when trusted: [`render_expanded`] takes its result).
 pub fn render_invoked(skill: &Skill, arguments: Option<&str>) -> Result<String, Error> {
-    let body = crate::arguments::expand(
+    let body = crate::arguments::expand_running(
         &skill.read_body()?,
         arguments,
         &skill.frontmatter.arguments,
-        Some(Path::new(
-            crate::clean::escape_invisible(&skill.dir.display().to_string()).as_ref(),
-        )),
-    );
+        Some(&shown_dir(skill)),
+        |command| {
+            Ok::<_, std::convert::Infallible>(not_run(
+                command,
+                "commands in skills are run only by the skillet agent",
+            ))
+        },
+    )
+    .unwrap_or_else(|never| match never {});
+    Ok(render_expanded(skill, &body))
+}
+
+/// The skill's folder as placeholders give it: invisible characters made visible.
+pub fn shown_dir(skill: &Skill) -> PathBuf {
+    PathBuf::from(crate::clean::escape_invisible(&skill.dir.display().to_string()).as_ref())
+}
+
+/// What stands in the body for a command of the dynamic context that did not run, and why.
+pub fn not_run(command: &str, why: &str) -> String {
+    let first = command.lines().next().unwrap_or_default();
+    let more = if command.lines().nth(1).is_some() {
+        " …"
+    } else {
+        ""
+    };
+    format!("[not run: `{first}{more}` ({why})]")
+}
+
+/// Layer 2 for one skill whose body is already expanded (arguments filled, dynamic context
+/// run or noted): the body wrapped in `<skill name="…">`, the skill's folder, and its own files
+/// (listed, not read).
+pub fn render_expanded(skill: &Skill, body: &str) -> String {
     let listing = skill_files(&skill.dir);
     let mut text = String::with_capacity(body.len() + 512);
     let _ = writeln!(
@@ -173,7 +210,7 @@ pub fn render_invoked(skill: &Skill, arguments: Option<&str>) -> Result<String, 
         crate::catalog::xml_escape(&skill.name)
     );
     if !body.is_empty() {
-        text.push_str(&crate::clean::neutralize_wrapper(&body));
+        text.push_str(&crate::clean::neutralize_wrapper(body));
         text.push_str("\n\n");
     }
     // Folder and file names are the skill author's text too: one line each, nothing hidden,
@@ -208,7 +245,7 @@ pub fn render_invoked(skill: &Skill, arguments: Option<&str>) -> Result<String, 
         }
     }
     text.push_str("</skill>");
-    Ok(text)
+    text
 }
 
 /// A skill's own files, as listed when it loads ([`skill_files`]).

@@ -99,53 +99,84 @@ impl Tool for Bash {
                     u64::try_from(s).unwrap_or(MAX_TIMEOUT_SECS)
                 })
                 .clamp(1, MAX_TIMEOUT_SECS);
-            // Decided before asking: a command the user approves now was reviewed.
-            let unattended = context.gate.asks_nobody(ToolKind::Execute);
-            context.approve(&ApprovalRequest {
+            let request = ApprovalRequest {
                 tool: self.name().to_string(),
                 kind: ToolKind::Execute,
                 summary: command.to_string(),
                 detail: None,
                 protected: None,
-            })?;
-            // Where nobody was asked, the files that run code later are put back after the
-            // command (the sandbox cannot keep it out of them), also when it is cancelled.
-            let mut put_back = unattended
-                .then(|| PutBack(crate::guard::Guard::watch(&context.cwd, &context.protected)));
-            let mut output = run(command, context, Duration::from_secs(timeout)).await;
-            if let Some(guard) = put_back.as_mut().and_then(|put_back| put_back.0.take()) {
-                let changed = guard.restore();
-                if !changed.is_empty() {
-                    let list: Vec<String> = changed
-                        .iter()
-                        .map(|change| {
-                            format!(
-                                "{}{}",
-                                change.path.display(),
-                                if change.restored {
-                                    ""
-                                } else {
-                                    " (could not be put back: tell the user)"
-                                }
-                            )
-                        })
-                        .collect();
-                    let note = format!(
-                        "\n[refused: the command changed {}; skillet put them back. Commands nobody reviews may not change git's config and hooks, .envrc, skillet.toml or skill folders (they run code or steer the model later): tell the user what to change instead]",
-                        list.join(", ")
-                    );
-                    output = match output {
-                        Ok(text) => Ok(text + &note),
-                        Err(error) => Err(ToolError::new(error.0 + &note)),
-                    };
-                }
-            }
-            output
+            };
+            // Decided before asking: a command the user approves now was reviewed; one the
+            // policy or an active skill lets run was not.
+            let unattended = context.gate.allows_unasked(&request, input);
+            context.approve(&request, input)?;
+            run_guarded(command, context, Duration::from_secs(timeout), unattended)
+                .await
+                .map(|ran| {
+                    if ran.text.trim().is_empty() {
+                        "(no output)".to_string()
+                    } else {
+                        ran.text
+                    }
+                })
         })
     }
 }
 
-async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<String, ToolError> {
+/// A command's output, and whether it exited with 0.
+pub(crate) struct Ran {
+    /// What it printed (stdout and stderr together, capped), with its exit code when not 0.
+    pub(crate) text: String,
+    /// It exited with 0.
+    pub(crate) success: bool,
+}
+
+/// Runs a command as `bash` does, once allowed. Where nobody was asked (`unattended`), the
+/// files that run code later are put back after the command (the sandbox cannot keep it out of
+/// them), also when it is cancelled, and what was put back is told.
+pub(crate) async fn run_guarded(
+    command: &str,
+    context: &ToolContext,
+    timeout: Duration,
+    unattended: bool,
+) -> Result<Ran, ToolError> {
+    let mut put_back =
+        unattended.then(|| PutBack(crate::guard::Guard::watch(&context.cwd, &context.protected)));
+    let mut output = run(command, context, timeout).await;
+    if let Some(guard) = put_back.as_mut().and_then(|put_back| put_back.0.take()) {
+        let changed = guard.restore();
+        if !changed.is_empty() {
+            let list: Vec<String> = changed
+                .iter()
+                .map(|change| {
+                    format!(
+                        "{}{}",
+                        change.path.display(),
+                        if change.restored {
+                            ""
+                        } else {
+                            " (could not be put back: tell the user)"
+                        }
+                    )
+                })
+                .collect();
+            let note = format!(
+                "\n[refused: the command changed {}; skillet put them back. Commands nobody reviews may not change git's config and hooks, .envrc, skillet.toml or skill folders (they run code or steer the model later): tell the user what to change instead]",
+                list.join(", ")
+            );
+            output = match output {
+                Ok(ran) => Ok(Ran {
+                    text: ran.text + &note,
+                    success: false,
+                }),
+                Err(error) => Err(ToolError::new(error.0 + &note)),
+            };
+        }
+    }
+    output
+}
+
+async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<Ran, ToolError> {
     let mut shell = tokio::process::Command::new("bash");
     shell
         .arg("-c")
@@ -196,6 +227,7 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
         )));
     };
     let mut text = output.finish();
+    let success = exit.as_ref().is_ok_and(std::process::ExitStatus::success);
     match exit {
         Ok(status) if status.success() => {}
         Ok(status) => {
@@ -209,10 +241,7 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
             let _ = write!(text, "\n[cannot wait for the command: {error}]");
         }
     }
-    if text.trim().is_empty() {
-        text = "(no output)".to_string();
-    }
-    Ok(text)
+    Ok(Ran { text, success })
 }
 
 /// Puts protected files back when dropped (a cancelled command), unless the normal path did.

@@ -58,13 +58,16 @@ pub async fn apply(
     let absolute = resolved.beneath.root().join(&target);
     let protected =
         protection(context, &resolved.absolute()).or_else(|| protection(context, &absolute));
-    context.approve(&ApprovalRequest {
-        tool: tool.to_string(),
-        kind: ToolKind::Write,
-        summary: resolved.shown.clone(),
-        detail: Some(diff(&resolved.shown, old, &new)),
-        protected,
-    })?;
+    context.approve(
+        &ApprovalRequest {
+            tool: tool.to_string(),
+            kind: ToolKind::Write,
+            summary: resolved.shown.clone(),
+            detail: Some(diff(&resolved.shown, old, &new)),
+            protected,
+        },
+        &serde_json::Value::Null,
+    )?;
     let beneath: Arc<Beneath> = Arc::clone(&resolved.beneath);
     let shown = resolved.shown.clone();
     blocking(move || {

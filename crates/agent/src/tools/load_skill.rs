@@ -77,10 +77,14 @@ impl Tool for LoadSkill {
                 Some(Value::String(text)) => Some(text.as_str()),
                 Some(_) => return Err(ToolError::new("'arguments' must be a string")),
             };
-            context
+            let skill = context
                 .library
-                .load_with(name, Invoker::Model, arguments)
-                .map_err(|error| ToolError::new(error.to_string()))
+                .invocable(name, Invoker::Model)
+                .map_err(|error| ToolError::new(error.to_string()))?;
+            let invoked = crate::invoke::invoke(context, skill, arguments).await?;
+            // Its rules hold from now to the end of this turn.
+            context.gate.activate(invoked.rules);
+            Ok(invoked.text)
         })
     }
 }

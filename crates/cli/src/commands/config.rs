@@ -25,6 +25,8 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
         ..AgentArgs::default()
     };
     let project_root = find_git_root(&context.env.cwd).unwrap_or_else(|| context.env.cwd.clone());
+    let library = skillet_skills::discover(&context.roots);
+    let (trusted_project, standing) = super::trust::recorded_standing(context, &library);
     let resolved = Settings::resolve(
         &agent_args,
         false,
@@ -33,9 +35,15 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
             project_root: &project_root,
             user_config_dir: user_config_dir(),
             user_data_dir: user_data_dir(),
+            trusted_project,
         },
     );
     let mut text = format!("skillet {LONG_VERSION_LINE}\n");
+    let _ = writeln!(
+        text,
+        "project: {} ({standing})",
+        terminal_safe(&project_root.display().to_string(), false),
+    );
     let code = if let Ok(settings) = &resolved {
         describe(&mut text, settings);
         ExitCode::SUCCESS
@@ -173,6 +181,16 @@ fn describe(text: &mut String, settings: &Settings) {
         "run --yes",
         if settings.yes { "yes" } else { "no" },
         &origin("yes"),
+    );
+    line(
+        text,
+        "skill commands",
+        if settings.skill_shell {
+            "run (in trusted skills)"
+        } else {
+            "off"
+        },
+        &origin("skill_shell"),
     );
     let sandbox = &settings.sandbox;
     let writable = if sandbox.writable.is_empty() {

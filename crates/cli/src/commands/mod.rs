@@ -10,6 +10,7 @@ mod run;
 mod session;
 pub mod sessions;
 mod skills;
+mod trust;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +43,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Sessions(args)) => sessions::run(&context, &args),
         Some(Command::Config(args)) => config::run(&context, &args),
         Some(Command::Mcp(args)) => mcp::run(&context, &args),
+        Some(Command::Trust(args)) => trust::run(&context, &args),
         Some(Command::Completions { .. }) => Ok(ExitCode::SUCCESS),
         None => chat::run(&context, &chat_args(cli.chat)?),
     }
@@ -57,6 +59,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Completions { .. } => "completions",
         Command::Skills(_) => "skills",
         Command::Mcp(_) => "mcp",
+        Command::Trust(_) => "trust",
     }
 }
 
@@ -145,6 +148,11 @@ impl Context {
             roots,
             explicit,
         })
+    }
+
+    /// The project's root: the git root above the working directory, else the directory.
+    pub fn project_root(&self) -> PathBuf {
+        skillet_skills::find_git_root(&self.env.cwd).unwrap_or_else(|| self.env.cwd.clone())
     }
 
     /// The same command, working in another folder (a resumed session's own).

@@ -7,7 +7,9 @@ use std::time::Duration;
 use skillet_agent::permission::Permissions;
 
 use super::Context;
-use super::session::{TextView, event_json, find_resumed, library, runtime, settings, start};
+use super::session::{
+    TextView, event_json, find_resumed, library, runtime, settings, skills_at, start,
+};
 use crate::args::RunArgs;
 use crate::output::warn;
 use crate::{EXIT_CANCELLED, EXIT_FAILURE, EXIT_USAGE, UsageError};
@@ -21,7 +23,18 @@ const DENIED: &str = "writes and commands are not allowed in `skillet run` witho
                       you would change instead";
 
 pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let settings = match settings(context, &args.agent, args.yes) {
+    // Trust is settled first: the project's skillet.toml grants only in a trusted project.
+    let skills_here = library(context);
+    let decided = super::trust::decide(
+        context,
+        &skills_here,
+        if args.trust_project {
+            super::trust::Asking::TrustThisRun
+        } else {
+            super::trust::Asking::Never
+        },
+    );
+    let settings = match settings(context, &args.agent, args.yes, decided.project_trusted) {
         Ok(settings) => settings,
         Err(message) => {
             warn(&format!("error: {message}"));
@@ -35,6 +48,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         &settings.sessions_dir,
     );
     let prompt = read_prompt(prompt)?;
+    let started_in = context.env.cwd.clone();
     let (resumed_context, resumed) = find_resumed(context, &settings, resume.as_deref())?;
     let context = resumed_context.as_ref().unwrap_or(context);
     let permissions = if settings.yes {
@@ -45,20 +59,23 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let runtime = runtime()?;
-    let skills = library(context);
-    let (prompt, invoked) = prompt.message(&skills)?;
+    let (skills, skill_trust) = skills_at(context, &started_in, skills_here, decided);
+    let message = prompt.message(&skills)?;
+    let invoked = message.skill.as_ref().map(|(skill, _)| *skill);
     let mut agent = start(
         context,
         &settings,
         &skills,
         resumed,
         permissions,
-        Some(&prompt),
+        Some(&message.text),
+        &skill_trust,
     )?;
     // A skill invoked by hand is audited first, as in chat.
     if let Some(notice) = invoked.and_then(|skill| agent.audit_notice(skill)) {
         warn(&notice);
     }
+    let prompt = message.render(&agent, &runtime, &skill_trust, settings.skill_shell)?;
     if let Some(text) = super::session::instructions_text(agent.instructions()) {
         crate::output::warn(&text);
     }
@@ -96,6 +113,16 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::from(EXIT_CANCELLED));
     };
+    outcome(&agent, result, json)
+}
+
+/// Says how the turn ended (a `done` or `error` event with `--json`, the usage on stderr);
+/// the exit code.
+fn outcome(
+    agent: &skillet_agent::Agent,
+    result: Result<skillet_agent::TurnOutcome, skillet_agent::AgentError>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let usage = agent.usage();
     let session = &agent.header().id;
     match result {
@@ -175,46 +202,97 @@ enum Prompt {
     Piped(String),
 }
 
+/// The message the prompt makes, before a skill it invokes is rendered.
+struct Message<'a> {
+    /// The text as it is sent (no skill), or as typed (a skill: it orders the catalog).
+    text: String,
+    /// The skill a typed `/NAME ARGS` invokes, and the arguments.
+    skill: Option<(&'a skillet_skills::Skill, String)>,
+    /// Stdin's text, sent after in a `<stdin>` block.
+    piped: Option<String>,
+}
+
 impl Prompt {
     /// The message to send: a typed `/NAME ARGS` invokes the skill (only the typed text: what
     /// was piped in is neither a skill's name nor its arguments), then the piped text follows
-    /// in a `<stdin>` block. The skill invoked, when one was.
-    fn message(
-        self,
-        skills: &skillet_skills::Library,
-    ) -> Result<(String, Option<&skillet_skills::Skill>), UsageError> {
+    /// in a `<stdin>` block.
+    fn message(self, skills: &skillet_skills::Library) -> Result<Message<'_>, UsageError> {
         match self {
-            Prompt::Piped(text) => Ok((text, None)),
-            Prompt::Typed { typed, piped } => {
-                let (mut message, skill) = invoke_skill(skills, typed)?;
-                if let Some(piped) = piped {
-                    let newline = if piped.ends_with('\n') { "" } else { "\n" };
-                    message = format!("{message}\n\n<stdin>\n{piped}{newline}</stdin>");
-                }
-                Ok((message, skill))
-            }
+            Prompt::Piped(text) => Ok(Message {
+                text,
+                skill: None,
+                piped: None,
+            }),
+            Prompt::Typed { typed, piped } => invoked_skill(skills, typed, piped),
         }
     }
 }
 
-/// A prompt `/NAME ARGS` naming a skill the user may invoke becomes that skill's body with its
-/// arguments (the rule chat's `/NAME ARGS` follows); `//text` is `/text` sent as typed; any
-/// other prompt (a path first, an unknown name) is sent as it is.
-fn invoke_skill(
+impl Message<'_> {
+    /// The text to send: the skill rendered by the agent (its dynamic context run where it may),
+    /// then stdin's text. A skill whose commands the project's trust holds back is refused here
+    /// rather than sent without them: nobody is there to notice the notes.
+    fn render(
+        self,
+        agent: &skillet_agent::Agent,
+        runtime: &tokio::runtime::Runtime,
+        skill_trust: &skillet_library::trust::SkillTrust,
+        skill_shell: bool,
+    ) -> Result<String, UsageError> {
+        let mut text = match self.skill {
+            None => self.text,
+            Some((skill, arguments)) => {
+                let name = &skill.name;
+                if skill_shell
+                    && !skill_trust.trusts(skill)
+                    && skill
+                        .read_body()
+                        .is_ok_and(|body| skillet_skills::dynamic::has_commands(&body))
+                {
+                    return Err(UsageError::new(format!(
+                        "/{name} runs commands before it is sent (its !`…` lines), and this project is not trusted; nothing was sent"
+                    ))
+                    .with_hint("`skillet trust` trusts the project after showing what that unlocks; `--trust-project` trusts it for this run; `--no-skill-shell` sends the skill without running them"));
+                }
+                runtime
+                    .block_on(agent.invoke_skill(skill, &arguments))
+                    .map_err(|error| {
+                        UsageError::new(format!("cannot invoke /{name}: {}", error.0))
+                    })?
+            }
+        };
+        if let Some(piped) = self.piped {
+            let newline = if piped.ends_with('\n') { "" } else { "\n" };
+            text = format!("{text}\n\n<stdin>\n{piped}{newline}</stdin>");
+        }
+        Ok(text)
+    }
+}
+
+/// A prompt `/NAME ARGS` naming a skill the user may invoke invokes it with those arguments
+/// (the rule chat's `/NAME ARGS` follows); `//text` is `/text` sent as typed; any other prompt
+/// (a path first, an unknown name) is sent as it is.
+fn invoked_skill(
     skills: &skillet_skills::Library,
     prompt: String,
-) -> Result<(String, Option<&skillet_skills::Skill>), UsageError> {
+    piped: Option<String>,
+) -> Result<Message<'_>, UsageError> {
+    let plain = |text| Message {
+        text,
+        skill: None,
+        piped: piped.clone(),
+    };
     if let Some(typed) = prompt.strip_prefix("//") {
-        return Ok((format!("/{typed}"), None));
+        return Ok(plain(format!("/{typed}")));
     }
     let Some(invocation) = prompt.strip_prefix('/') else {
-        return Ok((prompt, None));
+        return Ok(plain(prompt));
     };
     let (name, arguments) = invocation
         .split_once(char::is_whitespace)
         .map_or((invocation, ""), |(name, rest)| (name, rest.trim()));
     let Some(skill) = skills.get(name) else {
-        return Ok((prompt, None));
+        return Ok(plain(prompt));
     };
     if !skill.user_invocable() {
         return Err(UsageError::new(format!(
@@ -222,9 +300,12 @@ fn invoke_skill(
         ))
         .with_hint("say what to do in words, or `//` to send the text as typed"));
     }
-    skillet_skills::render_invoked(skill, Some(arguments))
-        .map(|text| (text, Some(skill)))
-        .map_err(|error| UsageError::new(format!("cannot invoke /{name}: {error}")))
+    let skill = Some((skill, arguments.to_string()));
+    Ok(Message {
+        text: prompt,
+        skill,
+        piped,
+    })
 }
 
 /// How long reading stdin may go without its end before skillet says it is waiting for it (a

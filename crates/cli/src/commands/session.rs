@@ -11,6 +11,7 @@ use skillet_agent::sandbox::SandboxPolicy;
 use skillet_agent::transcript::{self, Transcript};
 use skillet_agent::{Agent, AgentConfig, AgentEvent, SkillMatch};
 use skillet_library::model::session_index;
+use skillet_library::trust::SkillTrust;
 use skillet_llm::{Anthropic, OpenAi, Provider, ProviderKind, Transport};
 use skillet_skills::{Library, discover, find_git_root};
 
@@ -24,8 +25,13 @@ use crate::ui::{self, Attrs, Screen};
 
 /// Resolves the settings (printing what a project file tried to set); an `Err` is a usage
 /// error to print before exiting with 2.
-pub fn settings(context: &Context, args: &AgentArgs, yes: bool) -> Result<Settings, SettingsError> {
-    let project_root = find_git_root(&context.env.cwd).unwrap_or_else(|| context.env.cwd.clone());
+pub fn settings(
+    context: &Context,
+    args: &AgentArgs,
+    yes: bool,
+    trusted_project: bool,
+) -> Result<Settings, SettingsError> {
+    let project_root = context.project_root();
     let settings = Settings::resolve(
         args,
         yes,
@@ -34,6 +40,7 @@ pub fn settings(context: &Context, args: &AgentArgs, yes: bool) -> Result<Settin
             project_root: &project_root,
             user_config_dir: user_config_dir(),
             user_data_dir: user_data_dir(),
+            trusted_project,
         },
     )?;
     for warning in &settings.warnings {
@@ -76,6 +83,23 @@ pub fn library(context: &Context) -> Arc<Library> {
         ));
     }
     Arc::new(library)
+}
+
+/// The skills of the session working in `context`, and which may act: those found where
+/// skillet started (`started_in`) and the trust settled there, or, for a resumed session that
+/// works elsewhere, that folder's skills with the trust recorded for it (nothing is asked).
+pub fn skills_at(
+    context: &Context,
+    started_in: &Path,
+    skills_here: Arc<Library>,
+    decided: super::trust::Decided,
+) -> (Arc<Library>, SkillTrust) {
+    if context.env.cwd == started_in {
+        return (skills_here, decided.skills);
+    }
+    let skills = library(context);
+    let trust = super::trust::recorded(context, &skills);
+    (skills, trust)
 }
 
 /// A stored session to continue, its transcript already locked for this skillet.
@@ -147,6 +171,7 @@ pub fn start(
     resume: Option<Resumed>,
     permissions: Permissions,
     first_message: Option<&str>,
+    skill_trust: &SkillTrust,
 ) -> anyhow::Result<Agent> {
     let provider = session_provider(settings, resume.as_ref())?;
     let config = AgentConfig {
@@ -175,6 +200,8 @@ pub fn start(
         },
         instructions: settings.instructions,
         user_instructions: skillet_agent::instructions::user_instructions_path(&context.env),
+        skill_trust: skill_trust.clone(),
+        skill_shell: settings.skill_shell,
     };
     let (agent, locked) = match resume {
         None => {

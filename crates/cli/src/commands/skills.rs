@@ -253,6 +253,8 @@ fn agent_catalog_budget(context: &Context, model: Option<String>) -> (usize, Str
             project_root: &project_root,
             user_config_dir: user_config_dir(),
             user_data_dir: user_data_dir(),
+            // The catalog budget is no grant: trust changes nothing here.
+            trusted_project: false,
         },
     );
     match resolved {

@@ -17,6 +17,7 @@ const FILE_KEYS: &[&str] = &[
     "catalog_budget",
     "yes",
     "stream",
+    "skill_shell",
     "skill_match",
     "sandbox",
     "network",

@@ -33,6 +33,8 @@ pub struct FileConfig {
     pub yes: Option<bool>,
     /// Stream answers.
     pub stream: Option<bool>,
+    /// Run skills' dynamic context (`` !`command` ``) in trusted skills (default true).
+    pub skill_shell: Option<bool>,
     /// `off`, `suggest` or `auto`.
     pub skill_match: Option<String>,
     /// The `bash` sandbox.
@@ -90,6 +92,32 @@ impl FileConfig {
                 path: path.to_path_buf(),
                 message: toml_message(&error, &text),
             })
+    }
+
+    /// What in this file only trust grants a project's copy, one `key = value` each.
+    pub(super) fn grants(&self) -> Vec<String> {
+        let mut grants = Vec::new();
+        if let Some(yes) = self.yes {
+            grants.push(format!("yes = {yes}"));
+        }
+        if let Some(provider) = &self.provider {
+            grants.push(format!("provider = {provider:?}"));
+        }
+        if let Some(base_url) = &self.base_url {
+            grants.push(format!("base_url = {base_url:?}"));
+        }
+        if let Some(sandbox) = &self.sandbox {
+            if let Some(writable) = &sandbox.writable {
+                grants.push(format!("sandbox.writable = {writable:?}"));
+            }
+            if let Some(enabled) = sandbox.enabled {
+                grants.push(format!("sandbox.enabled = {enabled}"));
+            }
+            if sandbox.network == Some(true) {
+                grants.push("sandbox.network = true".into());
+            }
+        }
+        grants
     }
 
     /// A project's file with every key it may not set removed; the removed keys, named.

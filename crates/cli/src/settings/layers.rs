@@ -2,7 +2,7 @@
 //! the flag, the environment or the first file that sets it.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::file::{FileConfig, SandboxFile};
 use super::{CONFIG_FILE, Origin, SandboxSettings, SettingsError, Sources};
@@ -37,13 +37,18 @@ pub(super) fn read_files(sources: &Sources<'_>) -> Result<Files, SettingsError> 
     let project = FileConfig::read_if_present(&project_file)?;
     looked.push((project_file.clone(), project.is_some()));
     if let Some(project) = project {
-        let (project, refused) = project.without_grants();
-        warnings.extend(refused.iter().map(|key| {
-            format!(
-                "warning: {}: `{key}` is ignored in a project's skillet.toml (a repository cannot grant permissions or redirect requests)\n  hint: use a flag, the environment, or ~/.config/skillet/skillet.toml",
-                project_file.display()
-            )
-        }));
+        let project = if sources.trusted_project {
+            project
+        } else {
+            let (project, refused) = project.without_grants();
+            warnings.extend(refused.iter().map(|key| {
+                format!(
+                    "warning: {}: `{key}` is ignored: the project is not trusted (an untrusted repository cannot grant permissions or redirect requests)\n  hint: `skillet trust` trusts it, after showing what that unlocks; or use a flag, the environment, or ~/.config/skillet/skillet.toml",
+                    project_file.display()
+                )
+            }));
+            project
+        };
         project.check(&project_file)?;
         layers.push((project_file, project));
     }
@@ -61,6 +66,19 @@ pub(super) fn read_files(sources: &Sources<'_>) -> Result<Files, SettingsError> 
         looked,
         warnings,
     })
+}
+
+/// The project's `skillet.toml` and what in it only trust grants, one `key = value` each
+/// (`None`: no file). The file is read as the settings read it, so a broken one is the same
+/// error here.
+pub fn project_grants(
+    project_root: &Path,
+) -> Result<Option<(PathBuf, Vec<String>)>, SettingsError> {
+    let path = project_root.join(CONFIG_FILE);
+    let Some(project) = FileConfig::read_if_present(&path)? else {
+        return Ok(None);
+    };
+    Ok(Some((path, project.grants())))
 }
 
 /// Picks a value: the flag, else the environment, else the files. Where the environment wins

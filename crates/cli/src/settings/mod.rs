@@ -3,11 +3,13 @@
 //! ([`Origin`]), and where the environment wins over a different value in a file, the user is
 //! told ([`Settings::warnings`]).
 //!
-//! A project's file is written by whoever wrote the repository, so it never grants anything:
+//! A project's file is written by whoever wrote the repository, so it grants nothing until the
+//! user trusts the project (`skillet trust`, [`Sources::trusted_project`]):
 //! `FileConfig::without_grants` drops what only flags, the environment and the user's own file
 //! may set (permissions, the provider, where requests and the key go, what the shell sandbox lets
 //! through; `sandbox.network = false` only narrows, so it stays). A project file that sets one is
-//! ignored on that key, with a warning naming it. Every value in every file is checked, also
+//! ignored on that key, with a warning naming it; [`project_grants`] lists them for the trust
+//! question. Every value in every file is checked, also
 //! where a flag or the environment wins, so a typo never passes silently.
 //!
 //! - `file`: what `skillet.toml` may say, and reading one safely.
@@ -37,6 +39,7 @@ use crate::env;
 
 pub use error::SettingsError;
 pub use explain::{Explanation, Origin, default_budget_why};
+pub use layers::project_grants;
 pub use resolve::provider_name;
 
 /// The config file's name, in the project root and in the user config folder.
@@ -48,6 +51,7 @@ pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 
 /// Everything `run` and `chat` need to start a session.
 #[derive(Debug, Clone)]
+#[expect(clippy::struct_excessive_bools, reason = "independent switches")]
 pub struct Settings {
     /// The provider's dialect.
     pub provider: ProviderKind,
@@ -69,6 +73,8 @@ pub struct Settings {
     pub yes: bool,
     /// Stream answers.
     pub stream: bool,
+    /// Run trusted skills' dynamic context (`` !`command` ``).
+    pub skill_shell: bool,
     /// Read project instructions (AGENTS.md, CLAUDE.md) into a new session's prompt.
     pub instructions: bool,
     /// Where transcripts go.
@@ -105,6 +111,10 @@ pub struct Sources<'a> {
     pub user_config_dir: Option<PathBuf>,
     /// The user's data folder for skillet (`~/.local/share/skillet`).
     pub user_data_dir: Option<PathBuf>,
+    /// Whether the user trusts the project: then its file may grant what only flags, the
+    /// environment and the user's own file may otherwise (`yes`, the provider, `base_url`, the
+    /// sandbox).
+    pub trusted_project: bool,
 }
 
 /// `$XDG_CONFIG_HOME/skillet`, else `~/.config/skillet`.

@@ -151,6 +151,12 @@ impl Settings {
             args.no_stream.then_some("--no-stream"),
             stream_file.as_ref().map(|(_, origin)| origin.clone()),
         );
+        let skill_shell_file = files.value(|f| f.skill_shell);
+        from_flag_or_file(
+            "skill_shell",
+            args.no_skill_shell.then_some("--no-skill-shell"),
+            skill_shell_file.as_ref().map(|(_, origin)| origin.clone()),
+        );
         let yes_file = files.value(|f| f.yes);
         from_flag_or_file(
             "yes",
@@ -188,6 +194,7 @@ impl Settings {
             catalog_budget: catalog_budget.map(|(n, _)| n),
             yes: yes_flag || yes_file.is_some_and(|(yes, _)| yes),
             stream: !args.no_stream && stream_file.is_none_or(|(stream, _)| stream),
+            skill_shell: !args.no_skill_shell && skill_shell_file.is_none_or(|(shell, _)| shell),
             instructions: !args.no_instructions,
             sessions_dir: data_dir.join("sessions"),
             skill_match: skill_match(

@@ -35,6 +35,7 @@ pub(super) fn resolve_with_user(
             project_root: project,
             user_config_dir: user.map(Path::to_path_buf),
             user_data_dir: Some(PathBuf::from("/data")),
+            trusted_project: false,
         },
     )
 }

@@ -56,6 +56,7 @@ impl Chat {
                     None,
                     self.permissions.clone(),
                     None,
+                    &self.skill_trust,
                 )?;
                 self.models = vec![(self.agent.model().to_string(), Usage::default())];
                 warn(&format!("new session {}", self.agent.header().id));
@@ -81,15 +82,27 @@ impl Chat {
             warn(&unknown_command(name, &self.skills));
             return Slash::Handled;
         };
-        match invoke_skill(&self.skills, name, arguments) {
+        if !skill.user_invocable() {
+            warn(&format!(
+                "/{name} can only be used by the model (user-invocable: false)"
+            ));
+            return Slash::Handled;
+        }
+        match self
+            .runtime
+            .block_on(self.agent.invoke_skill(skill, arguments))
+        {
             Ok(text) => {
                 if let Some(notice) = self.agent.audit_notice(skill) {
                     warn(&format!("note: {}", terminal_safe(&notice, false)));
                 }
                 Slash::Send(text)
             }
-            Err(message) => {
-                warn(&message);
+            Err(error) => {
+                warn(&format!(
+                    "error: /{name}: {}",
+                    terminal_safe(&error.0, true)
+                ));
                 Slash::Handled
             }
         }
@@ -223,10 +236,12 @@ impl Chat {
     fn switch_to(&mut self, id: &str) -> anyhow::Result<()> {
         let (context, resumed) = find_resumed(&self.context, &self.settings, Some(id))?;
         let context = context.unwrap_or_else(|| self.context.at(self.context.env.cwd.clone()));
-        let skills = if context.env.cwd == self.context.env.cwd {
-            Arc::clone(&self.skills)
+        let (skills, skill_trust) = if context.env.cwd == self.context.env.cwd {
+            (Arc::clone(&self.skills), self.skill_trust.clone())
         } else {
-            library(&context)
+            let skills = library(&context);
+            let trust = crate::commands::trust::recorded(&context, &skills);
+            (skills, trust)
         };
         let agent = start(
             &context,
@@ -235,10 +250,12 @@ impl Chat {
             resumed,
             self.permissions.clone(),
             None,
+            &skill_trust,
         )?;
         self.models = vec![(agent.model().to_string(), agent.usage())];
         agent.model().clone_into(&mut self.settings.model);
-        (self.context, self.skills, self.agent) = (context, skills, agent);
+        (self.context, self.skills, self.agent, self.skill_trust) =
+            (context, skills, agent, skill_trust);
         replay(self.agent.history());
         Ok(())
     }
@@ -261,20 +278,6 @@ fn dollars_text(dollars: f64) -> String {
     } else {
         format!("${dollars:.2}")
     }
-}
-
-/// The body of a skill invoked by hand, with its arguments ([`skillet_skills::expand`],
-/// the rule MCP prompts follow too).
-fn invoke_skill(skills: &Library, name: &str, arguments: &str) -> Result<String, String> {
-    let Some(skill) = skills.get(name) else {
-        return Err(unknown_command(name, skills));
-    };
-    if !skill.user_invocable() {
-        return Err(format!(
-            "/{name} can only be used by the model (user-invocable: false)"
-        ));
-    }
-    skillet_skills::render_invoked(skill, Some(arguments)).map_err(|error| error.to_string())
 }
 
 /// `/skills`: each skill, who may invoke it, and where it comes from.

@@ -30,11 +30,12 @@ use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use skillet_agent::Agent;
 use skillet_agent::permission::Permissions;
+use skillet_library::trust::SkillTrust;
 use skillet_llm::Usage;
 use skillet_skills::Library;
 
 use super::Context;
-use super::session::{TextView, find_resumed, library, runtime, settings, start};
+use super::session::{TextView, find_resumed, library, runtime, settings, skills_at, start};
 use crate::args::{AgentArgs, LATEST};
 use crate::output::{terminal_safe, warn};
 use crate::settings::{Settings, user_data_dir};
@@ -53,7 +54,10 @@ const HISTORY_LINES: usize = 1_000;
 
 /// Starts the chat (a resumed session's, when asked) and reads lines until it ends.
 pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
-    let settings = match settings(context, args, false) {
+    // Trust is settled first: the project's skillet.toml grants only in a trusted project.
+    let skills_here = library(context);
+    let decided = super::trust::decide(context, &skills_here, super::trust::Asking::Ask);
+    let settings = match settings(context, args, false, decided.project_trusted) {
         Ok(settings) => settings,
         Err(message) => {
             warn(&format!("error: {message}"));
@@ -77,10 +81,11 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.resume.clone()
     };
+    let resumed_from_cwd = context.env.cwd.clone();
     let (resumed_context, resumed) = find_resumed(context, &settings, resume.as_deref())?;
     let context = resumed_context.unwrap_or_else(|| context.at(context.env.cwd.clone()));
     let runtime = runtime()?;
-    let skills = library(&context);
+    let (skills, skill_trust) = skills_at(&context, &resumed_from_cwd, skills_here, decided);
     let replayed = resumed.is_some();
     let first_message = args
         .initial_prompt
@@ -94,6 +99,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         resumed,
         permissions.clone(),
         first_message,
+        &skill_trust,
     )?;
     // A resumed session may go on with its own model: `/clear` keeps the model in use.
     let mut settings = settings;
@@ -104,6 +110,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         context,
         settings,
         skills,
+        skill_trust,
         permissions,
         agent,
     };
@@ -198,6 +205,8 @@ struct Chat {
     /// The settings; `model` follows `/model`, so `/clear` keeps the model in use.
     settings: Settings,
     skills: Arc<Library>,
+    /// Which skills may act (the project's when it is trusted).
+    skill_trust: SkillTrust,
     permissions: Permissions,
     agent: Agent,
     runtime: tokio::runtime::Runtime,

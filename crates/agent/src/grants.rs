@@ -1,0 +1,262 @@
+//! What an active skill allows or refuses: its `allowed-tools` and `disallowed-tools`, in the
+//! spelling Claude Code reads (`Read`, `Bash`, `Bash(git:*)`, `Bash(npm test)`, `Edit`, `Write`,
+//! `Glob`, `Grep`, …), mapped onto skillet's tools.
+//!
+//! A skill is active from its loading (by the model, or the user's `/name`) to the end of that
+//! user turn. While it is, a call one of its `allowed-tools` rules matches runs without anyone
+//! being asked (only for a trusted skill: [`skillet_library::trust::SkillTrust`]), and a call
+//! one of its `disallowed-tools` rules matches is refused with the skill's name (whatever the
+//! trust: refusing only narrows). The tool definitions never change: a refused tool stays
+//! defined, its calls answered with an error.
+//!
+//! The two directions fail apart on what they cannot read: a rule skillet does not understand
+//! allows nothing, and refuses the whole tool it names when it names one. A `Bash(prefix:*)`
+//! rule allows only a simple command (no `;`, `&`, `|`, `$`, backticks, redirections, brackets
+//! or line breaks), whose words start with the prefix's; refusing, it matches the prefix at the
+//! start of any part of a compound command. Refusing is a guard against slips, as the blocklist
+//! is, not a boundary: `sh -c`, an alias or a script can still run what a rule names.
+
+use serde_json::Value;
+
+/// The characters that make a command more than one simple command.
+const SHELL_SYNTAX: [char; 13] = [
+    ';', '&', '|', '$', '`', '<', '>', '(', ')', '{', '}', '\n', '\r',
+];
+
+/// One rule, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rule {
+    /// Every call of these tools.
+    Tools(Vec<&'static str>),
+    /// `bash` commands whose words start with these (`Bash(git add:*)`, `Bash(git add *)`).
+    BashPrefix(String),
+    /// Exactly this `bash` command (`Bash(npm test)`).
+    BashExact(String),
+    /// A rule naming a tool with an argument skillet cannot read (`Read(./secrets/**)`): allows
+    /// nothing, refuses the whole tool.
+    Unread(Vec<&'static str>),
+    /// A tool skillet does not have (`WebFetch`): allows and refuses nothing.
+    Unknown(String),
+}
+
+/// The tools a name in a rule stands for.
+fn tools_named(name: &str) -> Option<Vec<&'static str>> {
+    let tools: &[&'static str] = match name {
+        "Bash" | "bash" => &["bash"],
+        "Read" | "read_file" => &["read_file"],
+        "Write" | "write_file" => &["write_file"],
+        "Edit" | "MultiEdit" | "edit_file" => &["edit_file"],
+        "Glob" | "glob" | "LS" => &["glob"],
+        "Grep" | "grep" => &["grep"],
+        "Task" | "Agent" | "task" => &["task"],
+        "TodoWrite" | "todo_write" => &["todo_write"],
+        "Skill" | "load_skill" => &["load_skill"],
+        "search_skills" => &["search_skills"],
+        _ => return None,
+    };
+    Some(tools.to_vec())
+}
+
+impl Rule {
+    /// Reads one rule as written in the frontmatter.
+    pub fn parse(text: &str) -> Self {
+        let text = text.trim();
+        let (name, argument) = match text.split_once('(') {
+            Some((name, rest)) if rest.ends_with(')') => {
+                (name.trim(), Some(rest[..rest.len() - 1].trim()))
+            }
+            _ => (text, None),
+        };
+        let Some(tools) = tools_named(name) else {
+            return Self::Unknown(text.to_string());
+        };
+        match argument {
+            None | Some("*" | "") => Self::Tools(tools),
+            Some(pattern) if tools == ["bash"] => {
+                if let Some(prefix) = pattern
+                    .strip_suffix(":*")
+                    .or_else(|| pattern.strip_suffix(" *"))
+                {
+                    if prefix.trim().is_empty() || prefix.contains('*') {
+                        Self::Unread(tools)
+                    } else {
+                        Self::BashPrefix(prefix.trim().to_string())
+                    }
+                } else if pattern.contains('*') {
+                    Self::Unread(tools)
+                } else {
+                    Self::BashExact(pattern.to_string())
+                }
+            }
+            Some(_) => Self::Unread(tools),
+        }
+    }
+
+    /// Whether this rule lets the call run without asking.
+    pub fn allows(&self, tool: &str, input: &Value) -> bool {
+        match self {
+            Self::Tools(tools) => tools.contains(&tool),
+            Self::BashPrefix(prefix) => {
+                tool == "bash"
+                    && command(input).is_some_and(|command| {
+                        !command.contains(SHELL_SYNTAX) && starts_with_words(command, prefix)
+                    })
+            }
+            Self::BashExact(exact) => {
+                tool == "bash" && command(input).is_some_and(|command| command.trim() == exact)
+            }
+            Self::Unread(_) | Self::Unknown(_) => false,
+        }
+    }
+
+    /// Whether this rule refuses the call.
+    pub fn refuses(&self, tool: &str, input: &Value) -> bool {
+        match self {
+            Self::Tools(tools) | Self::Unread(tools) => tools.contains(&tool),
+            Self::BashPrefix(prefix) => {
+                tool == "bash"
+                    && command(input).is_some_and(|command| {
+                        parts(command).any(|part| starts_with_words(part, prefix))
+                    })
+            }
+            Self::BashExact(exact) => {
+                tool == "bash"
+                    && command(input).is_some_and(|command| {
+                        parts(command).any(|part| starts_with_words(part, exact))
+                    })
+            }
+            Self::Unknown(_) => false,
+        }
+    }
+}
+
+/// The `command` of a `bash` call.
+fn command(input: &Value) -> Option<&str> {
+    input.get("command").and_then(Value::as_str)
+}
+
+/// Whether `command`'s words start with `prefix`'s (`git add x` starts with `git add`, `gitk`
+/// does not start with `git`).
+fn starts_with_words(command: &str, prefix: &str) -> bool {
+    let mut words = command.split_whitespace();
+    prefix
+        .split_whitespace()
+        .all(|wanted| words.next() == Some(wanted))
+}
+
+/// The simple commands of a compound one, roughly: split at the shell's separators.
+fn parts(command: &str) -> impl Iterator<Item = &str> {
+    command
+        .split(SHELL_SYNTAX)
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+}
+
+/// A skill active in this turn: what it allows (nothing when untrusted) and refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveSkill {
+    /// Its name, for the refusal.
+    pub name: String,
+    /// Its `allowed-tools`, read; empty when the skill is not trusted.
+    pub allow: Vec<Rule>,
+    /// Its `disallowed-tools`, read.
+    pub deny: Vec<Rule>,
+}
+
+impl ActiveSkill {
+    /// A skill's rules; `trusted`: its allowed-tools count.
+    pub fn new(skill: &skillet_skills::Skill, trusted: bool) -> Self {
+        let read = |rules: &[String]| rules.iter().map(|rule| Rule::parse(rule)).collect();
+        Self {
+            name: skill.name.clone(),
+            allow: if trusted {
+                read(&skill.frontmatter.allowed_tools)
+            } else {
+                Vec::new()
+            },
+            deny: read(&skill.frontmatter.disallowed_tools),
+        }
+    }
+
+    /// Whether it has any rule.
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.deny.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn bash(command: &str) -> Value {
+        json!({ "command": command })
+    }
+
+    #[test]
+    fn rules_in_claude_codes_spelling() {
+        assert_eq!(Rule::parse("Read"), Rule::Tools(vec!["read_file"]));
+        assert_eq!(Rule::parse("Bash(*)"), Rule::Tools(vec!["bash"]));
+        assert_eq!(
+            Rule::parse("Bash(git add:*)"),
+            Rule::BashPrefix("git add".into())
+        );
+        assert_eq!(Rule::parse("Bash(git *)"), Rule::BashPrefix("git".into()));
+        assert_eq!(
+            Rule::parse("Bash(npm test)"),
+            Rule::BashExact("npm test".into())
+        );
+        assert_eq!(
+            Rule::parse("Read(./secrets/**)"),
+            Rule::Unread(vec!["read_file"])
+        );
+        assert_eq!(Rule::parse("Bash(*rm*)"), Rule::Unread(vec!["bash"]));
+        assert_eq!(Rule::parse("WebFetch"), Rule::Unknown("WebFetch".into()));
+        assert_eq!(Rule::parse("MultiEdit"), Rule::Tools(vec!["edit_file"]));
+    }
+
+    #[test]
+    fn a_prefix_allows_only_a_simple_command_starting_with_its_words() {
+        let rule = Rule::parse("Bash(git status:*)");
+        assert!(rule.allows("bash", &bash("git status")));
+        assert!(rule.allows("bash", &bash("git status --short")));
+        for command in [
+            "git statusx",
+            "git stash",
+            "git status; rm -rf ~",
+            "git status && curl x | sh",
+            "git status $(id)",
+            "git status `id`",
+            "git status > /etc/x",
+            "git status\nrm -rf ~",
+        ] {
+            assert!(!rule.allows("bash", &bash(command)), "{command}");
+        }
+        assert!(!rule.allows("write_file", &json!({})));
+        let exact = Rule::parse("Bash(npm test)");
+        assert!(exact.allows("bash", &bash(" npm test ")));
+        assert!(!exact.allows("bash", &bash("npm test -- --bail")));
+        // What is not read allows nothing.
+        assert!(!Rule::parse("Read(./x)").allows("read_file", &json!({"path": "x"})));
+        assert!(!Rule::parse("WebFetch").allows("bash", &bash("ls")));
+    }
+
+    #[test]
+    fn refusing_finds_the_prefix_in_any_part_and_unread_rules_refuse_the_tool() {
+        let rule = Rule::parse("Bash(rm:*)");
+        for command in [
+            "rm -rf build",
+            "cd x && rm -rf y",
+            "ls | rm",
+            "echo $(rm x)",
+        ] {
+            assert!(rule.refuses("bash", &bash(command)), "{command}");
+        }
+        assert!(!rule.refuses("bash", &bash("rmdir x")));
+        assert!(!rule.refuses("bash", &bash("echo rm")));
+        assert!(Rule::parse("Write").refuses("write_file", &json!({})));
+        assert!(Rule::parse("Read(./secrets/**)").refuses("read_file", &json!({})));
+        assert!(!Rule::parse("WebFetch").refuses("bash", &bash("curl x")));
+    }
+}

@@ -1,0 +1,144 @@
+//! A skill loaded or invoked in the agent (the model's `load_skill`, the user's `/name`): its
+//! arguments filled, its dynamic context run ([`skillet_skills::dynamic`]), and the rules it
+//! brings for the rest of the turn ([`crate::grants`]).
+//!
+//! Dynamic context runs before the body is sent, in the working directory, through the `bash`
+//! tool's sandbox, with a [`DYNAMIC_TIMEOUT`] and [`MAX_DYNAMIC_OUTPUT_CHARS`] of output each. It
+//! never asks: a command the permissions would not let run unasked (the policy, "always", or an
+//! `allowed-tools` rule of the skill itself) ends the invocation with an error saying so, and so
+//! does a command on the blocklist, one that fails or one that times out. It runs only for a
+//! trusted skill ([`skillet_library::trust::SkillTrust`]) and when skill commands are on; else
+//! each command is replaced by a note saying why. Commands are found in the body as read once,
+//! filled, run in order, and their output put in place without being scanned again.
+
+use std::time::Duration;
+
+use serde_json::json;
+use skillet_skills::{Skill, dynamic, expand_running, not_run, render_expanded, shown_dir};
+
+use crate::grants::ActiveSkill;
+use crate::permission::ApprovalRequest;
+use crate::tool::{ToolContext, ToolError, ToolKind};
+
+/// How long one command of a skill's dynamic context may run.
+pub const DYNAMIC_TIMEOUT: Duration = Duration::from_mins(2);
+/// The most characters of one command's output put in the body; the rest is cut with a note.
+pub const MAX_DYNAMIC_OUTPUT_CHARS: usize = 16_000;
+
+/// Why a command was not run, as the note in its place says.
+const UNTRUSTED: &str = "the project is not trusted; `skillet trust` lets its skills run commands";
+/// Why a command was not run when skill commands are off.
+const TURNED_OFF: &str = "skill commands are off (--no-skill-shell or skill_shell = false)";
+
+/// A skill rendered for the model, and the rules it brings.
+pub struct Invoked {
+    /// Layer 2, its dynamic context run or noted.
+    pub text: String,
+    /// Its `allowed-tools` (when trusted) and `disallowed-tools`.
+    pub rules: ActiveSkill,
+}
+
+/// Renders `skill` invoked with `arguments` (`None`: loaded, not invoked), running its dynamic
+/// context where it may run. An `Err` is what the invoker is told; nothing was loaded.
+pub async fn invoke(
+    context: &ToolContext,
+    skill: &Skill,
+    arguments: Option<&str>,
+) -> Result<Invoked, ToolError> {
+    let trusted = context.skill_trust.trusts(skill);
+    let rules = ActiveSkill::new(skill, trusted);
+    let body = skill
+        .read_body()
+        .map_err(|error| ToolError::new(format!("cannot load skill '{}': {error}", skill.name)))?;
+    let names = &skill.frontmatter.arguments;
+    let dir = shown_dir(skill);
+    let expand = |run: &mut dyn FnMut(&str) -> Result<String, ToolError>| {
+        expand_running(&body, arguments, names, Some(&dir), run)
+    };
+    let why_not = if !context.skill_shell {
+        Some(TURNED_OFF)
+    } else if !trusted {
+        Some(UNTRUSTED)
+    } else {
+        None
+    };
+    let expanded = if !dynamic::has_commands(&body) {
+        expand(&mut |_| Ok(String::new()))?
+    } else if let Some(why) = why_not {
+        expand(&mut |command| Ok(not_run(command, why)))?
+    } else {
+        // The commands as filled, in order; then each run; then the body again with the
+        // outputs, the expansion being the same both times.
+        let mut commands = Vec::new();
+        expand(&mut |command| {
+            commands.push(command.to_string());
+            Ok(String::new())
+        })?;
+        let mut outputs = Vec::with_capacity(commands.len());
+        for command in &commands {
+            outputs.push(run_one(context, skill, &rules, command).await?);
+        }
+        let mut outputs = outputs.into_iter();
+        expand(&mut |_| Ok(outputs.next().unwrap_or_default()))?
+    };
+    Ok(Invoked {
+        text: render_expanded(skill, &expanded),
+        rules,
+    })
+}
+
+/// Runs one command of a skill's dynamic context, unasked; its output, trimmed and capped.
+async fn run_one(
+    context: &ToolContext,
+    skill: &Skill,
+    rules: &ActiveSkill,
+    command: &str,
+) -> Result<String, ToolError> {
+    let failed = |why: String| {
+        ToolError::new(format!(
+            "skill '{}' was not loaded: its command `{}` {why}",
+            skill.name,
+            command.lines().next().unwrap_or_default()
+        ))
+    };
+    if let Some(why) = crate::tools::bash::blocked(command) {
+        return Err(failed(format!("{why}; it is on skillet's blocklist")));
+    }
+    let input = json!({ "command": command });
+    let request = ApprovalRequest {
+        tool: "bash".to_string(),
+        kind: ToolKind::Execute,
+        summary: command.to_string(),
+        detail: None,
+        protected: None,
+    };
+    let refused_by_itself = rules.deny.iter().any(|rule| rule.refuses("bash", &input));
+    let allowed = !refused_by_itself
+        && (context.gate.allows_unasked(&request, &input)
+            || (context.gate.refusal("bash", &input).is_none()
+                && rules.allow.iter().any(|rule| rule.allows("bash", &input))));
+    if !allowed {
+        return Err(failed(
+            "would need approval, and a skill's commands never ask; the skill's allowed-tools can allow it (in a trusted project), or allow commands for the session"
+                .to_string(),
+        ));
+    }
+    let ran = crate::tools::bash::run_guarded(command, context, DYNAMIC_TIMEOUT, true)
+        .await
+        .map_err(|error| failed(error.0))?;
+    if !ran.success {
+        return Err(failed(format!("failed:\n{}", cap(&ran.text))));
+    }
+    Ok(cap(ran.text.trim_end_matches(['\n', '\r'])))
+}
+
+/// At most [`MAX_DYNAMIC_OUTPUT_CHARS`] characters, the cut said.
+fn cap(text: &str) -> String {
+    match text.char_indices().nth(MAX_DYNAMIC_OUTPUT_CHARS) {
+        None => text.to_string(),
+        Some((at, _)) => format!(
+            "{}\n[… output cut at {MAX_DYNAMIC_OUTPUT_CHARS} characters]",
+            &text[..at]
+        ),
+    }
+}
