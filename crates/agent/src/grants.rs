@@ -10,10 +10,11 @@
 //! defined, its calls answered with an error.
 //!
 //! The two directions fail apart on what they cannot read: a rule skillet does not understand
-//! allows nothing, and refuses the whole tool it names when it names one. A `Bash(prefix:*)`
-//! rule allows only a simple command (no `;`, `&`, `|`, `$`, backticks, redirections, brackets
-//! or line breaks), whose words start with the prefix's; refusing, it matches the prefix at the
-//! start of any part of a compound command. Refusing is a guard against slips, as the blocklist
+//! allows nothing, and refuses the whole tool it names when it names one. `Bash(prefix:*)` and
+//! `Bash(exact)` rules allow a command only when it has no substitution, redirection or
+//! bracket (`$`, backticks, `<`, `>`, `(`, `)`, `{`, `}`) and each of its parts (split at `;`,
+//! `&`, `|` and line breaks) is one a rule allows: `echo a && touch b` under `Bash(echo:*)
+//! Bash(touch:*)`. Refusing, a rule matches the start of any part. Refusing is a guard against slips, as the blocklist
 //! is, not a boundary: `sh -c`, an alias or a script can still run what a rule names.
 
 use serde_json::Value;
@@ -22,6 +23,8 @@ use serde_json::Value;
 const SHELL_SYNTAX: [char; 13] = [
     ';', '&', '|', '$', '`', '<', '>', '(', ')', '{', '}', '\n', '\r',
 ];
+/// The characters a command allowed part by part may not hold: what runs more than its parts.
+const SUBSTITUTION: [char; 8] = ['$', '`', '<', '>', '(', ')', '{', '}'];
 
 /// One rule, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,19 +95,18 @@ impl Rule {
         }
     }
 
-    /// Whether this rule lets the call run without asking.
-    pub fn allows(&self, tool: &str, input: &Value) -> bool {
+    /// Whether this rule lets a whole call run without asking (`Tools`); a `bash` command is
+    /// allowed part by part ([`ActiveSkill::allows`], [`Rule::allows_part`]).
+    fn allows_call(&self, tool: &str) -> bool {
+        matches!(self, Self::Tools(tools) if tools.contains(&tool))
+    }
+
+    /// Whether this rule allows one simple command (no separators in it).
+    fn allows_part(&self, part: &str) -> bool {
         match self {
-            Self::Tools(tools) => tools.contains(&tool),
-            Self::BashPrefix(prefix) => {
-                tool == "bash"
-                    && command(input).is_some_and(|command| {
-                        !command.contains(SHELL_SYNTAX) && starts_with_words(command, prefix)
-                    })
-            }
-            Self::BashExact(exact) => {
-                tool == "bash" && command(input).is_some_and(|command| command.trim() == exact)
-            }
+            Self::BashPrefix(prefix) => starts_with_words(part, prefix),
+            Self::BashExact(exact) => part.trim() == exact,
+            Self::Tools(tools) => tools.contains(&"bash"),
             Self::Unread(_) | Self::Unknown(_) => false,
         }
     }
@@ -182,6 +184,32 @@ impl ActiveSkill {
     pub fn is_empty(&self) -> bool {
         self.allow.is_empty() && self.deny.is_empty()
     }
+
+    /// Whether its `allowed-tools` let this call run without asking, and its own
+    /// `disallowed-tools` do not refuse it.
+    pub fn allows(&self, tool: &str, input: &Value) -> bool {
+        if self.refuses(tool, input) {
+            return false;
+        }
+        if self.allow.iter().any(|rule| rule.allows_call(tool)) {
+            return true;
+        }
+        if tool != "bash" {
+            return false;
+        }
+        let Some(command) = command(input) else {
+            return false;
+        };
+        let mut parts = parts(command).peekable();
+        !command.contains(SUBSTITUTION)
+            && parts.peek().is_some()
+            && parts.all(|part| self.allow.iter().any(|rule| rule.allows_part(part)))
+    }
+
+    /// Whether its `disallowed-tools` refuse this call.
+    pub fn refuses(&self, tool: &str, input: &Value) -> bool {
+        self.deny.iter().any(|rule| rule.refuses(tool, input))
+    }
 }
 
 #[cfg(test)]
@@ -216,11 +244,20 @@ mod tests {
         assert_eq!(Rule::parse("MultiEdit"), Rule::Tools(vec!["edit_file"]));
     }
 
+    fn skill(allow: &[&str], deny: &[&str]) -> ActiveSkill {
+        ActiveSkill {
+            name: "s".into(),
+            allow: allow.iter().map(|rule| Rule::parse(rule)).collect(),
+            deny: deny.iter().map(|rule| Rule::parse(rule)).collect(),
+        }
+    }
+
     #[test]
-    fn a_prefix_allows_only_a_simple_command_starting_with_its_words() {
-        let rule = Rule::parse("Bash(git status:*)");
-        assert!(rule.allows("bash", &bash("git status")));
-        assert!(rule.allows("bash", &bash("git status --short")));
+    fn a_command_is_allowed_only_when_every_part_is_and_nothing_is_substituted() {
+        let status = skill(&["Bash(git status:*)", "Bash(echo:*)"], &[]);
+        assert!(status.allows("bash", &bash("git status")));
+        assert!(status.allows("bash", &bash("git status --short")));
+        assert!(status.allows("bash", &bash("git status && echo done")));
         for command in [
             "git statusx",
             "git stash",
@@ -230,16 +267,21 @@ mod tests {
             "git status `id`",
             "git status > /etc/x",
             "git status\nrm -rf ~",
+            "",
         ] {
-            assert!(!rule.allows("bash", &bash(command)), "{command}");
+            assert!(!status.allows("bash", &bash(command)), "{command:?}");
         }
-        assert!(!rule.allows("write_file", &json!({})));
-        let exact = Rule::parse("Bash(npm test)");
+        assert!(!status.allows("write_file", &json!({})));
+        let exact = skill(&["Bash(npm test)"], &[]);
         assert!(exact.allows("bash", &bash(" npm test ")));
         assert!(!exact.allows("bash", &bash("npm test -- --bail")));
-        // What is not read allows nothing.
-        assert!(!Rule::parse("Read(./x)").allows("read_file", &json!({"path": "x"})));
-        assert!(!Rule::parse("WebFetch").allows("bash", &bash("ls")));
+        // `Bash` allows any command, a tool name its calls.
+        assert!(skill(&["Bash"], &[]).allows("bash", &bash("a $(b) > c")));
+        assert!(skill(&["Edit"], &[]).allows("edit_file", &json!({})));
+        // What is not read allows nothing; its own refusals win.
+        assert!(!skill(&["Read(./x)"], &[]).allows("read_file", &json!({"path": "x"})));
+        assert!(!skill(&["WebFetch"], &[]).allows("bash", &bash("ls")));
+        assert!(!skill(&["Bash"], &["Bash(rm:*)"]).allows("bash", &bash("ls && rm x")));
     }
 
     #[test]

@@ -112,11 +112,10 @@ async fn run_one(
         detail: None,
         protected: None,
     };
-    let refused_by_itself = rules.deny.iter().any(|rule| rule.refuses("bash", &input));
-    let allowed = !refused_by_itself
+    // Its own rules count before they are active: they become so once it has loaded.
+    let allowed = !rules.refuses("bash", &input)
         && (context.gate.allows_unasked(&request, &input)
-            || (context.gate.refusal("bash", &input).is_none()
-                && rules.allow.iter().any(|rule| rule.allows("bash", &input))));
+            || (context.gate.refusal("bash", &input).is_none() && rules.allows("bash", &input)));
     if !allowed {
         return Err(failed(
             "would need approval, and a skill's commands never ask; the skill's allowed-tools can allow it (in a trusted project), or allow commands for the session"

@@ -117,7 +117,7 @@ impl Gate {
         let active = self.active.lock().ok()?;
         active
             .iter()
-            .find(|skill| skill.deny.iter().any(|rule| rule.refuses(tool, input)))
+            .find(|skill| skill.refuses(tool, input))
             .map(|skill| {
                 format!(
                     "refused: the skill '{}' does not allow this call while it is active (its disallowed-tools); do the task another way or ask the user",
@@ -131,7 +131,7 @@ impl Gate {
         let active = self.active.lock().ok()?;
         active
             .iter()
-            .find(|skill| skill.allow.iter().any(|rule| rule.allows(tool, input)))
+            .find(|skill| skill.allows(tool, input))
             .map(|skill| skill.name.clone())
     }
 
