@@ -2,6 +2,8 @@
 //! pinned to the skill files), dynamic context (`` !`command` ``), and `allowed-tools` /
 //! `disallowed-tools` while a skill is active.
 
+#![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
 mod common;
 
 use assert_cmd::Command;
