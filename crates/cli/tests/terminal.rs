@@ -824,3 +824,84 @@ fn a_prompt_argument_starts_the_chat_and_continue_takes_it_up() {
     let sent = server.requests()[1].body["messages"].to_string();
     assert!(sent.contains("say hi"), "{sent}");
 }
+
+#[test]
+fn chat_asks_to_trust_a_project_whose_skills_act_and_then_its_grants_need_no_prompt() {
+    if tmux_missing() {
+        return;
+    }
+    let sandbox = sandbox();
+    write_skill(
+        &sandbox.project.join(".agents/skills"),
+        "marker",
+        "---\nname: marker\ndescription: Leave a marker\nallowed-tools: Bash(touch:*) Bash(echo:*)\n---\nToday: !`echo dynamic-context-ran`\n",
+    );
+    let script = |server: &MockServer, file: &str| {
+        server.push_turn(Turn::tool("l", "load_skill", json!({"name": "marker"})));
+        server.push_turn(Turn::tool(
+            "t",
+            "bash",
+            json!({"command": format!("touch {file}")}),
+        ));
+        server.push_turn(Turn::text("marked"));
+    };
+    // Asked on first use, with what trust unlocks; declined.
+    let server = MockServer::start();
+    script(&server, "declined.marker");
+    let terminal = Terminal::start(&sandbox, &server, &["chat"]);
+    let screen = terminal.wait_for("trust this project? [y]es / [n]o");
+    assert!(
+        screen.contains("runs: echo dynamic-context-ran"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("allows without asking: Bash(touch:*), Bash(echo:*)"),
+        "{screen}"
+    );
+    terminal.type_text("n");
+    terminal.press(&["Enter"]);
+    terminal.line("leave a marker");
+    // Untrusted: the command is a note, and the grant grants nothing: asked.
+    terminal.wait_for("touch declined.marker");
+    terminal.wait_for("allow? [y]es");
+    terminal.answer(&["n"]);
+    terminal.wait_for("marked");
+    assert!(!sandbox.project.join("declined.marker").exists());
+    let loaded = server.requests()[1].body["messages"].to_string();
+    assert!(
+        loaded.contains("[not run: `echo dynamic-context-ran`"),
+        "{loaded}"
+    );
+    terminal.line("/exit");
+    terminal.wait_for(&format!("{EXITED} 0]"));
+    drop(terminal);
+    // Declined is remembered: not asked again, said. Trusted now: the grant needs no prompt.
+    let server = MockServer::start();
+    script(&server, "trusted.marker");
+    let terminal = Terminal::start(&sandbox, &server, &["chat"]);
+    let screen = terminal.wait_for("/help for commands");
+    assert!(
+        screen.contains("you declined to trust this project"),
+        "{screen}"
+    );
+    assert!(!screen.contains("trust this project?"), "{screen}");
+    terminal.line("/exit");
+    terminal.wait_for(&format!("{EXITED} 0]"));
+    drop(terminal);
+    let trusted = Command::new(env!("CARGO_BIN_EXE_skillet"))
+        .arg("trust")
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .envs(common::environment(&sandbox, None))
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{trusted:?}");
+    let terminal = Terminal::start(&sandbox, &server, &["chat"]);
+    terminal.line("leave a marker");
+    let screen = terminal.wait_for("marked");
+    assert!(!screen.contains("allow? [y]es"), "{screen}");
+    assert!(sandbox.project.join("trusted.marker").exists());
+    let loaded = server.requests()[1].body["messages"].to_string();
+    assert!(loaded.contains("Today: dynamic-context-ran"), "{loaded}");
+    assert_eq!(server.rejections(), Vec::<String>::new());
+}
