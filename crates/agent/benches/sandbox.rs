@@ -99,12 +99,14 @@ mod bash_tool {
         let dir = workdir();
         let context = ToolContext {
             cwd: dir.cwd.clone(),
-            library: Arc::new(Library::default()),
+            skills: Arc::new(skillet_agent::tool::LiveSkills::new(
+                Arc::new(Library::default()),
+                None,
+            )),
             catalog: String::new(),
             placement: CatalogPlacement::System,
             todos: Mutex::new(Vec::new()),
             subagent: None,
-            skill_index: None,
             gate: Arc::new(Gate::new(Permissions::Allow)),
             protected: Vec::new(),
             sandbox,

@@ -20,7 +20,7 @@ use crate::instructions::Instructions;
 use crate::permission::{Gate, Permissions};
 use crate::prompt::system_prompt;
 use crate::sandbox::{SandboxPolicy, SandboxStatus};
-use crate::tool::{CatalogPlacement, Subagent, ToolContext, ToolTable};
+use crate::tool::{CatalogPlacement, LiveSkills, Subagent, ToolContext, ToolTable};
 use crate::transcript::{SessionHeader, Transcript, TranscriptEvent, new_session_id};
 use crate::turn::{CANCELLED_CALL, Pending, SubagentRunner, append, run_loop};
 
@@ -209,6 +209,12 @@ pub struct Agent {
     repairs: Vec<String>,
     /// The project instructions read into a new session's prompt (none for a resumed one).
     instructions: Instructions,
+    /// The skills as the model was last told of them (the catalog, then each change note).
+    skills_announced: crate::reload::SkillsSeen,
+    /// The skills as they are now.
+    skills_now: crate::reload::SkillsSeen,
+    /// Changes not yet told to the model: appended to the next user message.
+    skills_untold: Option<crate::reload::SkillChanges>,
 }
 
 impl Agent {
@@ -276,12 +282,16 @@ impl Agent {
         }
         let gate = Arc::new(Gate::new(config.permissions.clone()));
         let usage = Arc::new(Mutex::new(Usage::default()));
+        let skills = Arc::new(LiveSkills::new(
+            Arc::clone(library),
+            config.skill_index.clone(),
+        ));
         let build_core =
             |subagent: Option<Arc<dyn Subagent>>, provider: Provider, system: String| {
                 build_core(
                     provider,
                     system,
-                    library,
+                    &skills,
                     &catalog.text,
                     config,
                     (subagent, search),
@@ -323,7 +333,11 @@ impl Agent {
         catalog_report: BudgetReport,
         instructions: Instructions,
     ) -> Self {
+        let seen = crate::reload::SkillsSeen::of(&core.context.skills.library());
         Self {
+            skills_announced: seen.clone(),
+            skills_now: seen,
+            skills_untold: None,
             core: Arc::new(core),
             history,
             injected: std::collections::HashSet::new(),
@@ -366,6 +380,26 @@ impl Agent {
         let invoked = crate::invoke::invoke(&self.core.context, skill, Some(arguments)).await?;
         self.core.context.gate.activate_next_turn(invoked.rules);
         Ok(invoked.text)
+    }
+
+    /// The skills found again (the roots changed): from the next turn on, `load_skill`,
+    /// `search_skills` and matching see these, ranked with `index`; the next user message gets
+    /// a note of what changed since the model was last told. The system prompt and tools stay.
+    /// What changed (empty: nothing the model would see).
+    pub fn reload_skills(
+        &mut self,
+        library: Arc<Library>,
+        index: Option<Arc<skillet_library::index::SkillIndex>>,
+    ) -> crate::reload::SkillChanges {
+        self.skills_now = crate::reload::SkillsSeen::of(&library);
+        let changes = crate::reload::SkillChanges::between(
+            &self.skills_announced,
+            &self.skills_now,
+            &library,
+        );
+        self.core.context.skills.replace(library, index);
+        self.skills_untold = (!changes.is_empty()).then(|| changes.clone());
+        changes
     }
 
     /// What resuming repaired in the history, one line each.
@@ -469,6 +503,11 @@ impl Agent {
         );
         if content.is_empty() {
             return Err(AgentError::EmptyMessage);
+        }
+        let mut content = content;
+        if let Some(changes) = self.skills_untold.take() {
+            content.push(skillet_llm::ContentBlock::text(changes.note()));
+            self.skills_announced = self.skills_now.clone();
         }
         self.core.context.gate.start_turn();
         let Self {
@@ -609,7 +648,7 @@ pub fn catalog_budget(model: &str) -> usize {
 fn build_core(
     provider: Provider,
     system: String,
-    library: &Arc<Library>,
+    skills: &Arc<LiveSkills>,
     catalog: &str,
     config: &AgentConfig,
     (subagent, search): (Option<Arc<dyn Subagent>>, bool),
@@ -619,12 +658,11 @@ fn build_core(
     let tools = ToolTable::with(subagent.is_some(), search);
     let context = ToolContext {
         cwd: config.cwd.clone(),
-        library: Arc::clone(library),
+        skills: Arc::clone(skills),
         catalog: catalog.to_string(),
         placement: config.placement,
         todos: Mutex::new(Vec::new()),
         subagent,
-        skill_index: config.skill_index.clone(),
         gate,
         protected: config.protected.clone(),
         sandbox: config.sandbox.clone(),

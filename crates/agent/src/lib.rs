@@ -21,6 +21,7 @@ pub mod invoke;
 pub mod paths;
 pub mod permission;
 mod prompt;
+pub mod reload;
 mod repair;
 pub mod sandbox;
 mod suggest;

@@ -68,13 +68,15 @@ pub fn resolve(
     let root = if normalized.starts_with(&context.cwd) {
         context.cwd.clone()
     } else if access == Access::Read
-        && let Some(skill) = context
-            .library
+        && let Some(dir) = context
+            .skills
+            .library()
             .skills()
             .iter()
             .find(|skill| normalized.starts_with(&skill.dir))
+            .map(|skill| skill.dir.clone())
     {
-        skill.dir.clone()
+        dir
     } else {
         return Err(outside());
     };

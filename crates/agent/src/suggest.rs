@@ -24,7 +24,7 @@ pub(crate) fn compose_user_message(
     if !user_text.trim().is_empty() {
         content.push(ContentBlock::text(user_text));
     }
-    let (Some(index), mode) = (&config.skill_index, config.skill_match) else {
+    let (Some(index), mode) = (tools.skills.index(), config.skill_match) else {
         return content;
     };
     if mode == SkillMatch::Off || content.is_empty() {
@@ -39,7 +39,7 @@ pub(crate) fn compose_user_message(
             return content;
         }
     };
-    let library = &tools.library;
+    let library = tools.skills.library();
     let relevant: Vec<_> = ranked
         .iter()
         .filter(|r| r.relevant)
@@ -67,6 +67,11 @@ pub(crate) fn compose_user_message(
         && let Some((best, skill)) = relevant.first()
         && best.score >= AUTO_LOAD_SCORE
         && !injected.contains(&skill.name)
+        // A skill with dynamic context is only suggested: its commands run when the model
+        // loads it (trust and permissions decide), never as a side effect of matching.
+        && skill
+            .read_body()
+            .is_ok_and(|body| !skillet_skills::dynamic::has_commands(&body))
         && let Ok(body) = library.load(&skill.name, skillet_skills::Invoker::Model)
     {
         injected.insert(skill.name.clone());

@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use skillet_library::index::SkillIndex;
 use skillet_llm::ToolSpec;
 use skillet_skills::Library;
 
@@ -82,8 +83,10 @@ pub enum CatalogPlacement {
 pub struct ToolContext {
     /// The working directory (real path); file tools are confined to it.
     pub cwd: PathBuf,
-    /// The discovered skills; their folders are readable too.
-    pub library: Arc<Library>,
+    /// The discovered skills as they are now (their folders are readable too), and the index
+    /// `search_skills` and matching rank them with; replaced between turns when the skill
+    /// folders change ([`crate::Agent::reload_skills`]).
+    pub skills: Arc<LiveSkills>,
     /// The catalog text (Layer 1) and where it goes.
     pub catalog: String,
     /// Where the catalog goes.
@@ -92,8 +95,6 @@ pub struct ToolContext {
     pub todos: Mutex<Vec<TodoItem>>,
     /// Runs a subagent for the `task` tool: (prompt) → its final text.
     pub subagent: Option<Arc<dyn Subagent>>,
-    /// The skill index, for `search_skills`.
-    pub skill_index: Option<Arc<skillet_library::index::SkillIndex>>,
     /// Asks before writes and commands.
     pub gate: Arc<crate::permission::Gate>,
     /// Folders a write never touches without asking each time (the skill roots).
@@ -104,6 +105,45 @@ pub struct ToolContext {
     pub skill_trust: skillet_library::trust::SkillTrust,
     /// Whether skills' dynamic context runs at all (`--no-skill-shell` turns it off).
     pub skill_shell: bool,
+}
+
+/// The skills a session sees: the library and its index, swapped whole between turns (shared by
+/// the session and its subagents). A tool takes them once per call, so one call never sees two.
+pub struct LiveSkills {
+    current: std::sync::RwLock<(Arc<Library>, Option<Arc<SkillIndex>>)>,
+}
+
+impl LiveSkills {
+    /// These skills, ranked with `index` (none: no matching or search).
+    pub fn new(library: Arc<Library>, index: Option<Arc<SkillIndex>>) -> Self {
+        Self {
+            current: std::sync::RwLock::new((library, index)),
+        }
+    }
+
+    /// The library now.
+    pub fn library(&self) -> Arc<Library> {
+        self.current.read().map_or_else(
+            |poisoned| Arc::clone(&poisoned.get_ref().0),
+            |current| Arc::clone(&current.0),
+        )
+    }
+
+    /// The index now.
+    pub fn index(&self) -> Option<Arc<SkillIndex>> {
+        self.current.read().map_or_else(
+            |poisoned| poisoned.get_ref().1.clone(),
+            |current| current.1.clone(),
+        )
+    }
+
+    /// Replaces both.
+    pub(crate) fn replace(&self, library: Arc<Library>, index: Option<Arc<SkillIndex>>) {
+        match self.current.write() {
+            Ok(mut current) => *current = (library, index),
+            Err(poisoned) => *poisoned.into_inner() = (library, index),
+        }
+    }
 }
 
 impl ToolContext {

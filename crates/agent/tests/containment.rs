@@ -74,12 +74,14 @@ fn fixture() -> Fixture {
 fn context(fixture: &Fixture, permissions: Permissions, sandbox: SandboxPolicy) -> ToolContext {
     ToolContext {
         cwd: fixture.cwd.clone(),
-        library: Arc::clone(&fixture.library),
+        skills: Arc::new(skillet_agent::tool::LiveSkills::new(
+            Arc::clone(&fixture.library),
+            None,
+        )),
         catalog: String::new(),
         placement: CatalogPlacement::System,
         todos: Mutex::new(Vec::new()),
         subagent: None,
-        skill_index: None,
         gate: Arc::new(Gate::new(permissions)),
         protected: vec![fixture.cwd.join(".agents/skills")],
         sandbox,

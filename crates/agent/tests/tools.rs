@@ -46,12 +46,11 @@ fn fixture() -> Fixture {
     let library = Arc::new(discover(&[Root::new(root.join("skills"), RootKind::User)]));
     let context = ToolContext {
         cwd,
-        library,
+        skills: Arc::new(skillet_agent::tool::LiveSkills::new(library, None)),
         catalog: String::new(),
         placement: CatalogPlacement::System,
         todos: Mutex::new(Vec::new()),
         subagent: None,
-        skill_index: None,
         gate: Arc::new(Gate::new(Permissions::Allow)),
         protected: vec![root.join("work/.agents/skills")],
         sandbox: SandboxPolicy::default(),

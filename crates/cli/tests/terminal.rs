@@ -905,3 +905,39 @@ fn chat_asks_to_trust_a_project_whose_skills_act_and_then_its_grants_need_no_pro
     assert!(loaded.contains("Today: dynamic-context-ran"), "{loaded}");
     assert_eq!(server.rejections(), Vec::<String>::new());
 }
+
+#[test]
+fn a_skill_written_during_a_chat_is_announced_with_the_next_message() {
+    if tmux_missing() {
+        return;
+    }
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("first answer"));
+    server.push_turn(Turn::text("second answer"));
+    let terminal = Terminal::start(&sandbox, &server, &["chat"]);
+    terminal.line("hi");
+    terminal.wait_for("first answer");
+    write_skill(
+        &sandbox.project.join(".agents/skills"),
+        "fresh",
+        "---\nname: fresh\ndescription: Brand new steps\n---\nDo the new thing.\n",
+    );
+    // The watcher waits for the writes to settle (300 ms), then marks the skills changed.
+    std::thread::sleep(Duration::from_millis(1200));
+    terminal.line("and now?");
+    let screen = terminal.wait_for("second answer");
+    assert!(
+        screen.contains("note: skills changed: added fresh"),
+        "{screen}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests[1].body["system"], requests[0].body["system"]);
+    assert_eq!(requests[1].body["tools"], requests[0].body["tools"]);
+    let sent = requests[1].body["messages"].to_string();
+    assert!(sent.contains("- added: fresh: Brand new steps"), "{sent}");
+    // Typed by hand right away, it completes and runs as a skill.
+    terminal.type_text("/fre");
+    terminal.press(&["Tab"]);
+    terminal.wait_for("/fresh");
+}

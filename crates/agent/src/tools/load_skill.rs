@@ -43,8 +43,8 @@ impl Tool for LoadSkill {
     }
 
     fn input_schema(&self, context: &ToolContext) -> Value {
-        let names: Vec<&str> = context
-            .library
+        let library = context.skills.library();
+        let names: Vec<&str> = library
             .model_invocable()
             .map(|skill| skill.name.as_str())
             .collect();
@@ -77,8 +77,8 @@ impl Tool for LoadSkill {
                 Some(Value::String(text)) => Some(text.as_str()),
                 Some(_) => return Err(ToolError::new("'arguments' must be a string")),
             };
-            let skill = context
-                .library
+            let library = context.skills.library();
+            let skill = library
                 .invocable(name, Invoker::Model)
                 .map_err(|error| ToolError::new(error.to_string()))?;
             let invoked = crate::invoke::invoke(context, skill, arguments).await?;
@@ -105,7 +105,8 @@ pub(crate) async fn audit_notice(
     }
     let skill = core
         .context
-        .library
+        .skills
+        .library()
         .get(string_arg(input, "name").ok()?)?
         .clone();
     let audited = Arc::clone(&core.audited);

@@ -25,7 +25,7 @@ impl Tool for SearchSkills {
         format!(
             "Search the {} available skills by what you need done; returns names, descriptions \
              and scores (higher is closer). Then call load_skill with a name.",
-            context.library.model_invocable().count()
+            context.skills.library().model_invocable().count()
         )
     }
 
@@ -51,9 +51,10 @@ impl Tool for SearchSkills {
                 .unwrap_or(DEFAULT_TOP_K)
                 .clamp(1, MAX_TOP_K);
             let index = context
-                .skill_index
-                .as_ref()
+                .skills
+                .index()
                 .ok_or_else(|| ToolError::new("skill search is not available in this session"))?;
+            let library = context.skills.library();
             // Ask for more than needed: skills the model may not load are filtered out.
             let (_, ranked) = index
                 .rank(query, Mode::Hybrid, k * 2)
@@ -61,7 +62,7 @@ impl Tool for SearchSkills {
             let mut out = String::new();
             let mut shown = 0;
             for hit in ranked {
-                let Some(skill) = context.library.get(index.name(hit.index)) else {
+                let Some(skill) = library.get(index.name(hit.index)) else {
                     continue;
                 };
                 if !skill.model_invocable() || shown == k {

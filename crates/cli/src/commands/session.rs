@@ -183,14 +183,7 @@ pub fn start(
         catalog_budget: settings.catalog_budget,
         permissions,
         skill_match: settings.skill_match,
-        skill_index: match settings.skill_match {
-            SkillMatch::Off => None,
-            _ => Some(Arc::new(session_index(
-                library,
-                &model_env(None),
-                &mut stderr_events(),
-            ))),
-        },
+        skill_index: skill_index(settings, library),
         first_message: first_message.map(str::to_string),
         protected: context.skill_roots(),
         sandbox: SandboxPolicy {
@@ -247,6 +240,21 @@ pub fn start(
         warn(&format!("warning: {notice}"));
     }
     Ok(agent)
+}
+
+/// The index a session ranks `library` with (none when matching is off).
+pub fn skill_index(
+    settings: &Settings,
+    library: &Arc<Library>,
+) -> Option<Arc<skillet_library::index::SkillIndex>> {
+    match settings.skill_match {
+        SkillMatch::Off => None,
+        _ => Some(Arc::new(session_index(
+            library,
+            &model_env(None),
+            &mut stderr_events(),
+        ))),
+    }
 }
 
 /// The provider for a new or resumed session. A resumed one goes on with the model it last

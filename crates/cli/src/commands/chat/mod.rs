@@ -25,6 +25,7 @@ mod replay;
 use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
@@ -104,6 +105,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     // A resumed session may go on with its own model: `/clear` keeps the model in use.
     let mut settings = settings;
     agent.model().clone_into(&mut settings.model);
+    let watching = Watching::start(&context);
     let mut chat = Chat {
         models: vec![(agent.model().to_string(), agent.usage())],
         runtime,
@@ -113,6 +115,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         skill_trust,
         permissions,
         agent,
+        watching,
     };
     editor.set_helper(Some(ChatHelper::new(&chat.skills)));
     warn(&format!(
@@ -213,9 +216,68 @@ struct Chat {
     /// Each model used in this session, with the session's usage when it took over (for
     /// `/cost`).
     models: Vec<(String, Usage)>,
+    /// Watches the skill roots; set when they changed since the skills were last found.
+    watching: Watching,
+}
+
+/// The skill roots watched, and whether they changed since the skills were last found.
+struct Watching {
+    changed: Arc<AtomicBool>,
+    _watcher: Option<skillet_library::watch::RootWatcher>,
+}
+
+impl Watching {
+    /// Watches `context`'s roots (a failure is said once, and skills are then not reloaded).
+    fn start(context: &Context) -> Self {
+        let changed = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&changed);
+        let watcher = match skillet_library::watch::watch(&context.roots, move || {
+            flag.store(true, Ordering::SeqCst);
+        }) {
+            Ok(watcher) => {
+                for failure in &watcher.failures {
+                    warn(&format!(
+                        "note: {}: not watched; skills added there show after a restart",
+                        terminal_safe(failure, false)
+                    ));
+                }
+                Some(watcher)
+            }
+            Err(error) => {
+                warn(&format!(
+                    "note: {error}; skills added or changed show after a restart"
+                ));
+                None
+            }
+        };
+        Self {
+            changed,
+            _watcher: watcher,
+        }
+    }
 }
 
 impl Chat {
+    /// When the skill folders changed: the skills found again and given to the agent (the next
+    /// message tells the model what changed; the system prompt stays), the change said, and
+    /// completion brought up to date.
+    fn refresh_skills(&mut self, editor: &mut ChatEditor) {
+        if !self.watching.changed.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        let library = Arc::new(skillet_skills::discover(&self.context.roots));
+        let index = super::session::skill_index(&self.settings, &library);
+        let changes = self.agent.reload_skills(Arc::clone(&library), index);
+        if !changes.is_empty() {
+            warn(&format!(
+                "note: {}",
+                terminal_safe(&changes.summary(), false)
+            ));
+        }
+        self.skills = library;
+        editor.set_helper(Some(ChatHelper::new(&self.skills)));
+    }
+
     /// Reads lines until `/exit` or Ctrl-D: each a command, a skill or a message.
     fn converse(&mut self, editor: &mut ChatEditor) -> anyhow::Result<()> {
         loop {
@@ -233,6 +295,7 @@ impl Chat {
                 continue;
             }
             let _ = editor.add_history_entry(line);
+            self.refresh_skills(editor);
             let skills = Arc::clone(&self.skills);
             let known = |name: &str| command(name).is_some() || skills.get(name).is_some();
             let message = match classify(line, known) {
