@@ -112,6 +112,7 @@ mod bash_tool {
             sandbox,
             skill_trust: skillet_library::trust::SkillTrust::untrusted(),
             skill_shell: true,
+            save_skills: None,
         };
         let tools = ToolTable::standard(false);
         let bash = tools.get("bash").expect("the bash tool");

@@ -75,6 +75,8 @@ pub struct AgentConfig {
     pub skill_trust: skillet_library::trust::SkillTrust,
     /// Whether skills' dynamic context (`` !`command` ``) runs at all.
     pub skill_shell: bool,
+    /// Where `save_skill` writes new skills, and the roots to find them in (none: refused).
+    pub save_skills: Option<crate::tools::save_skill::SaveSkills>,
 }
 
 /// What is done with the skills that match a user message (always by appending to that
@@ -119,6 +121,7 @@ impl AgentConfig {
             user_instructions: None,
             skill_trust: skillet_library::trust::SkillTrust::untrusted(),
             skill_shell: true,
+            save_skills: None,
         }
     }
 }
@@ -668,6 +671,7 @@ fn build_core(
         sandbox: config.sandbox.clone(),
         skill_trust: config.skill_trust.clone(),
         skill_shell: config.skill_shell,
+        save_skills: config.save_skills.clone(),
     };
     let specs = tools.specs(&context);
     Core {

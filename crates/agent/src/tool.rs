@@ -105,6 +105,8 @@ pub struct ToolContext {
     pub skill_trust: skillet_library::trust::SkillTrust,
     /// Whether skills' dynamic context runs at all (`--no-skill-shell` turns it off).
     pub skill_shell: bool,
+    /// Where `save_skill` writes (none: it is refused).
+    pub save_skills: Option<crate::tools::save_skill::SaveSkills>,
 }
 
 /// The skills a session sees: the library and its index, swapped whole between turns (shared by
@@ -191,6 +193,7 @@ impl ToolTable {
             Box::new(tools::glob::Glob),
             Box::new(tools::grep::Grep),
             Box::new(tools::todo_write::TodoWrite),
+            Box::new(tools::save_skill::SaveSkill),
         ];
         if with_search {
             tools.push(Box::new(tools::search_skills::SearchSkills));

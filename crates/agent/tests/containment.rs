@@ -87,6 +87,7 @@ fn context(fixture: &Fixture, permissions: Permissions, sandbox: SandboxPolicy) 
         sandbox,
         skill_trust: skillet_library::trust::SkillTrust::untrusted(),
         skill_shell: true,
+        save_skills: None,
     }
 }
 

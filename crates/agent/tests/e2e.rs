@@ -901,3 +901,130 @@ async fn a_skill_created_mid_session_is_announced_in_the_next_message_with_the_p
     assert!(!third.last().unwrap().to_string().contains("skills_changed"));
     assert_eq!(server.rejections(), Vec::<String>::new());
 }
+
+/// Says yes to everything, keeping each question.
+struct YesToAll(std::sync::Mutex<Vec<skillet_agent::permission::ApprovalRequest>>);
+
+impl skillet_agent::permission::Approver for YesToAll {
+    fn approve(
+        &self,
+        request: &skillet_agent::permission::ApprovalRequest,
+    ) -> skillet_agent::permission::Approval {
+        self.0.lock().unwrap().push(request.clone());
+        skillet_agent::permission::Approval::Always
+    }
+}
+
+#[tokio::test]
+async fn save_skill_writes_a_skill_that_validates_and_loads_and_asks_each_time() {
+    let fixture = fixture();
+    let project_skills = fixture.cwd.join(".agents/skills");
+    let roots = vec![
+        Root::new(&project_skills, RootKind::Project),
+        Root::new(&fixture.skills, RootKind::User),
+    ];
+    let server = MockServer::start();
+    let skill = json!({
+        "name": "release-notes",
+        "description": "Write release notes: \"what changed\" --- from git log. Use when asked for notes.",
+        "body": "# Release notes\n\nRun scripts/log.sh, then group by type.",
+        "files": {"scripts/log.sh": "git log --oneline\n"}
+    });
+    server.push_turn(Turn::tool("s1", "save_skill", skill.clone()));
+    server.push_turn(Turn::tool(
+        "l1",
+        "load_skill",
+        json!({"name": "release-notes"}),
+    ));
+    server.push_turn(Turn::tool("s2", "save_skill", skill.clone()));
+    server.push_turn(Turn::tool(
+        "s3",
+        "save_skill",
+        json!({"name": "Bad Name", "description": "d", "body": "b"}),
+    ));
+    server.push_turn(Turn::text("saved"));
+    let approver = Arc::new(YesToAll(std::sync::Mutex::new(Vec::new())));
+    let mut config = config(&fixture, false);
+    config.permissions = Permissions::Ask(approver.clone());
+    config.save_skills = Some(skillet_agent::tools::save_skill::SaveSkills {
+        dir: project_skills.clone(),
+        roots: roots.clone(),
+    });
+    let library = Arc::new(discover(&roots));
+    let mut agent = Agent::new(anthropic(&server), &library, &config);
+    turn(&mut agent, "keep this as a skill").await.0.unwrap();
+    let dir = project_skills.join("release-notes");
+    let validations = skillet_skills::validate_path(&dir);
+    assert_eq!(validations.len(), 1);
+    // Valid, and without a warning either.
+    assert!(
+        validations[0].diagnostics.is_empty(),
+        "{:?}",
+        validations[0].diagnostics
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("scripts/log.sh")).unwrap(),
+        "git log --oneline\n"
+    );
+    let requests = server.requests();
+    let result = |index: usize| {
+        requests[index].body["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["content"][0]["content"]
+            .to_string()
+    };
+    assert!(
+        result(1).contains("saved skill 'release-notes'"),
+        "{}",
+        result(1)
+    );
+    // Loaded in the same turn, with its file listed.
+    assert!(
+        result(2).contains("Run scripts/log.sh, then group by type."),
+        "{}",
+        result(2)
+    );
+    assert!(result(2).contains("scripts/log.sh"), "{}", result(2));
+    // Not over an existing skill unless asked; a bad name is refused before any question.
+    assert!(result(3).contains("pass overwrite: true"), "{}", result(3));
+    assert!(result(4).contains("cannot be used"), "{}", result(4));
+    // Asked once (the first save), as a protected write, "always" notwithstanding.
+    let asked = approver.0.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].protected.is_some());
+    assert!(
+        asked[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("+++ scripts/log.sh")
+    );
+    // Found by discovery as the user's skills are: `skillet skills list` sees it.
+    assert!(discover(&roots).get("release-notes").is_some());
+}
+
+#[tokio::test]
+async fn save_skill_is_refused_where_nobody_can_approve_it() {
+    let fixture = fixture();
+    let server = MockServer::start();
+    server.push_turn(Turn::tool(
+        "s1",
+        "save_skill",
+        json!({"name": "x", "description": "Does x. Use for x.", "body": "b"}),
+    ));
+    server.push_turn(Turn::text("ok"));
+    let mut config = config(&fixture, false);
+    config.permissions = Permissions::Allow;
+    let dir = fixture.cwd.join(".agents/skills");
+    config.save_skills = Some(skillet_agent::tools::save_skill::SaveSkills {
+        dir: dir.clone(),
+        roots: vec![Root::new(&dir, RootKind::Project)],
+    });
+    let mut agent = Agent::new(anthropic(&server), &fixture.library, &config);
+    turn(&mut agent, "save it").await.0.unwrap();
+    let sent = server.requests()[1].body["messages"].to_string();
+    assert!(sent.contains("refused"), "{sent}");
+    assert!(!dir.join("x").exists());
+}

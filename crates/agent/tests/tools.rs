@@ -56,6 +56,7 @@ fn fixture() -> Fixture {
         sandbox: SandboxPolicy::default(),
         skill_trust: skillet_library::trust::SkillTrust::untrusted(),
         skill_shell: true,
+        save_skills: None,
     };
     Fixture {
         _temp: temp,

@@ -8,6 +8,7 @@ pub mod glob;
 pub mod grep;
 pub mod load_skill;
 pub mod read_file;
+pub mod save_skill;
 pub mod search_skills;
 pub mod task;
 pub mod todo_write;

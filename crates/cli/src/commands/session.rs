@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 use skillet_agent::permission::Permissions;
 use skillet_agent::sandbox::SandboxPolicy;
+use skillet_agent::tools::save_skill::SaveSkills;
 use skillet_agent::transcript::{self, Transcript};
 use skillet_agent::{Agent, AgentConfig, AgentEvent, SkillMatch};
 use skillet_library::model::session_index;
@@ -195,6 +196,10 @@ pub fn start(
         user_instructions: skillet_agent::instructions::user_instructions_path(&context.env),
         skill_trust: skill_trust.clone(),
         skill_shell: settings.skill_shell,
+        save_skills: save_skills_dir(context, settings).map(|dir| SaveSkills {
+            dir,
+            roots: context.roots.clone(),
+        }),
     };
     let (agent, locked) = match resume {
         None => {
@@ -240,6 +245,17 @@ pub fn start(
         warn(&format!("warning: {notice}"));
     }
     Ok(agent)
+}
+
+/// Where `save_skill` writes: `.agents/skills` at the project's root, or in the user's home
+/// with `save_skills = "user"` (none without a home).
+fn save_skills_dir(context: &Context, settings: &Settings) -> Option<PathBuf> {
+    let folder = skillet_skills::PROJECT_ROOT_DIRS[0];
+    if settings.save_to_user {
+        context.env.home.as_ref().map(|home| home.join(folder))
+    } else {
+        Some(context.project_root().join(folder))
+    }
 }
 
 /// The index a session ranks `library` with (none when matching is off).

@@ -18,6 +18,7 @@ const FILE_KEYS: &[&str] = &[
     "yes",
     "stream",
     "skill_shell",
+    "save_skills",
     "skill_match",
     "sandbox",
     "network",
@@ -63,6 +64,12 @@ impl FileConfig {
             &self.skill_match,
             &["off", "suggest", "auto"],
             "\"off\", \"suggest\" or \"auto\"",
+        )?;
+        one_of(
+            "save_skills",
+            &self.save_skills,
+            &["project", "user"],
+            "\"project\" or \"user\"",
         )?;
         if self.max_steps == Some(0) {
             return invalid("max_steps", "0".into(), AT_LEAST_ONE);

@@ -35,6 +35,8 @@ pub struct FileConfig {
     pub stream: Option<bool>,
     /// Run skills' dynamic context (`` !`command` ``) in trusted skills (default true).
     pub skill_shell: Option<bool>,
+    /// Where `save_skill` writes: `project` (default) or `user` (the user's file only).
+    pub save_skills: Option<String>,
     /// `off`, `suggest` or `auto`.
     pub skill_match: Option<String>,
     /// The `bash` sandbox.
@@ -106,6 +108,9 @@ impl FileConfig {
         if let Some(base_url) = &self.base_url {
             grants.push(format!("base_url = {base_url:?}"));
         }
+        if self.save_skills.as_deref() == Some("user") {
+            grants.push("save_skills = \"user\"".to_string());
+        }
         if let Some(sandbox) = &self.sandbox {
             if let Some(writable) = &sandbox.writable {
                 grants.push(format!("sandbox.writable = {writable:?}"));
@@ -131,6 +136,10 @@ impl FileConfig {
         }
         if self.base_url.take().is_some() {
             refused.push("base_url");
+        }
+        if self.save_skills.as_deref() == Some("user") {
+            self.save_skills = None;
+            refused.push("save_skills");
         }
         if let Some(sandbox) = &mut self.sandbox {
             if sandbox.writable.take().is_some() {

@@ -75,6 +75,8 @@ pub struct Settings {
     pub stream: bool,
     /// Run trusted skills' dynamic context (`` !`command` ``).
     pub skill_shell: bool,
+    /// Where `save_skill` writes: the user's skills folder rather than the project's.
+    pub save_to_user: bool,
     /// Read project instructions (AGENTS.md, CLAUDE.md) into a new session's prompt.
     pub instructions: bool,
     /// Where transcripts go.

@@ -157,6 +157,12 @@ impl Settings {
             args.no_skill_shell.then_some("--no-skill-shell"),
             skill_shell_file.as_ref().map(|(_, origin)| origin.clone()),
         );
+        let save_skills_file = files.value(|f| f.save_skills.clone());
+        from_flag_or_file(
+            "save_skills",
+            None,
+            save_skills_file.as_ref().map(|(_, origin)| origin.clone()),
+        );
         let yes_file = files.value(|f| f.yes);
         from_flag_or_file(
             "yes",
@@ -194,6 +200,7 @@ impl Settings {
             catalog_budget: catalog_budget.map(|(n, _)| n),
             yes: yes_flag || yes_file.is_some_and(|(yes, _)| yes),
             stream: !args.no_stream && stream_file.is_none_or(|(stream, _)| stream),
+            save_to_user: save_skills_file.is_some_and(|(scope, _)| scope == "user"),
             skill_shell: !args.no_skill_shell && skill_shell_file.is_none_or(|(shell, _)| shell),
             instructions: !args.no_instructions,
             sessions_dir: data_dir.join("sessions"),
