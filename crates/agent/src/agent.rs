@@ -373,15 +373,20 @@ impl Agent {
 
     /// A skill the user invokes by hand (`/name args`): the text to send as their message, its
     /// dynamic context run where it may ([`crate::invoke`]), its rules active for the turn that
-    /// message starts. An `Err` says why it was not invoked (nothing ran after the failing
+    /// message starts. A forked skill (`context: fork`) runs as a subagent now, and the text
+    /// is its answer. An `Err` says why it was not invoked (nothing ran after the failing
     /// command, nothing is sent).
     pub async fn invoke_skill(
         &self,
         skill: &skillet_skills::Skill,
         arguments: &str,
     ) -> Result<String, crate::tool::ToolError> {
-        let invoked = crate::invoke::invoke(&self.core.context, skill, Some(arguments)).await?;
-        self.core.context.gate.activate_next_turn(invoked.rules);
+        let context = &self.core.context;
+        let invoked = crate::invoke::invoke(context, skill, Some(arguments)).await?;
+        if crate::invoke::is_forked(skill) {
+            return crate::invoke::run_forked(context, skill, invoked).await;
+        }
+        context.gate.activate_next_turn(invoked.rules);
         Ok(invoked.text)
     }
 

@@ -87,6 +87,58 @@ pub async fn invoke(
     })
 }
 
+/// Whether the skill asks to run as a subagent (`context: fork`).
+pub fn is_forked(skill: &Skill) -> bool {
+    skill
+        .frontmatter
+        .context
+        .as_deref()
+        .is_some_and(|context| context.eq_ignore_ascii_case("fork"))
+}
+
+/// The model a forked skill's subagent runs on: its `model` (Claude Code's `haiku`, `sonnet` and
+/// `opus` named in full for Anthropic; meaningless elsewhere, so the session's), `None` for the
+/// session's own (`inherit`, or none given).
+pub fn fork_model(kind: skillet_llm::ProviderKind, requested: Option<&str>) -> Option<String> {
+    let requested = requested?.trim();
+    let alias = match requested.to_ascii_lowercase().as_str() {
+        "" | "inherit" => return None,
+        "haiku" => Some("claude-haiku-4-5"),
+        "sonnet" => Some("claude-sonnet-4-5"),
+        "opus" => Some("claude-opus-4-1"),
+        _ => None,
+    };
+    match (alias, kind) {
+        (Some(full), skillet_llm::ProviderKind::Anthropic) => Some(full.to_string()),
+        (Some(_), _) => None,
+        (None, _) => Some(requested.to_string()),
+    }
+}
+
+/// Runs a forked skill: its rendered text as the task of a subagent with a fresh history (on
+/// its model), its rules active meanwhile; only the subagent's final answer comes back. Where
+/// there is no subagent to run (inside one: forks do not nest), the skill's text, with a note.
+pub async fn run_forked(
+    context: &ToolContext,
+    skill: &Skill,
+    invoked: Invoked,
+) -> Result<String, ToolError> {
+    let Some(subagent) = context.subagent.as_ref() else {
+        return Ok(format!(
+            "(This skill asks to run as a subagent; subagents do not start others, so it is loaded here.)\n{}",
+            invoked.text
+        ));
+    };
+    context.gate.activate(invoked.rules);
+    let answer = subagent
+        .run_on(&invoked.text, skill.frontmatter.model.as_deref())
+        .await?;
+    Ok(format!(
+        "The skill '{}' ran as a subagent; its answer:\n{answer}",
+        skill.name
+    ))
+}
+
 /// Runs one command of a skill's dynamic context, unasked; its output, trimmed and capped.
 async fn run_one(
     context: &ToolContext,

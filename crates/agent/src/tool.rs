@@ -165,6 +165,16 @@ pub trait Subagent: Send + Sync {
     /// Runs `prompt` to completion and returns the final text.
     fn run<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Result<String, ToolError>>;
 
+    /// [`Subagent::run`] on another model (`None`: the session's).
+    fn run_on<'a>(
+        &'a self,
+        prompt: &'a str,
+        model: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<String, ToolError>> {
+        let _ = model;
+        self.run(prompt)
+    }
+
     /// Uses another model from the next run on (`/model`); by default the model stays.
     fn set_model(&mut self, model: &str) {
         let _ = model;

@@ -90,6 +90,18 @@ pub(crate) async fn run_loop(
     events: &mut (dyn FnMut(AgentEvent) + Send),
     record: &mut (dyn FnMut(TranscriptEvent) + Send),
 ) -> Result<TurnOutcome, AgentError> {
+    run_loop_on(core, &core.provider, history, pending, events, record).await
+}
+
+/// [`run_loop`] with the requests sent through `provider` (a forked skill's own model).
+async fn run_loop_on(
+    core: &Core,
+    provider: &skillet_llm::Provider,
+    history: &mut Vec<Message>,
+    pending: &mut Pending,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+) -> Result<TurnOutcome, AgentError> {
     let mut steps = 0;
     let mut cut_before = false;
     loop {
@@ -117,7 +129,7 @@ pub(crate) async fn run_loop(
             }),
             StreamEvent::ToolUseStart { .. } => {}
         };
-        let response = core.provider.send(request, &mut forward).await?;
+        let response = provider.send(request, &mut forward).await?;
         if let Ok(mut usage) = core.usage.lock() {
             usage.add(response.usage);
         }
@@ -372,7 +384,19 @@ impl Subagent for SubagentRunner {
     }
 
     fn run<'a>(&'a self, prompt: &'a str) -> BoxFuture<'a, Result<String, ToolError>> {
+        self.run_on(prompt, None)
+    }
+
+    fn run_on<'a>(
+        &'a self,
+        prompt: &'a str,
+        model: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<String, ToolError>> {
         Box::pin(async move {
+            let mut provider = self.core.provider.clone();
+            if let Some(model) = crate::invoke::fork_model(provider.kind(), model) {
+                provider.set_model(&model);
+            }
             if prompt.trim().is_empty() {
                 return Err(ToolError::new(
                     "the prompt is empty; say what the subagent should do",
@@ -389,8 +413,9 @@ impl Subagent for SubagentRunner {
             let mut history = Vec::new();
             append(&mut history, &mut record, vec![ContentBlock::text(prompt)]);
             let mut pending = Pending::default();
-            let result = run_loop(
+            let result = run_loop_on(
                 &self.core,
+                &provider,
                 &mut history,
                 &mut pending,
                 &mut events,

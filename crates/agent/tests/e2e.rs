@@ -1028,3 +1028,65 @@ async fn save_skill_is_refused_where_nobody_can_approve_it() {
     assert!(sent.contains("refused"), "{sent}");
     assert!(!dir.join("x").exists());
 }
+
+#[tokio::test]
+async fn a_forked_skill_runs_on_its_own_model_and_only_its_answer_comes_back() {
+    let fixture = fixture();
+    std::fs::create_dir_all(fixture.skills.join("survey")).unwrap();
+    std::fs::write(
+        fixture.skills.join("survey/SKILL.md"),
+        "---\nname: survey\ndescription: Survey the code base\ncontext: fork\nmodel: haiku\n---\nSURVEY STEPS: list the modules of $ARGUMENTS.\n",
+    )
+    .unwrap();
+    let library = Arc::new(discover(&[Root::new(&fixture.skills, RootKind::User)]));
+    let server = MockServer::start();
+    server.push_turn(
+        Turn::tool(
+            "l1",
+            "load_skill",
+            json!({"name": "survey", "arguments": "src"}),
+        )
+        .with_usage(MockUsage {
+            input: 100,
+            output: 10,
+            ..MockUsage::default()
+        }),
+    );
+    server.push_turn(Turn::text("THREE MODULES").with_usage(MockUsage {
+        input: 7,
+        output: 3,
+        ..MockUsage::default()
+    }));
+    server.push_turn(Turn::text("done").with_usage(MockUsage {
+        input: 120,
+        output: 5,
+        ..MockUsage::default()
+    }));
+    let mut agent = Agent::new(anthropic(&server), &library, &config(&fixture, false));
+    turn(&mut agent, "survey src").await.0.unwrap();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The subagent's request: its own model, a fresh history holding the skill as the task.
+    assert_eq!(requests[1].body["model"], "claude-haiku-4-5");
+    let task = requests[1].body["messages"].as_array().unwrap();
+    assert_eq!(task.len(), 1, "{task:?}");
+    assert!(
+        task[0]
+            .to_string()
+            .contains("SURVEY STEPS: list the modules of src.")
+    );
+    // The main conversation: the session's model, only the answer as the result.
+    assert_eq!(requests[2].body["model"], "claude-test");
+    let result = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(result.contains("THREE MODULES"), "{result}");
+    assert!(!result.contains("SURVEY STEPS"), "{result}");
+    // Its usage is the session's.
+    assert_eq!(agent.usage().input_tokens, 227);
+    assert_eq!(agent.usage().output_tokens, 18);
+    assert_eq!(server.rejections(), Vec::<String>::new());
+}

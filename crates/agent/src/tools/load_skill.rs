@@ -82,6 +82,9 @@ impl Tool for LoadSkill {
                 .invocable(name, Invoker::Model)
                 .map_err(|error| ToolError::new(error.to_string()))?;
             let invoked = crate::invoke::invoke(context, skill, arguments).await?;
+            if crate::invoke::is_forked(skill) {
+                return crate::invoke::run_forked(context, skill, invoked).await;
+            }
             // Its rules hold from now to the end of this turn.
             context.gate.activate(invoked.rules);
             Ok(invoked.text)

@@ -88,6 +88,9 @@ impl Chat {
             ));
             return Slash::Handled;
         }
+        if skillet_agent::invoke::is_forked(skill) {
+            warn(&format!("running /{name} as a subagent (context: fork)…"));
+        }
         match self
             .runtime
             .block_on(self.agent.invoke_skill(skill, arguments))
