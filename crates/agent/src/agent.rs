@@ -193,6 +193,9 @@ pub(crate) struct Core {
     pub(crate) usage: Arc<Mutex<Usage>>,
     /// Skill folders audited on load this session (shared with subagents): each is told once.
     pub(crate) audited: crate::tools::load_skill::Audited,
+    /// The tokens of this conversation's last request (input, cached or not, and output), as the
+    /// provider counted them: how full the context window is.
+    pub(crate) last_context_tokens: std::sync::atomic::AtomicU64,
 }
 
 /// A session: the fixed prompt and tools, the append-only history, the usage so far.
@@ -501,6 +504,9 @@ impl Agent {
         user_text: &str,
         events: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<TurnOutcome, AgentError> {
+        if !user_text.trim().is_empty() {
+            self.compact_if_full(events).await;
+        }
         let content = crate::suggest::compose_user_message(
             &self.core.config,
             &self.core.context,
@@ -577,6 +583,37 @@ impl Agent {
         self.injected.clear();
         self.pending = Pending::default();
         Ok(outcome)
+    }
+
+    /// Compacts the session when its last request filled [`crate::compact::AUTO_COMPACT_SHARE`]
+    /// of the model's context window, saying so; a compaction that fails is said too, and the
+    /// conversation goes on as it was.
+    async fn compact_if_full(&mut self, events: &mut (dyn FnMut(AgentEvent) + Send)) {
+        use std::sync::atomic::Ordering;
+        let used = self.core.last_context_tokens.load(Ordering::SeqCst);
+        let window = skillet_llm::context_window(self.core.provider.model());
+        #[expect(
+            clippy::cast_precision_loss,
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a share of a token count"
+        )]
+        let limit = (window as f64 * crate::compact::AUTO_COMPACT_SHARE) as u64;
+        if used < limit {
+            return;
+        }
+        match self.compact(None, events).await {
+            Ok(outcome) => {
+                self.core.last_context_tokens.store(0, Ordering::SeqCst);
+                events(AgentEvent::Notice(format!(
+                    "the conversation filled {used} of the model's {window} tokens: compacted it into a summary (about {} tokens before, {} after; the skills loaded so far kept)",
+                    outcome.tokens_before, outcome.tokens_after
+                )));
+            }
+            Err(error) => events(AgentEvent::Notice(format!(
+                "the conversation is near the model's context window ({used} of {window} tokens) and could not be compacted: {error}"
+            ))),
+        }
     }
 
     /// After a cancelled turn: answers the calls of the last answer, if it is the model's and
@@ -688,6 +725,7 @@ fn build_core(
         config: config.clone(),
         usage,
         audited: Arc::default(),
+        last_context_tokens: std::sync::atomic::AtomicU64::new(0),
     }
 }
 

@@ -8,9 +8,15 @@
 //! makes anyway are not run, only its text is used. The history must be between turns: an answer
 //! whose calls have no results yet is refused ([`CompactError::MidTurn`]).
 //!
-//! The new history is a user message, [`SUMMARY_HEADER`] then the summary, and the short answer
-//! [`SUMMARY_ACKNOWLEDGED`], so roles alternate for servers whose chat templates insist. The
-//! system prompt and tools do not change. A `compacted` event in the transcript holds the new history, so a
+//! The new history is a user message, [`SUMMARY_HEADER`] then the summary, then the skills loaded
+//! so far as the model last received them (found in the history: `load_skill` results and skills
+//! the user invoked; the most recent first, each within [`MAX_KEPT_SKILL_CHARS`], all within
+//! [`MAX_KEPT_SKILLS_CHARS`]), and the short answer [`SUMMARY_ACKNOWLEDGED`], so roles alternate
+//! for servers whose chat templates insist. The system prompt and tools do not change.
+//!
+//! A session compacts itself once the last request neared the model's context window
+//! ([`AUTO_COMPACT_SHARE`] of it, from the provider's usage figures), before the next user
+//! message is sent, and says so ([`crate::Agent::run_turn`]). A `compacted` event in the transcript holds the new history, so a
 //! resumed session continues from it. Nothing changes unless a whole summary came back.
 
 use skillet_llm::{ContentBlock, Message, Request, Role, StopReason, StreamEvent, Usage};
@@ -21,6 +27,15 @@ use crate::transcript::{Transcript, TranscriptEvent};
 
 /// Characters per token, for the estimates of [`CompactOutcome`].
 pub const CHARS_PER_TOKEN: usize = 4;
+/// The share of the model's context window the last request may fill before the session is
+/// compacted, between turns.
+pub const AUTO_COMPACT_SHARE: f64 = 0.8;
+/// The most characters of one loaded skill kept after a compaction.
+pub const MAX_KEPT_SKILL_CHARS: usize = 8_000;
+/// The most characters of all loaded skills kept after a compaction.
+pub const MAX_KEPT_SKILLS_CHARS: usize = 24_000;
+/// What the kept skills start with.
+pub const KEPT_SKILLS_HEADER: &str = "[Skills loaded before the compaction, as you received them:]";
 
 /// What is asked of the model (the user's own instructions, if any, follow it).
 pub const COMPACT_REQUEST: &str = "The conversation so far is about to be replaced by a summary, \
@@ -183,7 +198,7 @@ pub(crate) async fn compact(
         finish(transcript, failure, events);
         return Err(error.into());
     }
-    let compacted = compacted_history(&summary);
+    let compacted = compacted_history(&summary, &loaded_skills(history));
     let outcome = CompactOutcome {
         messages_before: history.len(),
         tokens_before: estimate_tokens(history),
@@ -237,17 +252,102 @@ pub fn estimate_tokens(messages: &[Message]) -> usize {
 /// The history a compaction leaves: the summary, then a short answer, so the next user message
 /// follows an assistant one (some chat templates, served by llama.cpp, vLLM or Ollama, refuse
 /// two user messages in a row).
-fn compacted_history(summary: &str) -> Vec<Message> {
+fn compacted_history(summary: &str, skills: &[String]) -> Vec<Message> {
+    let mut text = format!("{SUMMARY_HEADER}\n\n{summary}");
+    if !skills.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(KEPT_SKILLS_HEADER);
+        for skill in skills {
+            text.push_str("\n\n");
+            text.push_str(skill);
+        }
+    }
     vec![
         Message {
             role: Role::User,
-            content: vec![ContentBlock::text(format!("{SUMMARY_HEADER}\n\n{summary}"))],
+            content: vec![ContentBlock::text(text)],
         },
         Message {
             role: Role::Assistant,
             content: vec![ContentBlock::text(SUMMARY_ACKNOWLEDGED)],
         },
     ]
+}
+
+/// The skills loaded in `history`, as the model received them (`<skill name="…">…</skill>`):
+/// `load_skill` results, skills the user invoked, and those a compaction kept; each once (its
+/// latest), the most recent first, each cut to [`MAX_KEPT_SKILL_CHARS`], as many as fit in
+/// [`MAX_KEPT_SKILLS_CHARS`].
+pub fn loaded_skills(history: &[Message]) -> Vec<String> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    let mut calls = std::collections::HashSet::new();
+    for message in history {
+        for block in &message.content {
+            let text = match block {
+                ContentBlock::ToolUse { id, name, .. } if name == "load_skill" => {
+                    calls.insert(id.clone());
+                    continue;
+                }
+                ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error: false,
+                } if calls.contains(tool_use_id) => content.as_str(),
+                ContentBlock::Text { text } if message.role == Role::User => text.as_str(),
+                _ => continue,
+            };
+            for skill in skill_blocks(text) {
+                if let Some(name) = skill_name(skill) {
+                    found.retain(|(seen, _)| *seen != name);
+                    found.push((name, skill.to_string()));
+                }
+            }
+        }
+    }
+    let mut kept = Vec::new();
+    let mut room = MAX_KEPT_SKILLS_CHARS;
+    for (_, skill) in found.iter().rev() {
+        let skill = cut_chars(skill, MAX_KEPT_SKILL_CHARS);
+        let size = skill.chars().count();
+        if size > room {
+            break;
+        }
+        room -= size;
+        kept.push(skill);
+    }
+    kept
+}
+
+/// The `<skill name="…">…</skill>` blocks of a text, each whole.
+fn skill_blocks(text: &str) -> Vec<&str> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("<skill name=\"") {
+        let Some(length) = rest[start..].find("</skill>") else {
+            break;
+        };
+        let end = start + length + "</skill>".len();
+        blocks.push(&rest[start..end]);
+        rest = &rest[end..];
+    }
+    blocks
+}
+
+/// The name in a skill block's opening tag.
+fn skill_name(block: &str) -> Option<String> {
+    let rest = block.strip_prefix("<skill name=\"")?;
+    rest.find('"').map(|end| rest[..end].to_string())
+}
+
+/// At most `limit` characters, the cut said.
+fn cut_chars(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        None => text.to_string(),
+        Some((at, _)) => format!(
+            "{}\n[… cut at {limit} characters; load the skill again for all of it]",
+            &text[..at]
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -278,5 +378,64 @@ mod tests {
         // 4 + (2 + 2) + 1 = 9 characters: 3 tokens rounded up.
         assert_eq!(estimate_tokens(&messages), 3);
         assert_eq!(estimate_tokens(&[]), 0);
+    }
+
+    #[test]
+    fn loaded_skills_are_kept_latest_first_each_and_all_capped() {
+        let skill = |name: &str, size: usize| {
+            format!("<skill name=\"{name}\">\n{}\n</skill>", "x".repeat(size))
+        };
+        let call = |id: &str, name: &str| Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: id.into(),
+                name: "load_skill".into(),
+                input: serde_json::json!({ "name": name }),
+            }],
+        };
+        let result = |id: &str, text: String| Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: id.into(),
+                content: text,
+                is_error: false,
+            }],
+        };
+        let history = vec![
+            call("1", "a"),
+            result("1", skill("a", 100)),
+            Message::user(skill("typed", 50)),
+            call("2", "big"),
+            result("2", skill("big", 20_000)),
+            call("3", "a"),
+            result("3", skill("a", 200)),
+            // A file's text that looks like a skill is not one.
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolUse {
+                    id: "4".into(),
+                    name: "read_file".into(),
+                    input: serde_json::json!({}),
+                }],
+            },
+            result("4", skill("fake", 10)),
+        ];
+        let kept = loaded_skills(&history);
+        let names: Vec<Option<String>> = kept.iter().map(|skill| skill_name(skill)).collect();
+        assert_eq!(
+            names,
+            [Some("a".into()), Some("big".into()), Some("typed".into())]
+        );
+        assert!(kept[0].contains(&"x".repeat(200)), "the latest load of a");
+        assert!(kept[1].chars().count() < MAX_KEPT_SKILL_CHARS + 100);
+        assert!(kept[1].contains("cut at 8000 characters"));
+        // Past the total, older skills are left out.
+        let many: Vec<Message> = (0..5)
+            .flat_map(|i| {
+                let id = i.to_string();
+                [call(&id, &id), result(&id, skill(&id, 7_000))]
+            })
+            .collect();
+        assert_eq!(loaded_skills(&many).len(), 3);
     }
 }

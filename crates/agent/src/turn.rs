@@ -130,6 +130,14 @@ async fn run_loop_on(
             StreamEvent::ToolUseStart { .. } => {}
         };
         let response = provider.send(request, &mut forward).await?;
+        let used = response.usage;
+        core.last_context_tokens.store(
+            used.input_tokens
+                + used.cache_read_tokens
+                + used.cache_write_tokens
+                + used.output_tokens,
+            std::sync::atomic::Ordering::SeqCst,
+        );
         if let Ok(mut usage) = core.usage.lock() {
             usage.add(response.usage);
         }

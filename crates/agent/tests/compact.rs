@@ -329,3 +329,84 @@ async fn no_summary_or_a_cut_one_leaves_the_history_as_it_was() {
     assert_eq!(agent.history().len(), before.len() + 2);
     all_accepted(&server);
 }
+
+#[tokio::test]
+async fn a_full_context_compacts_itself_keeping_the_loaded_skills_and_resumes() {
+    let f = fixture();
+    let skills = f.cwd.join("skills");
+    std::fs::create_dir_all(skills.join("pdf")).unwrap();
+    std::fs::write(
+        skills.join("pdf/SKILL.md"),
+        "---\nname: pdf\ndescription: Fill PDF forms\n---\nPDF STEPS: read references/forms.md first.\n",
+    )
+    .unwrap();
+    let library = Arc::new(skillet_skills::discover(&[skillet_skills::Root::new(
+        &skills,
+        skillet_skills::RootKind::User,
+    )]));
+    let server = MockServer::start();
+    let [provider, _] = providers(&server);
+    let mut agent = Agent::new(provider.clone(), &library, &config(&f));
+    agent
+        .attach_transcript(Transcript::create(&f.sessions, agent.header()).unwrap())
+        .unwrap();
+    // A turn that loads a skill; its last request fills 85% of claude-test's 200,000 tokens.
+    server.push_turn(Turn::tool("l1", "load_skill", json!({"name": "pdf"})));
+    server.push_turn(
+        Turn::text("Filled.").with_usage(skillet_test_support::MockUsage {
+            input: 10_000,
+            cache_read: 160_000,
+            output: 100,
+            ..skillet_test_support::MockUsage::default()
+        }),
+    );
+    agent.run_turn("fill the form", &mut |_| {}).await.unwrap();
+    // The next message: compacted first, said, then sent after the summary.
+    server.push_turn(Turn::text("SUMMARY: the form was filled."));
+    server.push_turn(Turn::text("Next done."));
+    let mut notices = Vec::new();
+    agent
+        .run_turn("and the next one", &mut |event| {
+            if let AgentEvent::Notice(text) = event {
+                notices.push(text);
+            }
+        })
+        .await
+        .unwrap();
+    assert!(
+        notices
+            .iter()
+            .any(|notice| notice.contains("filled 170100 of the model's 200000 tokens")),
+        "{notices:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(last_message_text(&requests[2]), COMPACT_REQUEST);
+    let sent = &requests[3].body["messages"];
+    assert_eq!(sent.as_array().unwrap().len(), 3, "{sent}");
+    let summary = sent[0].to_string();
+    assert!(
+        summary.contains("SUMMARY: the form was filled."),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("Skills loaded before the compaction"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("PDF STEPS: read references/forms.md first."),
+        "{summary}"
+    );
+    // A new cache prefix from here on: the same system prompt and tools.
+    assert_eq!(fixed_part(&requests[3]), fixed_part(&requests[0]));
+    // The transcript rebuilds it.
+    let path = f.sessions.join(format!("{}.jsonl", agent.header().id));
+    let (header, history) = transcript::load(&path).unwrap();
+    assert_eq!(history, agent.history());
+    let resumed = Agent::resume(provider, &library, &config(&f), header, &history);
+    assert!(resumed.history()[0].text().contains("PDF STEPS"));
+    // A second compaction keeps the skill again (found in the summary).
+    let kept = skillet_agent::compact::loaded_skills(agent.history());
+    assert_eq!(kept.len(), 1);
+    assert!(kept[0].starts_with("<skill name=\"pdf\">"));
+    all_accepted(&server);
+}
