@@ -130,17 +130,7 @@ async fn run_loop_on(
             StreamEvent::ToolUseStart { .. } => {}
         };
         let response = provider.send(request, &mut forward).await?;
-        let used = response.usage;
-        core.last_context_tokens.store(
-            used.input_tokens
-                + used.cache_read_tokens
-                + used.cache_write_tokens
-                + used.output_tokens,
-            std::sync::atomic::Ordering::SeqCst,
-        );
-        if let Ok(mut usage) = core.usage.lock() {
-            usage.add(response.usage);
-        }
+        count(core, response.usage);
         events(AgentEvent::Usage(response.usage));
         record(TranscriptEvent::Usage {
             usage: response.usage,
@@ -254,6 +244,17 @@ fn unique_call_ids(message: &mut Message, history: &[Message]) -> Vec<(String, S
         }
     }
     renamed
+}
+
+/// Adds a request's usage to the session's, and keeps its size: how full the context window is.
+fn count(core: &Core, used: skillet_llm::Usage) {
+    core.last_context_tokens.store(
+        used.input_tokens + used.cache_read_tokens + used.cache_write_tokens + used.output_tokens,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+    if let Ok(mut usage) = core.usage.lock() {
+        usage.add(used);
+    }
 }
 
 /// Runs the calls of one answer in order, keeping each result in `pending` as it finishes.
