@@ -418,6 +418,12 @@ impl MockServer {
         state.recording = false;
     }
 
+    /// Stops keeping requests (a long benchmark whose memory is measured); refusals are still
+    /// kept.
+    pub fn stop_recording(&self) {
+        self.state.lock().expect("state").recording = false;
+    }
+
     /// Every request received so far, refused ones included.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.state.lock().expect("state").requests.clone()
