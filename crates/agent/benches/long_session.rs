@@ -11,7 +11,8 @@
     clippy::unwrap_used,
     clippy::print_stdout,
     clippy::cast_precision_loss,
-    reason = "a measurement printed for a person"
+    clippy::too_many_lines,
+    reason = "a measurement printed for a person, in one readable script"
 )]
 
 use std::sync::Arc;
