@@ -9,6 +9,7 @@
 
 #![allow(
     clippy::unwrap_used,
+    clippy::expect_used,
     clippy::print_stdout,
     clippy::cast_precision_loss,
     clippy::too_many_lines,
