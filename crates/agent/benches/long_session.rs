@@ -83,18 +83,24 @@ fn main() {
             json!({"path": "notes.txt"}),
         ));
         server.push_turn(
-            Turn::text(&format!("Turn {turn}: {}", "the notes say the same ".repeat(20)))
-                .with_usage(MockUsage {
-                    input: since * TOKENS_PER_TURN,
-                    output: 50,
-                    ..MockUsage::default()
-                }),
+            Turn::text(&format!(
+                "Turn {turn}: {}",
+                "the notes say the same ".repeat(20)
+            ))
+            .with_usage(MockUsage {
+                input: since * TOKENS_PER_TURN,
+                output: 50,
+                ..MockUsage::default()
+            }),
         );
         let started = Instant::now();
         let mut compacted = false;
         runtime
             .block_on(agent.run_turn(
-                &format!("turn {turn}: what do the notes say? {}", "please ".repeat(30)),
+                &format!(
+                    "turn {turn}: what do the notes say? {}",
+                    "please ".repeat(30)
+                ),
                 &mut |event| {
                     if let AgentEvent::Notice(text) = &event
                         && text.contains("compacted")
@@ -131,10 +137,7 @@ fn main() {
         "per turn, the 20 before it:  {:?}",
         mean(compacted_at - 20..compacted_at)
     );
-    println!(
-        "the compacting turn:         {:?}",
-        times[compacted_at - 1]
-    );
+    println!("the compacting turn:         {:?}", times[compacted_at - 1]);
     println!(
         "per turn, the 20 after it:   {:?}",
         mean(compacted_at + 1..(compacted_at + 21).min(TURNS + 1))
