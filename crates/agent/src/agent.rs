@@ -379,18 +379,42 @@ impl Agent {
     /// message starts. A forked skill (`context: fork`) runs as a subagent now, and the text
     /// is its answer. An `Err` says why it was not invoked (nothing ran after the failing
     /// command, nothing is sent).
+    ///
+    /// What a forked skill's subagent does goes to `events` and the transcript, marked as the
+    /// subagent's of a call `invoke-NAME`.
     pub async fn invoke_skill(
-        &self,
+        &mut self,
         skill: &skillet_skills::Skill,
         arguments: &str,
+        events: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<String, crate::tool::ToolError> {
-        let context = &self.core.context;
+        let Self {
+            core, transcript, ..
+        } = self;
+        let context = &core.context;
+        context.gate.begin_invocation();
         let invoked = crate::invoke::invoke(context, skill, Some(arguments)).await?;
-        if crate::invoke::is_forked(skill) {
-            return crate::invoke::run_forked(context, skill, invoked).await;
+        if !crate::invoke::is_forked(skill) {
+            context.gate.activate_next_turn(invoked.rules);
+            return Ok(invoked.text);
         }
-        context.gate.activate_next_turn(invoked.rules);
-        Ok(invoked.text)
+        let mut record = |event: TranscriptEvent| {
+            if let Some(transcript) = transcript.as_mut() {
+                let _ = transcript.record(&event);
+            }
+        };
+        let id = format!("invoke-{}", skill.name);
+        let result = crate::turn::with_sink(
+            &id,
+            crate::invoke::run_forked(context, skill, invoked),
+            events,
+            &mut record,
+        )
+        .await;
+        if let Some(transcript) = transcript.as_mut() {
+            let _ = transcript.sync();
+        }
+        result
     }
 
     /// The skills found again (the roots changed): from the next turn on, `load_skill`,
@@ -507,6 +531,9 @@ impl Agent {
         if !user_text.trim().is_empty() {
             self.compact_if_full(events).await;
         }
+        // The turn starts before the message is composed: a skill matching loads for it is
+        // active in it.
+        self.core.context.gate.start_turn();
         let content = crate::suggest::compose_user_message(
             &self.core.config,
             &self.core.context,
@@ -523,7 +550,6 @@ impl Agent {
             content.push(skillet_llm::ContentBlock::text(changes.note()));
             self.skills_announced = self.skills_now.clone();
         }
-        self.core.context.gate.start_turn();
         let Self {
             core,
             history,
@@ -586,7 +612,8 @@ impl Agent {
     }
 
     /// Compacts the session when its last request filled [`crate::compact::AUTO_COMPACT_SHARE`]
-    /// of the model's context window, saying so; a compaction that fails is said too, and the
+    /// of the model's context window (less where that leaves no room for the summary request:
+    /// the window less `max_tokens` and [`crate::compact::COMPACT_MARGIN_TOKENS`]), saying so; a compaction that fails is said too, and the
     /// conversation goes on as it was.
     async fn compact_if_full(&mut self, events: &mut (dyn FnMut(AgentEvent) + Send)) {
         use std::sync::atomic::Ordering;
@@ -598,7 +625,12 @@ impl Agent {
             clippy::cast_sign_loss,
             reason = "a share of a token count"
         )]
-        let limit = (window as f64 * crate::compact::AUTO_COMPACT_SHARE) as u64;
+        let share = (window as f64 * crate::compact::AUTO_COMPACT_SHARE) as u64;
+        // A small window (a local model's 32k) leaves too little room at 80% for the summary
+        // request and its answer: compact earlier there.
+        let limit = share.min(window.saturating_sub(
+            u64::from(self.core.config.max_tokens) + crate::compact::COMPACT_MARGIN_TOKENS,
+        ));
         if used < limit {
             return;
         }

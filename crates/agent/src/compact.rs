@@ -30,6 +30,9 @@ pub const CHARS_PER_TOKEN: usize = 4;
 /// The share of the model's context window the last request may fill before the session is
 /// compacted, between turns.
 pub const AUTO_COMPACT_SHARE: f64 = 0.8;
+/// Tokens left free besides the answer's `max_tokens` when deciding to compact: the summary
+/// request is the whole history, the request, and room for the summary, and must fit.
+pub const COMPACT_MARGIN_TOKENS: u64 = 1_024;
 /// The most characters of one loaded skill kept after a compaction.
 pub const MAX_KEPT_SKILL_CHARS: usize = 8_000;
 /// The most characters of all loaded skills kept after a compaction.
@@ -274,10 +277,12 @@ fn compacted_history(summary: &str, skills: &[String]) -> Vec<Message> {
     ]
 }
 
-/// The skills loaded in `history`, as the model received them (`<skill name="…">…</skill>`):
-/// `load_skill` results, skills the user invoked, and those a compaction kept; each once (its
-/// latest), the most recent first, each cut to [`MAX_KEPT_SKILL_CHARS`], as many as fit in
-/// [`MAX_KEPT_SKILLS_CHARS`].
+/// The skills loaded in `history`, as the model received them (`<skill name="…">…</skill>`, a
+/// body inside never holding the tags: Layer 2 neutralises them): `load_skill` results and
+/// skills the user invoked (text that starts with the block), and those a compaction kept (after
+/// [`KEPT_SKILLS_HEADER`] in its summary; the summary's own words are not looked into); each once
+/// (its latest), the most recent first, each cut to [`MAX_KEPT_SKILL_CHARS`] (closed again), as
+/// many as fit in [`MAX_KEPT_SKILLS_CHARS`].
 pub fn loaded_skills(history: &[Message]) -> Vec<String> {
     let mut found: Vec<(String, String)> = Vec::new();
     let mut calls = std::collections::HashSet::new();
@@ -296,7 +301,16 @@ pub fn loaded_skills(history: &[Message]) -> Vec<String> {
                 ContentBlock::Text { text } if message.role == Role::User => text.as_str(),
                 _ => continue,
             };
-            for skill in skill_blocks(text) {
+            let blocks = if text.starts_with(SUMMARY_HEADER) {
+                text.split_once(KEPT_SKILLS_HEADER)
+                    .map(|(_, kept)| skill_blocks(kept))
+                    .unwrap_or_default()
+            } else if text.starts_with("<skill name=\"") {
+                skill_blocks(text).into_iter().take(1).collect()
+            } else {
+                Vec::new()
+            };
+            for skill in blocks {
                 if let Some(name) = skill_name(skill) {
                     found.retain(|(seen, _)| *seen != name);
                     found.push((name, skill.to_string()));
@@ -339,13 +353,14 @@ fn skill_name(block: &str) -> Option<String> {
     rest.find('"').map(|end| rest[..end].to_string())
 }
 
-/// At most `limit` characters, the cut said.
-fn cut_chars(text: &str, limit: usize) -> String {
-    match text.char_indices().nth(limit) {
-        None => text.to_string(),
+/// A skill block of at most about `limit` characters: when cut, the cut is said and the block
+/// closed again, so it stays one block.
+fn cut_chars(block: &str, limit: usize) -> String {
+    match block.char_indices().nth(limit) {
+        None => block.to_string(),
         Some((at, _)) => format!(
-            "{}\n[… cut at {limit} characters; load the skill again for all of it]",
-            &text[..at]
+            "{}\n[… cut at {limit} characters; load the skill again for all of it]\n</skill>",
+            &block[..at]
         ),
     }
 }
@@ -429,6 +444,17 @@ mod tests {
         assert!(kept[0].contains(&"x".repeat(200)), "the latest load of a");
         assert!(kept[1].chars().count() < MAX_KEPT_SKILL_CHARS + 100);
         assert!(kept[1].contains("cut at 8000 characters"));
+        assert!(kept[1].ends_with("</skill>"), "closed again");
+        // Kept by a compaction, found again whole; the summary's own words are not looked into.
+        let summary = Message::user(format!(
+            "{SUMMARY_HEADER}\n\nWe discussed <skill name=\"quoted\">x</skill>.\n\n{KEPT_SKILLS_HEADER}\n\n{}\n\n{}",
+            kept[1], kept[0]
+        ));
+        let again: Vec<Option<String>> = loaded_skills(&[summary])
+            .iter()
+            .map(|skill| skill_name(skill))
+            .collect();
+        assert_eq!(again, [Some("a".into()), Some("big".into())]);
         // Past the total, older skills are left out.
         let many: Vec<Message> = (0..5)
             .flat_map(|i| {

@@ -74,7 +74,9 @@ impl Rule {
             return Self::Unknown(text.to_string());
         };
         match argument {
-            None | Some("*" | "") => Self::Tools(tools),
+            None | Some("*") => Self::Tools(tools),
+            // `Bash()` names nothing: allowing everything would be the wrong guess.
+            Some("") => Self::Unread(tools),
             Some(pattern) if tools == ["bash"] => {
                 if let Some(prefix) = pattern
                     .strip_suffix(":*")
@@ -105,7 +107,7 @@ impl Rule {
     fn allows_part(&self, part: &str) -> bool {
         match self {
             Self::BashPrefix(prefix) => starts_with_words(part, prefix),
-            Self::BashExact(exact) => part.trim() == exact,
+            Self::BashExact(exact) => part.trim_matches(SHELL_BLANKS) == exact,
             Self::Tools(tools) => tools.contains(&"bash"),
             Self::Unread(_) | Self::Unknown(_) => false,
         }
@@ -140,17 +142,24 @@ fn command(input: &Value) -> Option<&str> {
 /// Whether `command`'s words start with `prefix`'s (`git add x` starts with `git add`, `gitk`
 /// does not start with `git`).
 fn starts_with_words(command: &str, prefix: &str) -> bool {
-    let mut words = command.split_whitespace();
-    prefix
-        .split_whitespace()
-        .all(|wanted| words.next() == Some(wanted))
+    let words = |text: &str| {
+        text.split(SHELL_BLANKS)
+            .filter(|word| !word.is_empty())
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let (words, wanted) = (words(command), words(prefix));
+    words.len() >= wanted.len() && words[..wanted.len()] == wanted[..]
 }
+
+/// What separates words for the shell (not Unicode's other spaces, which bash keeps in a word).
+const SHELL_BLANKS: [char; 2] = [' ', '\t'];
 
 /// The simple commands of a compound one, roughly: split at the shell's separators.
 fn parts(command: &str) -> impl Iterator<Item = &str> {
     command
         .split(SHELL_SYNTAX)
-        .map(str::trim)
+        .map(|part| part.trim_matches(SHELL_BLANKS))
         .filter(|part| !part.is_empty())
 }
 
@@ -226,6 +235,7 @@ mod tests {
     fn rules_in_claude_codes_spelling() {
         assert_eq!(Rule::parse("Read"), Rule::Tools(vec!["read_file"]));
         assert_eq!(Rule::parse("Bash(*)"), Rule::Tools(vec!["bash"]));
+        assert_eq!(Rule::parse("Bash()"), Rule::Unread(vec!["bash"]));
         assert_eq!(
             Rule::parse("Bash(git add:*)"),
             Rule::BashPrefix("git add".into())
@@ -275,6 +285,9 @@ mod tests {
         let exact = skill(&["Bash(npm test)"], &[]);
         assert!(exact.allows("bash", &bash(" npm test ")));
         assert!(!exact.allows("bash", &bash("npm test -- --bail")));
+        // A no-break space is part of a word for bash, so not a separator here either.
+        assert!(!exact.allows("bash", &bash("npm test\u{a0}")));
+        assert!(!status.allows("bash", &bash("git\u{a0}status")));
         // `Bash` allows any command, a tool name its calls.
         assert!(skill(&["Bash"], &[]).allows("bash", &bash("a $(b) > c")));
         assert!(skill(&["Edit"], &[]).allows("edit_file", &json!({})));

@@ -14,7 +14,9 @@
 use std::time::Duration;
 
 use serde_json::json;
-use skillet_skills::{Skill, dynamic, expand_running, not_run, render_expanded, shown_dir};
+use skillet_skills::{
+    FilledCommand, Skill, dynamic, expand_running, not_run, render_expanded, shown_dir,
+};
 
 use crate::grants::ActiveSkill;
 use crate::permission::ApprovalRequest;
@@ -22,8 +24,14 @@ use crate::tool::{ToolContext, ToolError, ToolKind};
 
 /// How long one command of a skill's dynamic context may run.
 pub const DYNAMIC_TIMEOUT: Duration = Duration::from_mins(2);
+/// How long all the commands of one invocation may run together.
+pub const DYNAMIC_TOTAL_TIMEOUT: Duration = Duration::from_mins(5);
+/// The most commands one invocation runs; a skill with more is refused before any runs.
+pub const MAX_DYNAMIC_COMMANDS: usize = 32;
 /// The most characters of one command's output put in the body; the rest is cut with a note.
 pub const MAX_DYNAMIC_OUTPUT_CHARS: usize = 16_000;
+/// The most characters of all the commands' output of one invocation.
+pub const MAX_DYNAMIC_TOTAL_CHARS: usize = 64_000;
 
 /// Why a command was not run, as the note in its place says.
 const UNTRUSTED: &str = "the project is not trusted; `skillet trust` lets its skills run commands";
@@ -52,7 +60,7 @@ pub async fn invoke(
         .map_err(|error| ToolError::new(format!("cannot load skill '{}': {error}", skill.name)))?;
     let names = &skill.frontmatter.arguments;
     let dir = shown_dir(skill);
-    let expand = |run: &mut dyn FnMut(&str) -> Result<String, ToolError>| {
+    let expand = |run: &mut dyn FnMut(&FilledCommand) -> Result<String, ToolError>| {
         expand_running(&body, arguments, names, Some(&dir), run)
     };
     let why_not = if !context.skill_shell {
@@ -65,18 +73,31 @@ pub async fn invoke(
     let expanded = if !dynamic::has_commands(&body) {
         expand(&mut |_| Ok(String::new()))?
     } else if let Some(why) = why_not {
-        expand(&mut |command| Ok(not_run(command, why)))?
+        expand(&mut |command| Ok(not_run(&command.shown, why)))?
     } else {
         // The commands as filled, in order; then each run; then the body again with the
         // outputs, the expansion being the same both times.
         let mut commands = Vec::new();
         expand(&mut |command| {
-            commands.push(command.to_string());
+            commands.push(command.clone());
             Ok(String::new())
         })?;
+        if commands.len() > MAX_DYNAMIC_COMMANDS {
+            return Err(ToolError::new(format!(
+                "skill '{}' was not loaded: it runs {} commands, over the {MAX_DYNAMIC_COMMANDS} one invocation may run",
+                skill.name,
+                commands.len()
+            )));
+        }
+        let started = std::time::Instant::now();
+        let mut room = MAX_DYNAMIC_TOTAL_CHARS;
         let mut outputs = Vec::with_capacity(commands.len());
         for command in &commands {
-            outputs.push(run_one(context, skill, &rules, command).await?);
+            let left = DYNAMIC_TOTAL_TIMEOUT.saturating_sub(started.elapsed());
+            let output = run_one(context, skill, &rules, command, left).await?;
+            let output = cap(&output, room.min(MAX_DYNAMIC_OUTPUT_CHARS));
+            room = room.saturating_sub(output.chars().count());
+            outputs.push(output);
         }
         let mut outputs = outputs.into_iter();
         expand(&mut |_| Ok(outputs.next().unwrap_or_default()))?
@@ -116,36 +137,44 @@ pub fn fork_model(kind: skillet_llm::ProviderKind, requested: Option<&str>) -> O
 }
 
 /// Runs a forked skill: its rendered text as the task of a subagent with a fresh history (on
-/// its model), its rules active meanwhile; only the subagent's final answer comes back. Where
-/// there is no subagent to run (inside one: forks do not nest), the skill's text, with a note.
+/// its model, when the skill is trusted: an untrusted one could pick any), its rules active
+/// meanwhile; only the subagent's final answer comes back. Where there is no subagent to run
+/// (inside one: forks do not nest), the skill's text, with a note, its rules active too.
 pub async fn run_forked(
     context: &ToolContext,
     skill: &Skill,
     invoked: Invoked,
 ) -> Result<String, ToolError> {
+    context.gate.activate(invoked.rules);
     let Some(subagent) = context.subagent.as_ref() else {
         return Ok(format!(
             "(This skill asks to run as a subagent; subagents do not start others, so it is loaded here.)\n{}",
             invoked.text
         ));
     };
-    context.gate.activate(invoked.rules);
-    let answer = subagent
-        .run_on(&invoked.text, skill.frontmatter.model.as_deref())
-        .await?;
+    let model = if context.skill_trust.trusts(skill) {
+        skill.frontmatter.model.as_deref()
+    } else {
+        None
+    };
+    let answer = subagent.run_on(&invoked.text, model).await?;
     Ok(format!(
         "The skill '{}' ran as a subagent; its answer:\n{answer}",
         skill.name
     ))
 }
 
-/// Runs one command of a skill's dynamic context, unasked; its output, trimmed and capped.
+/// Runs one command of a skill's dynamic context, unasked, within `time_left`; its output,
+/// trimmed. Permissions and the blocklist judge the command as shown (values written in); what
+/// runs has them as variables.
 async fn run_one(
     context: &ToolContext,
     skill: &Skill,
     rules: &ActiveSkill,
-    command: &str,
+    filled: &FilledCommand,
+    time_left: Duration,
 ) -> Result<String, ToolError> {
+    let command = filled.shown.as_str();
     let failed = |why: String| {
         ToolError::new(format!(
             "skill '{}' was not loaded: its command `{}` {why}",
@@ -153,6 +182,12 @@ async fn run_one(
             command.lines().next().unwrap_or_default()
         ))
     };
+    if time_left.is_zero() {
+        return Err(failed(format!(
+            "did not run: the skill's commands took the {} s one invocation may take",
+            DYNAMIC_TOTAL_TIMEOUT.as_secs()
+        )));
+    }
     if let Some(why) = crate::tools::bash::blocked(command) {
         return Err(failed(format!("{why}; it is on skillet's blocklist")));
     }
@@ -174,22 +209,28 @@ async fn run_one(
                 .to_string(),
         ));
     }
-    let ran = crate::tools::bash::run_guarded(command, context, DYNAMIC_TIMEOUT, true)
-        .await
-        .map_err(|error| failed(error.0))?;
+    let ran = crate::tools::bash::run_guarded(
+        &filled.run,
+        &filled.env,
+        context,
+        DYNAMIC_TIMEOUT.min(time_left),
+        true,
+    )
+    .await
+    .map_err(|error| failed(error.0))?;
     if !ran.success {
-        return Err(failed(format!("failed:\n{}", cap(&ran.text))));
+        return Err(failed(format!(
+            "failed:\n{}",
+            cap(&ran.text, MAX_DYNAMIC_OUTPUT_CHARS)
+        )));
     }
-    Ok(cap(ran.text.trim_end_matches(['\n', '\r'])))
+    Ok(ran.text.trim_end_matches(['\n', '\r']).to_string())
 }
 
-/// At most [`MAX_DYNAMIC_OUTPUT_CHARS`] characters, the cut said.
-fn cap(text: &str) -> String {
-    match text.char_indices().nth(MAX_DYNAMIC_OUTPUT_CHARS) {
+/// At most `limit` characters, the cut said.
+fn cap(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
         None => text.to_string(),
-        Some((at, _)) => format!(
-            "{}\n[… output cut at {MAX_DYNAMIC_OUTPUT_CHARS} characters]",
-            &text[..at]
-        ),
+        Some((at, _)) => format!("{}\n[… output cut at {limit} characters]", &text[..at]),
     }
 }

@@ -152,6 +152,16 @@ impl Gate {
         self.stopped.load(Ordering::SeqCst)
     }
 
+    /// The user invokes a skill by hand, before the turn its message starts: an earlier stop no
+    /// longer counts and the last turn's skills are no longer active (its commands are judged
+    /// by the policy and its own rules only); those already invoked for the next turn stay.
+    pub(crate) fn begin_invocation(&self) {
+        self.stopped.store(false, Ordering::SeqCst);
+        if let Ok(mut active) = self.active.lock() {
+            active.clear();
+        }
+    }
+
     /// A new turn starts: an earlier stop no longer counts, the skills of the last turn are no
     /// longer active, those the user invoked for this one are.
     pub(crate) fn start_turn(&self) {

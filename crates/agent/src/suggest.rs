@@ -76,6 +76,10 @@ pub(crate) fn compose_user_message(
     {
         injected.insert(skill.name.clone());
         content.push(ContentBlock::text(body));
+        tools.gate.activate(crate::grants::ActiveSkill::new(
+            skill,
+            tools.skill_trust.trusts(skill),
+        ));
         events(AgentEvent::Notice(format!(
             "loaded skill {} for this request",
             skill.name

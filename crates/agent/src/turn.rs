@@ -319,8 +319,19 @@ async fn run_scoped(
     events: &mut (dyn FnMut(AgentEvent) + Send),
     record: &mut (dyn FnMut(TranscriptEvent) + Send),
 ) -> Result<String, ToolError> {
+    with_sink(id, execute(core, name, input), events, record).await
+}
+
+/// Runs `work`; what a subagent it starts does is passed on as the subagent's, marked with
+/// `id`: to the interface, and to the transcript.
+pub(crate) async fn with_sink<T>(
+    id: &str,
+    work: impl std::future::Future<Output = T>,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+) -> T {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
-    let call = CALL_SINK.scope(CallSink(sender), execute(core, name, input));
+    let call = CALL_SINK.scope(CallSink(sender), work);
     tokio::pin!(call);
     let mut pass_on = |event: SubEvent| match event {
         SubEvent::Event(event) => events(AgentEvent::Subagent {

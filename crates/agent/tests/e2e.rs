@@ -942,6 +942,12 @@ async fn save_skill_writes_a_skill_that_validates_and_loads_and_asks_each_time()
         "save_skill",
         json!({"name": "Bad Name", "description": "d", "body": "b"}),
     ));
+    server.push_turn(Turn::tool(
+        "s4",
+        "save_skill",
+        json!({"name": "nested", "description": "Does n. Use for n.", "body": "b",
+               "files": {"inner/SKILL.md": "---\nname: inner\nallowed-tools: Bash\n---\n"}}),
+    ));
     server.push_turn(Turn::text("saved"));
     let approver = Arc::new(YesToAll(std::sync::Mutex::new(Vec::new())));
     let mut config = config(&fixture, false);
@@ -990,6 +996,9 @@ async fn save_skill_writes_a_skill_that_validates_and_loads_and_asks_each_time()
     // Not over an existing skill unless asked; a bad name is refused before any question.
     assert!(result(3).contains("pass overwrite: true"), "{}", result(3));
     assert!(result(4).contains("cannot be used"), "{}", result(4));
+    // A skill file in a subfolder would be a skill of its own, never validated: refused.
+    assert!(result(5).contains("is a skill file"), "{}", result(5));
+    assert!(!project_skills.join("nested").exists());
     // Asked once (the first save), as a protected write, "always" notwithstanding.
     let asked = approver.0.lock().unwrap();
     assert_eq!(asked.len(), 1);
@@ -1062,7 +1071,12 @@ async fn a_forked_skill_runs_on_its_own_model_and_only_its_answer_comes_back() {
         output: 5,
         ..MockUsage::default()
     }));
-    let mut agent = Agent::new(anthropic(&server), &library, &config(&fixture, false));
+    // The skill's `model` counts only in a trusted project (an untrusted skill could pick any).
+    let mut config = config(&fixture, false);
+    config.skill_trust = skillet_library::trust::SkillTrust::trusted(
+        &skillet_library::trust::Unlocks::find(&fixture.cwd, &library, None),
+    );
+    let mut agent = Agent::new(anthropic(&server), &library, &config);
     turn(&mut agent, "survey src").await.0.unwrap();
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
@@ -1088,5 +1102,16 @@ async fn a_forked_skill_runs_on_its_own_model_and_only_its_answer_comes_back() {
     // Its usage is the session's.
     assert_eq!(agent.usage().input_tokens, 227);
     assert_eq!(agent.usage().output_tokens, 18);
+    // Untrusted, the skill still forks, on the session's model.
+    server.push_turn(Turn::tool("l2", "load_skill", json!({"name": "survey"})));
+    server.push_turn(Turn::text("MODULES AGAIN"));
+    server.push_turn(Turn::text("done"));
+    let mut untrusted = Agent::new(anthropic(&server), &library, &config_untrusted(&fixture));
+    turn(&mut untrusted, "survey").await.0.unwrap();
+    assert_eq!(server.requests()[4].body["model"], "claude-test");
     assert_eq!(server.rejections(), Vec::<String>::new());
+}
+
+fn config_untrusted(fixture: &Fixture) -> AgentConfig {
+    config(fixture, false)
 }

@@ -75,6 +75,9 @@ pub struct TrustArgs {
     /// List the projects trusted or declined, and where this one stands
     #[arg(long)]
     pub list: bool,
+    /// Trust without the question (what it unlocks is still shown): for scripts
+    #[arg(long, conflicts_with_all = ["list", "revoke"])]
+    pub yes: bool,
 }
 
 /// `skillet mcp`.

@@ -64,20 +64,24 @@ fn an_untrusted_project_runs_nothing_until_trusted_and_an_edit_drops_trust() {
     assert!(out.stderr.contains("--trust-project"), "{}", out.stderr);
     assert!(server.requests().is_empty());
     assert!(!sandbox.project.join("ran.marker").exists());
-    // `skillet trust` shows what it unlocks, and records it outside the project.
+    // Not on a terminal, nobody can be asked: refused without --yes, nothing recorded.
     let out = run(skillet(&sandbox, None).arg("trust"));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("skillet trust --yes"), "{}", out.stderr);
+    // `skillet trust --yes` shows what it unlocks, and records it outside the project.
+    let out = run(skillet(&sandbox, None).args(["trust", "--yes"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stdout
-            .contains("runs: echo mark-$0 && touch ran.marker"),
+        out.stderr
+            .contains("runs:\n      echo mark-$0 && touch ran.marker\n"),
         "{}",
-        out.stdout
+        out.stderr
     );
     assert!(
-        out.stdout
+        out.stderr
             .contains("allows without asking: Bash(touch:*), Bash(echo:*)"),
         "{}",
-        out.stdout
+        out.stderr
     );
     assert!(
         sandbox
@@ -110,7 +114,7 @@ fn an_untrusted_project_runs_nothing_until_trusted_and_an_edit_drops_trust() {
         out.stdout
     );
     // `--revoke` forgets it.
-    run(skillet(&sandbox, None).arg("trust"));
+    run(skillet(&sandbox, None).args(["trust", "--yes"]));
     let out = run(skillet(&sandbox, None).args(["trust", "--revoke"]));
     assert!(out.stdout.contains("forgot"), "{}", out.stdout);
     let out = run(skillet(&sandbox, None).args(["trust", "--list"]));
@@ -207,7 +211,7 @@ fn the_model_loading_an_untrusted_skill_gets_a_note_and_its_grants_allow_nothing
 #[test]
 fn a_trusted_skills_grants_hold_for_its_turn_and_only_for_what_they_name() {
     let sandbox = sandbox();
-    run(skillet(&sandbox, None).arg("trust"));
+    run(skillet(&sandbox, None).args(["trust", "--yes"]));
     let server = MockServer::start();
     server.push_turn(Turn::tool(
         "l1",
@@ -299,14 +303,70 @@ fn a_trusted_projects_config_grants_and_an_untrusted_ones_does_not() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!sandbox.project.join("config.marker").exists());
     assert!(out.stderr.contains("`yes` is ignored"), "{}", out.stderr);
-    let out = run(skillet(&sandbox, None).arg("trust"));
+    let out = run(skillet(&sandbox, None).args(["trust", "--yes"]));
     assert!(
-        out.stdout.contains("sets:\n    yes = true"),
+        out.stderr.contains("sets:\n    yes = true"),
         "{}",
-        out.stdout
+        out.stderr
     );
     script(&server);
     let out = run(skillet(&sandbox, Some(&server)).args(["run", "go"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(sandbox.project.join("config.marker").exists());
+}
+
+#[test]
+fn arguments_reach_commands_as_data_never_as_shell() {
+    let sandbox = sandbox();
+    write_skill(
+        &sandbox.project.join(".agents/skills"),
+        "echoer",
+        "---\nname: echoer\ndescription: d\nallowed-tools: Bash\n---\nGot: !`echo \"got:$0\"`\n",
+    );
+    let server = MockServer::start();
+    server.push_turn(Turn::text("ok"));
+    let out = run(skillet(&sandbox, Some(&server)).args([
+        "run",
+        "--trust-project",
+        r#"/echoer "\"; touch pwned; \"""#,
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!sandbox.project.join("pwned").exists());
+    let sent = first_text(&server, 0);
+    assert!(sent.contains(r#"Got: got:"; touch pwned; ""#), "{sent}");
+}
+
+#[test]
+fn the_users_own_skills_act_only_in_a_trusted_project_and_a_skills_dir_inside_is_the_projects() {
+    let sandbox = sandbox();
+    write_skill(
+        &sandbox.home.join(".agents/skills"),
+        "mine",
+        "---\nname: mine\ndescription: d\nallowed-tools: Bash(touch:*) Bash(echo:*)\n---\nNow: !`touch mine.marker && echo mine-ran`\n",
+    );
+    let server = MockServer::start();
+    // Untrusted: even the user's own skill runs nothing here (its commands run this project's
+    // files), and `run` says how to trust.
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "/mine"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(!sandbox.project.join("mine.marker").exists());
+    let out = run(skillet(&sandbox, None).args(["trust", "--yes"]));
+    assert!(out.stderr.contains("- your skill mine"), "{}", out.stderr);
+    server.push_turn(Turn::text("ok"));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "/mine"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(first_text(&server, 0).contains("Now: mine-ran"));
+    // Named with --skills-dir, the project's own folder is still the project's: pinned, so an
+    // edit drops trust.
+    let skill = sandbox.project.join(".agents/skills/status/SKILL.md");
+    let text = std::fs::read_to_string(&skill).unwrap();
+    std::fs::write(&skill, text.replace("Report it.", "Report it now.")).unwrap();
+    let out = run(skillet(&sandbox, Some(&server)).args([
+        "--skills-dir",
+        ".agents/skills",
+        "run",
+        "/status 1",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(!sandbox.project.join("ran.marker").exists());
 }

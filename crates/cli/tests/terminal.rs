@@ -851,15 +851,14 @@ fn chat_asks_to_trust_a_project_whose_skills_act_and_then_its_grants_need_no_pro
     let terminal = Terminal::start(&sandbox, &server, &["chat"]);
     let screen = terminal.wait_for("trust this project? [y]es / [n]o");
     assert!(
-        screen.contains("runs: echo dynamic-context-ran"),
+        screen.contains("runs:\n      echo dynamic-context-ran"),
         "{screen}"
     );
     assert!(
         screen.contains("allows without asking: Bash(touch:*), Bash(echo:*)"),
         "{screen}"
     );
-    terminal.type_text("n");
-    terminal.press(&["Enter"]);
+    terminal.answer(&["n", "Enter"]);
     terminal.line("leave a marker");
     // Untrusted: the command is a note, and the grant grants nothing: asked.
     terminal.wait_for("touch declined.marker");
@@ -889,7 +888,7 @@ fn chat_asks_to_trust_a_project_whose_skills_act_and_then_its_grants_need_no_pro
     terminal.wait_for(&format!("{EXITED} 0]"));
     drop(terminal);
     let trusted = Command::new(env!("CARGO_BIN_EXE_skillet"))
-        .arg("trust")
+        .args(["trust", "--yes"])
         .current_dir(&sandbox.project)
         .env_clear()
         .envs(common::environment(&sandbox, None))

@@ -8,10 +8,14 @@
 //!
 //! Trust is the user's, never the project's: it is kept in the user's config folder
 //! ([`TRUST_FILE`]), keyed by the project's root (its git root), and pinned to what it unlocks:
-//! a digest of each acting skill's folder and of the config file. An edit to any of them, or a
-//! new acting skill, and the project is asked about again ([`TrustState::Changed`]); a skill
-//! edited after the session started acts no more ([`SkillTrust::trusts`] checks its digest
-//! again each time). User-level skills and folders the user named are always trusted.
+//! a digest of each acting skill's folder inside the project (every file, hidden ones included,
+//! by its raw name, and every link with its target) and of the config file. An edit to any of
+//! them, or a new acting skill, and the project is asked about again ([`TrustState::Changed`]);
+//! a skill edited after the session started acts no more ([`SkillTrust::trusts`] checks its
+//! digest again each time). Whether a skill is the project's is decided by where its folder
+//! really is (a `--skills-dir` or link into the project is the project's). The user's own skills
+//! (their folders outside the project) are not pinned, but they too act only in a project the
+//! user trusts: their commands and grants run the project's code (`npm test`, git's hooks).
 //!
 //! Nothing here runs anything: finding what a project would unlock only reads files.
 
@@ -23,18 +27,19 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
-use skillet_skills::{Library, RootKind, Skill, dynamic, skill_files_up_to};
+use skillet_skills::{Library, Skill, dynamic};
 
 /// The file, in the user's config folder, that records the projects trusted or declined.
 pub const TRUST_FILE: &str = "trusted-projects.toml";
 /// The largest trust file read.
 pub const MAX_TRUST_FILE_BYTES: u64 = 4 * 1024 * 1024;
-/// The most files of one skill's folder pinned; a skill with more cannot be trusted.
+/// The most entries (files, folders, links) of one skill's folder pinned; a skill with more
+/// cannot be trusted.
 pub const MAX_PINNED_FILES: usize = 1024;
 /// The most bytes of one skill's folder pinned; a skill with more cannot be trusted.
 pub const MAX_PINNED_BYTES: u64 = 64 * 1024 * 1024;
-/// The most commands of one skill listed when asking (all of them are pinned).
-pub const MAX_LISTED_COMMANDS: usize = 5;
+/// The deepest folder of a skill pinned; a skill deeper cannot be trusted.
+pub const MAX_PINNED_DEPTH: usize = 16;
 
 /// Why the trust file cannot be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -88,8 +93,12 @@ pub struct ConfigGrants {
 pub struct Unlocks {
     /// The project's root (its git root, else the working directory), canonical.
     pub root: PathBuf,
-    /// Its skills with dynamic context or `allowed-tools`, in the library's order.
+    /// Its skills (folders inside it) with dynamic context or `allowed-tools`, in the library's
+    /// order: pinned.
     pub skills: Vec<ActingSkill>,
+    /// The user's own skills (folders outside the project) that act: not pinned, but acting
+    /// here only once the project is trusted.
+    pub own: Vec<ActingSkill>,
     /// Its `skillet.toml`, when that asks for a grant.
     pub config: Option<ConfigGrants>,
 }
@@ -100,12 +109,11 @@ impl Unlocks {
     /// caller reads it: the settings are the caller's). Nothing is run.
     pub fn find(root: &Path, library: &Library, config: Option<(PathBuf, Vec<String>)>) -> Self {
         let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        let skills = library
+        let (skills, own): (Vec<ActingSkill>, Vec<ActingSkill>) = library
             .skills()
             .iter()
-            .filter(|skill| skill.root_kind == RootKind::Project)
             .filter_map(acting)
-            .collect();
+            .partition(|skill| inside(&root, &skill.dir));
         let config = config
             .filter(|(_, grants)| !grants.is_empty())
             .map(|(path, grants)| ConfigGrants {
@@ -116,56 +124,65 @@ impl Unlocks {
         Self {
             root,
             skills,
+            own,
             config,
         }
     }
 
     /// Whether trust would unlock nothing.
     pub fn is_empty(&self) -> bool {
-        self.skills.is_empty() && self.config.is_none()
+        self.skills.is_empty() && self.own.is_empty() && self.config.is_none()
     }
 
-    /// What trust unlocks, for the user to read before deciding: one entry per skill (its
-    /// commands, up to [`MAX_LISTED_COMMANDS`], and its tool grants) and per config grant.
-    /// Everything in it is the project's text: the caller makes it safe for the terminal.
+    /// What trust unlocks, for the user to read before deciding: each acting skill with every
+    /// line of every command it runs and its tool grants, then the config's grants. Names,
+    /// paths and command lines are the project's text: each is kept on its own line with
+    /// control and hidden characters shown as escapes (the caller still makes the whole safe
+    /// for the terminal).
     pub fn describe(&self) -> String {
         let mut text = String::new();
-        for skill in &self.skills {
-            let _ = writeln!(text, "- skill {} ({})", skill.name, skill.dir.display());
-            for command in skill.commands.iter().take(MAX_LISTED_COMMANDS) {
-                let first = command.lines().next().unwrap_or_default();
-                let more = if command.lines().nth(1).is_some() {
-                    " …"
-                } else {
-                    ""
-                };
-                let _ = writeln!(text, "    runs: {first}{more}");
-            }
-            if skill.commands.len() > MAX_LISTED_COMMANDS {
-                let _ = writeln!(
-                    text,
-                    "    … and {} more commands",
-                    skill.commands.len() - MAX_LISTED_COMMANDS
-                );
+        let skill_lines = |text: &mut String, skill: &ActingSkill, whose: &str| {
+            let _ = writeln!(
+                text,
+                "- {whose} {} ({})",
+                one_line(&skill.name),
+                one_line(&skill.dir.display().to_string())
+            );
+            for command in &skill.commands {
+                let _ = writeln!(text, "    runs:");
+                for line in command.lines() {
+                    let _ = writeln!(text, "      {}", one_line(line));
+                }
             }
             if !skill.allowed_tools.is_empty() {
-                let _ = writeln!(
-                    text,
-                    "    allows without asking: {}",
-                    skill.allowed_tools.join(", ")
-                );
+                let grants: Vec<String> = skill
+                    .allowed_tools
+                    .iter()
+                    .map(|tool| one_line(tool))
+                    .collect();
+                let _ = writeln!(text, "    allows without asking: {}", grants.join(", "));
             }
             if skill.digest.is_none() {
                 let _ = writeln!(
                     text,
-                    "    (its folder is over {MAX_PINNED_FILES} files or {MAX_PINNED_BYTES} bytes: it cannot be pinned, so it stays untrusted)"
+                    "    (its folder is over {MAX_PINNED_FILES} entries, {MAX_PINNED_BYTES} bytes or {MAX_PINNED_DEPTH} levels, or has a link out of it: it cannot be pinned, so it stays untrusted)"
                 );
             }
+        };
+        for skill in &self.skills {
+            skill_lines(&mut text, skill, "skill");
+        }
+        for skill in &self.own {
+            skill_lines(&mut text, skill, "your skill");
         }
         if let Some(config) = &self.config {
-            let _ = writeln!(text, "- {} sets:", config.path.display());
+            let _ = writeln!(
+                text,
+                "- {} sets:",
+                one_line(&config.path.display().to_string())
+            );
             for grant in &config.grants {
-                let _ = writeln!(text, "    {grant}");
+                let _ = writeln!(text, "    {}", one_line(grant));
             }
         }
         text
@@ -419,30 +436,31 @@ impl TrustStore {
     }
 }
 
-/// Which skills may act in this session: user-level and named folders always; the project's
-/// only when it is trusted, and only while each skill's folder is as it was pinned.
+/// Which skills may act in this session: none unless the project is trusted; then the user's
+/// own skills (folders outside the project), and the project's while each folder is as pinned.
 #[derive(Debug, Clone, Default)]
 pub struct SkillTrust {
-    /// The pinned digest of each trusted project skill's folder; `None`: the project is not
-    /// trusted.
-    pinned: Option<HashMap<PathBuf, String>>,
+    /// The project's root and the pinned digest of each acting skill folder inside it (both
+    /// canonical); `None`: the project is not trusted.
+    pinned: Option<(PathBuf, HashMap<PathBuf, String>)>,
 }
 
 impl SkillTrust {
     /// Trust for a trusted project: its acting skills as they are now.
     pub fn trusted(unlocks: &Unlocks) -> Self {
         Self {
-            pinned: Some(
+            pinned: Some((
+                unlocks.root.clone(),
                 unlocks
                     .skills
                     .iter()
                     .filter_map(|skill| Some((skill.dir.clone(), skill.digest.clone()?)))
                     .collect(),
-            ),
+            )),
         }
     }
 
-    /// No trust in the project (user-level skills still act).
+    /// No trust: no skill's commands run and no grant applies.
     pub fn untrusted() -> Self {
         Self { pinned: None }
     }
@@ -452,22 +470,35 @@ impl SkillTrust {
         self.pinned.is_some()
     }
 
-    /// Whether this skill's commands may run and its tool grants apply now. A project skill
-    /// must be pinned and its folder unchanged since (read again now).
+    /// Whether this skill's commands may run and its tool grants apply now: the project is
+    /// trusted, and a skill whose folder is in the project was pinned and is unchanged since
+    /// (read again now).
     pub fn trusts(&self, skill: &Skill) -> bool {
-        if skill.root_kind != RootKind::Project {
-            return true;
-        }
-        let Some(pinned) = &self.pinned else {
+        let Some((root, pinned)) = &self.pinned else {
             return false;
         };
+        let dir = canonical(&skill.dir);
+        if !inside(root, &dir) {
+            return true;
+        }
         pinned
-            .get(&skill.dir)
+            .get(&dir)
             .is_some_and(|digest| skill_digest(skill).as_ref() == Some(digest))
     }
 }
 
-/// A project skill that acts, read now; `None` when it does not act (or cannot be read).
+/// A path with its links resolved, where it can be.
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Whether `dir` (canonical) is inside the project `root` (canonical).
+fn inside(root: &Path, dir: &Path) -> bool {
+    dir.starts_with(root)
+}
+
+/// A skill that acts, read now (its folder canonical); `None` when it does not act (or cannot
+/// be read).
 fn acting(skill: &Skill) -> Option<ActingSkill> {
     let commands: Vec<String> = skill
         .read_body()
@@ -483,42 +514,99 @@ fn acting(skill: &Skill) -> Option<ActingSkill> {
     }
     Some(ActingSkill {
         name: skill.name.clone(),
-        dir: skill.dir.clone(),
+        dir: canonical(&skill.dir),
         commands,
         allowed_tools: skill.frontmatter.allowed_tools.clone(),
         digest: skill_digest(skill),
     })
 }
 
-/// The digest of a skill's folder: its skill file and every file it lists, each with its path;
-/// `None` when the folder is over [`MAX_PINNED_FILES`] files or [`MAX_PINNED_BYTES`] bytes, or
-/// a file cannot be read.
+/// The digest of a skill's folder: every entry beneath it (hidden ones included), in name
+/// order, each by its raw name bytes and kind; a file's bytes, a link's target. `None` when the
+/// folder has a link leading out of it, more than [`MAX_PINNED_FILES`] entries, more than
+/// [`MAX_PINNED_BYTES`] bytes, a folder deeper than [`MAX_PINNED_DEPTH`], or cannot be read.
 pub fn skill_digest(skill: &Skill) -> Option<String> {
-    let listing = skill_files_up_to(&skill.dir, MAX_PINNED_FILES);
-    if !listing.complete || listing.total > listing.files.len() {
-        return None;
-    }
-    let mut hasher = Sha256::new();
-    let mut budget = MAX_PINNED_BYTES;
-    let skill_file = skill
-        .file
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    for relative in std::iter::once(&skill_file).chain(&listing.files) {
-        hasher.update((relative.len() as u64).to_le_bytes());
-        hasher.update(relative.as_bytes());
-        let mut file = skillet_skills::open_regular(&skill.dir.join(relative)).ok()?;
-        let mut bytes = Vec::new();
-        let over = skillet_skills::read_capped(&mut file, &mut bytes, budget).ok()?;
-        if over {
+    let root = std::fs::canonicalize(&skill.dir).ok()?;
+    let mut walk = PinWalk {
+        root: root.clone(),
+        hasher: Sha256::new(),
+        entries: 0,
+        budget: MAX_PINNED_BYTES,
+    };
+    walk.folder(&root, 0)?;
+    Some(hex(&walk.hasher.finalize()))
+}
+
+/// One digest being taken.
+struct PinWalk {
+    root: PathBuf,
+    hasher: Sha256,
+    entries: usize,
+    budget: u64,
+}
+
+impl PinWalk {
+    fn folder(&mut self, dir: &Path, depth: usize) -> Option<()> {
+        if depth > MAX_PINNED_DEPTH {
             return None;
         }
-        budget -= bytes.len() as u64;
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(&bytes);
+        let mut entries: Vec<(std::ffi::OsString, std::fs::FileType)> = std::fs::read_dir(dir)
+            .ok()?
+            .map(|entry| {
+                entry
+                    .ok()
+                    .and_then(|e| Some((e.file_name(), e.file_type().ok()?)))
+            })
+            .collect::<Option<_>>()?;
+        entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
+        for (name, kind) in entries {
+            self.entries += 1;
+            if self.entries > MAX_PINNED_FILES {
+                return None;
+            }
+            let path = dir.join(&name);
+            let relative = path
+                .strip_prefix(&self.root)
+                .ok()?
+                .as_os_str()
+                .as_encoded_bytes();
+            let tag: &[u8] = if kind.is_symlink() {
+                b"l"
+            } else if kind.is_dir() {
+                b"d"
+            } else if kind.is_file() {
+                b"f"
+            } else {
+                b"o"
+            };
+            self.hasher.update(tag);
+            self.hasher.update((relative.len() as u64).to_le_bytes());
+            self.hasher.update(relative);
+            if kind.is_symlink() {
+                // A link is pinned by its target; one leading out cannot be pinned at all.
+                let real = std::fs::canonicalize(&path).ok()?;
+                if !real.starts_with(&self.root) {
+                    return None;
+                }
+                let target = std::fs::read_link(&path).ok()?;
+                let target = target.as_os_str().as_encoded_bytes();
+                self.hasher.update((target.len() as u64).to_le_bytes());
+                self.hasher.update(target);
+            } else if kind.is_dir() {
+                self.folder(&path, depth + 1)?;
+            } else if kind.is_file() {
+                let mut file = skillet_skills::open_regular(&path).ok()?;
+                let mut bytes = Vec::new();
+                if skillet_skills::read_capped(&mut file, &mut bytes, self.budget).ok()? {
+                    return None;
+                }
+                self.budget -= bytes.len() as u64;
+                self.hasher.update((bytes.len() as u64).to_le_bytes());
+                self.hasher.update(&bytes);
+            }
+        }
+        Some(())
     }
-    Some(hex(&hasher.finalize()))
 }
 
 /// The digest of one regular file.
@@ -534,6 +622,11 @@ fn file_digest(path: &Path) -> std::io::Result<String> {
         hasher.update(&buffer[..read]);
     }
     Ok(hex(&hasher.finalize()))
+}
+
+/// Text of the project's shown on one line: control and hidden characters as escapes.
+fn one_line(text: &str) -> String {
+    skillet_skills::escape_invisible(text).into_owned()
 }
 
 fn hex(bytes: &[u8]) -> String {

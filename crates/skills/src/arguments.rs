@@ -33,37 +33,95 @@ pub fn expand(
 ) -> String {
     let mut expander = Expander::new(arguments, names, skill_dir);
     let mut out = String::with_capacity(body.len());
-    expander.fill(body, &mut out, false);
+    expander.fill(body, &mut out, Mode::Text);
     expander.finish(&mut out);
     out
 }
 
+/// A command of a skill's dynamic context with its placeholders filled, two ways.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilledCommand {
+    /// What runs: each argument and the folder as a reference to a variable of [`Self::env`]
+    /// (`${SKILLET_ARG_0}`, `${SKILLET_ARGUMENTS}`, `${SKILLET_SKILL_DIR}`), so what was given
+    /// stays data whatever quotes the command puts around it: the shell never parses a value.
+    pub run: String,
+    /// The same command with the values written in, single-quoted where they hold more than
+    /// plain characters (letters, digits, `_ . / : = @ % + , -`): what is shown, and what
+    /// permission rules are checked against.
+    pub shown: String,
+    /// The variables `run` refers to.
+    pub env: Vec<(String, String)>,
+}
+
+/// The variable holding the whole argument text in a command.
+pub const ARGUMENTS_VARIABLE: &str = "SKILLET_ARGUMENTS";
+/// The prefix of the variables holding each argument in a command (`SKILLET_ARG_0`, …).
+pub const ARGUMENT_VARIABLE_PREFIX: &str = "SKILLET_ARG_";
+/// The variable holding the skill's folder in a command.
+pub const SKILL_DIR_VARIABLE: &str = "SKILLET_SKILL_DIR";
+
 /// [`expand`] for a body whose dynamic context runs ([`crate::dynamic`]): each command gets its
-/// placeholders filled too, but an argument or folder holding anything beyond plain characters
-/// (letters, digits, `_ . / : = @ % + , -`) is put in single quotes, so what is given stays
-/// data and never becomes more shell; then `run` gets the command and what it returns takes the
+/// placeholders filled as a [`FilledCommand`]; `run` gets it and what it returns takes the
 /// command's place, never scanned again. The first error `run` returns ends the expansion.
 pub fn expand_running<E>(
     body: &str,
     arguments: Option<&str>,
     names: &[String],
     skill_dir: Option<&Path>,
-    mut run: impl FnMut(&str) -> Result<String, E>,
+    mut run: impl FnMut(&FilledCommand) -> Result<String, E>,
 ) -> Result<String, E> {
     let mut expander = Expander::new(arguments, names, skill_dir);
+    let env = expander.env();
     let mut out = String::with_capacity(body.len());
     for piece in crate::dynamic::pieces(body) {
         match piece {
-            crate::dynamic::Piece::Text(text) => expander.fill(text, &mut out, false),
+            crate::dynamic::Piece::Text(text) => expander.fill(text, &mut out, Mode::Text),
             crate::dynamic::Piece::Command { command, .. } => {
-                let mut filled = String::with_capacity(command.len());
-                expander.fill(command, &mut filled, true);
+                let mut filled = FilledCommand {
+                    run: String::with_capacity(command.len()),
+                    shown: String::with_capacity(command.len()),
+                    env: env.clone(),
+                };
+                expander.fill(command, &mut filled.run, Mode::Variables);
+                expander.fill(command, &mut filled.shown, Mode::Quoted);
                 out.push_str(&run(&filled)?);
             }
         }
     }
     expander.finish(&mut out);
     Ok(out)
+}
+
+/// How a value is written where its placeholder was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// As it is (the body's text).
+    Text,
+    /// Single-quoted where needed ([`shell_word`]): a command as shown.
+    Quoted,
+    /// As a reference to its variable: a command as run.
+    Variables,
+}
+
+/// Which value a placeholder stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// The whole argument text.
+    Whole,
+    /// The argument at this position.
+    Index(usize),
+    /// The skill's folder.
+    Folder,
+}
+
+impl Slot {
+    fn variable(self) -> String {
+        match self {
+            Self::Whole => ARGUMENTS_VARIABLE.to_string(),
+            Self::Index(n) => format!("{ARGUMENT_VARIABLE_PREFIX}{n}"),
+            Self::Folder => SKILL_DIR_VARIABLE.to_string(),
+        }
+    }
 }
 
 /// One expansion, over one or more pieces of a body.
@@ -87,21 +145,33 @@ impl<'a> Expander<'a> {
         }
     }
 
-    /// `text` with its placeholders filled, onto `out`; `quote`: values shell-quoted where
-    /// needed ([`shell_word`]).
-    fn fill(&mut self, text: &str, out: &mut String, quote: bool) {
-        let value = |value: &str| {
-            if quote {
-                shell_word(value)
-            } else {
-                value.to_string()
+    /// The variables a command's placeholders refer to ([`Mode::Variables`]).
+    fn env(&self) -> Vec<(String, String)> {
+        let mut env = Vec::new();
+        if let Some(arguments) = self.arguments {
+            env.push((Slot::Whole.variable(), arguments.to_string()));
+            for (n, word) in self.words.iter().enumerate() {
+                env.push((Slot::Index(n).variable(), word.clone()));
             }
+        }
+        if let Some(folder) = &self.folder {
+            env.push((Slot::Folder.variable(), folder.clone()));
+        }
+        env
+    }
+
+    /// `text` with its placeholders filled as `mode` says, onto `out`.
+    fn fill(&mut self, text: &str, out: &mut String, mode: Mode) {
+        let value = |slot: Slot, value: &str| match mode {
+            Mode::Text => value.to_string(),
+            Mode::Quoted => shell_word(value),
+            Mode::Variables => format!("${{{}}}", slot.variable()),
         };
         let Some(arguments) = self.arguments else {
             let mut text = text.to_string();
             if let Some(folder) = &self.folder {
                 for placeholder in SKILL_DIR_PLACEHOLDERS {
-                    text = text.replace(placeholder, &value(folder));
+                    text = text.replace(placeholder, &value(Slot::Folder, folder));
                 }
             }
             out.push_str(&text);
@@ -129,7 +199,7 @@ impl<'a> Expander<'a> {
                 self.folder.as_deref(),
             );
             match &replacement {
-                Some(replacement) => out.push_str(&value(replacement)),
+                Some((slot, replacement)) => out.push_str(&value(*slot, replacement)),
                 None => out.push_str(&tail[..length]),
             }
             // A placeholder left as written (its argument missing, or `$5` meaning five
@@ -174,10 +244,15 @@ fn placeholder(
     words: &[String],
     names: &[String],
     folder: Option<&str>,
-) -> (Option<String>, usize, bool) {
+) -> (Option<(Slot, String)>, usize, bool) {
+    let at = |n: usize| words.get(n).map(|word| (Slot::Index(n), word.clone()));
     for dir in SKILL_DIR_PLACEHOLDERS {
         if tail.starts_with(dir) {
-            return (folder.map(str::to_string), dir.len(), false);
+            return (
+                folder.map(|folder| (Slot::Folder, folder.to_string())),
+                dir.len(),
+                false,
+            );
         }
     }
     let after = &tail[1..];
@@ -185,25 +260,23 @@ fn placeholder(
         let digits: String = indexed.chars().take_while(char::is_ascii_digit).collect();
         if !digits.is_empty() && indexed[digits.len()..].starts_with(']') {
             let length = 1 + "ARGUMENTS[".len() + digits.len() + 1;
-            let value = digits
-                .parse::<usize>()
-                .ok()
-                .and_then(|n| words.get(n))
-                .cloned();
-            return (value, length, true);
+            return (digits.parse::<usize>().ok().and_then(at), length, true);
         }
     }
     if after.starts_with("ARGUMENTS") && !continues_name(&after["ARGUMENTS".len()..]) {
-        return (Some(arguments.to_string()), 1 + "ARGUMENTS".len(), true);
+        return (
+            Some((Slot::Whole, arguments.to_string())),
+            1 + "ARGUMENTS".len(),
+            true,
+        );
     }
     let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
     if !digits.is_empty() {
-        let value = digits
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| words.get(n))
-            .cloned();
-        return (value, 1 + digits.len(), true);
+        return (
+            digits.parse::<usize>().ok().and_then(at),
+            1 + digits.len(),
+            true,
+        );
     }
     let name: String = after
         .chars()
@@ -218,8 +291,7 @@ fn placeholder(
     declared.sort_by_key(|declared| std::cmp::Reverse(declared.len()));
     if let Some(declared) = declared.first() {
         let position = names.iter().position(|n| n == *declared);
-        let value = position.and_then(|n| words.get(n)).cloned();
-        return (value, 1 + declared.len(), true);
+        return (position.and_then(at), 1 + declared.len(), true);
     }
     (None, 1, false)
 }
@@ -356,26 +428,41 @@ mod tests {
     }
 
     #[test]
-    fn commands_get_quoted_values_and_their_output_is_not_scanned_again() {
+    fn commands_get_values_as_variables_and_their_output_is_not_scanned_again() {
         let body =
-            "Diff of $0:\n!`git diff $0 -- ${SKILL_DIR}/x`\n```!\nls $ARGUMENTS\n```\nend $1";
+            "Diff of $0:\n!`git diff \"$0\" -- ${SKILL_DIR}/x`\n```!\nls $ARGUMENTS\n```\nend $1";
         let mut ran = Vec::new();
         let text = expand_running(
             body,
             Some("main 'a b; rm -rf ~'"),
             &[],
             Some(Path::new("/skills/my skill")),
-            |command: &str| {
-                ran.push(command.to_string());
+            |command: &FilledCommand| {
+                ran.push(command.clone());
                 Ok::<_, ()>("$1 !`date` ${SKILL_DIR}".to_string())
             },
         )
         .unwrap();
+        // Run: values as variables, which the shell never parses; shown: values quoted.
         assert_eq!(
-            ran,
+            ran[0].run,
+            "git diff \"${SKILLET_ARG_0}\" -- ${SKILLET_SKILL_DIR}/x"
+        );
+        assert_eq!(ran[0].shown, "git diff \"main\" -- '/skills/my skill'/x");
+        assert_eq!(ran[1].run, "ls ${SKILLET_ARGUMENTS}");
+        assert_eq!(ran[1].shown, r"ls 'main '\''a b; rm -rf ~'\'''");
+        let env: Vec<(&str, &str)> = ran[0]
+            .env
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+            .collect();
+        assert_eq!(
+            env,
             [
-                "git diff main -- '/skills/my skill'/x",
-                r"ls 'main '\''a b; rm -rf ~'\'''",
+                ("SKILLET_ARGUMENTS", "main 'a b; rm -rf ~'"),
+                ("SKILLET_ARG_0", "main"),
+                ("SKILLET_ARG_1", "a b; rm -rf ~"),
+                ("SKILLET_SKILL_DIR", "/skills/my skill"),
             ]
         );
         // The output stays as it came; the text around it is filled as usual.
@@ -383,19 +470,19 @@ mod tests {
             text,
             "Diff of main:\n$1 !`date` ${SKILL_DIR}\n$1 !`date` ${SKILL_DIR}end a b; rm -rf ~"
         );
-        // Loaded, not invoked: the folder still filled, quoted in a command where needed.
+        // Loaded, not invoked: the folder still filled.
         let text = expand_running(
             "!`cat ${CLAUDE_SKILL_DIR}/a`",
             None,
             &[],
             Some(Path::new("/s/plain")),
-            |command: &str| Ok::<_, ()>(format!("[{command}]")),
+            |command: &FilledCommand| Ok::<_, ()>(format!("[{}|{}]", command.run, command.shown)),
         )
         .unwrap();
-        assert_eq!(text, "[cat /s/plain/a]");
+        assert_eq!(text, "[cat ${SKILLET_SKILL_DIR}/a|cat /s/plain/a]");
         // The first failure ends it.
         let mut calls = 0;
-        let error = expand_running("!`a`\n!`b`", None, &[], None, |_: &str| {
+        let error = expand_running("!`a`\n!`b`", None, &[], None, |_: &FilledCommand| {
             calls += 1;
             Err("failed")
         });

@@ -29,6 +29,9 @@ pub enum Piece<'a> {
 /// The body cut into text and commands, in order; the pieces joined give the body back (the
 /// command pieces standing for their markup).
 pub fn pieces(body: &str) -> Vec<Piece<'_>> {
+    // Every closing fence line, found once: an opening fence looks its closer up here, so a body
+    // of many unclosed fences costs one pass, not one pass each.
+    let closers = closing_fences(body);
     let mut pieces = Vec::new();
     let mut text_start = 0;
     let mut line_start = 0;
@@ -38,7 +41,7 @@ pub fn pieces(body: &str) -> Vec<Piece<'_>> {
             .map_or(body.len(), |at| line_start + at + 1);
         let line = &body[line_start..line_end];
         if line.trim_start().starts_with("```!")
-            && let Some((command, block_end)) = fenced(body, line_end)
+            && let Some((command, block_end)) = fenced(body, &closers, line_end)
         {
             push_text(&mut pieces, &body[text_start..line_start]);
             pieces.push(Piece::Command {
@@ -96,19 +99,27 @@ pub fn has_commands(body: &str) -> bool {
         .any(|piece| matches!(piece, Piece::Command { .. }))
 }
 
-/// A ```` ```! ```` block whose opening line ends at `end`: its command and where the block
-/// (closing fence line included) ends; `None` when it is never closed.
-fn fenced(body: &str, end: usize) -> Option<(&str, usize)> {
-    let mut at = end;
+/// The lines that are a closing fence (```` ``` ````), as (start, end) byte ranges in order.
+fn closing_fences(body: &str) -> Vec<(usize, usize)> {
+    let mut closers = Vec::new();
+    let mut at = 0;
     while at < body.len() {
         let line_end = body[at..].find('\n').map_or(body.len(), |i| at + i + 1);
         if body[at..line_end].trim() == "```" {
-            let command = body[end..at].trim_end_matches(['\n', '\r']);
-            return (!command.trim().is_empty()).then_some((command, line_end));
+            closers.push((at, line_end));
         }
         at = line_end;
     }
-    None
+    closers
+}
+
+/// A ```` ```! ```` block whose opening line ends at `end`: its command and where the block
+/// (closing fence line included) ends; `None` when it is never closed.
+fn fenced<'a>(body: &'a str, closers: &[(usize, usize)], end: usize) -> Option<(&'a str, usize)> {
+    let next = closers.partition_point(|(start, _)| *start < end);
+    let (start, line_end) = *closers.get(next)?;
+    let command = body[end..start].trim_end_matches(['\n', '\r']);
+    (!command.trim().is_empty()).then_some((command, line_end))
 }
 
 fn push_text<'a>(pieces: &mut Vec<Piece<'a>>, text: &'a str) {
@@ -175,6 +186,17 @@ mod tests {
             })
             .collect();
         assert_eq!(joined, "Before\n<run>After\n");
+    }
+
+    #[test]
+    fn many_unclosed_fences_cost_one_pass() {
+        // 20,000 unclosed openings over 100,000 lines: scanned to the end from each opening,
+        // this takes minutes (the suite would show it); found once, it is immediate. A closer
+        // after them all closes the first opening: the others are its command's lines.
+        let body = "```!\n".repeat(20_000) + &"\n".repeat(100_000);
+        assert!(!has_commands(&body));
+        let closed = format!("{body}x\n```\n");
+        assert_eq!(commands(&closed).len(), 1);
     }
 
     #[test]

@@ -57,7 +57,10 @@ mod scaffold;
 mod skill;
 mod validate;
 
-pub use arguments::{expand, expand_running, split as split_arguments};
+pub use arguments::{
+    ARGUMENT_VARIABLE_PREFIX, ARGUMENTS_VARIABLE, FilledCommand, SKILL_DIR_VARIABLE, expand,
+    expand_running, split as split_arguments,
+};
 pub use catalog::{
     BudgetReport, Catalog, CatalogFormat, DEFAULT_CATALOG_BUDGET, MIN_DESCRIPTION_CHARS,
     render_catalog, xml_escape,

@@ -173,7 +173,7 @@ pub fn render_invoked(skill: &Skill, arguments: Option<&str>) -> Result<String, 
         Some(&shown_dir(skill)),
         |command| {
             Ok::<_, std::convert::Infallible>(not_run(
-                command,
+                &command.shown,
                 "commands in skills are run only by the skillet agent",
             ))
         },

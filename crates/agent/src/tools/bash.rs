@@ -110,15 +110,21 @@ impl Tool for Bash {
             // policy or an active skill lets run was not.
             let unattended = context.gate.allows_unasked(&request, input);
             context.approve(&request, input)?;
-            run_guarded(command, context, Duration::from_secs(timeout), unattended)
-                .await
-                .map(|ran| {
-                    if ran.text.trim().is_empty() {
-                        "(no output)".to_string()
-                    } else {
-                        ran.text
-                    }
-                })
+            run_guarded(
+                command,
+                &[],
+                context,
+                Duration::from_secs(timeout),
+                unattended,
+            )
+            .await
+            .map(|ran| {
+                if ran.text.trim().is_empty() {
+                    "(no output)".to_string()
+                } else {
+                    ran.text
+                }
+            })
         })
     }
 }
@@ -136,13 +142,14 @@ pub(crate) struct Ran {
 /// them), also when it is cancelled, and what was put back is told.
 pub(crate) async fn run_guarded(
     command: &str,
+    env: &[(String, String)],
     context: &ToolContext,
     timeout: Duration,
     unattended: bool,
 ) -> Result<Ran, ToolError> {
     let mut put_back =
         unattended.then(|| PutBack(crate::guard::Guard::watch(&context.cwd, &context.protected)));
-    let mut output = run(command, context, timeout).await;
+    let mut output = run(command, env, context, timeout).await;
     if let Some(guard) = put_back.as_mut().and_then(|put_back| put_back.0.take()) {
         let changed = guard.restore();
         if !changed.is_empty() {
@@ -176,7 +183,12 @@ pub(crate) async fn run_guarded(
     output
 }
 
-async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<Ran, ToolError> {
+async fn run(
+    command: &str,
+    env: &[(String, String)],
+    context: &ToolContext,
+    timeout: Duration,
+) -> Result<Ran, ToolError> {
     let mut shell = tokio::process::Command::new("bash");
     shell
         .arg("-c")
@@ -192,6 +204,7 @@ async fn run(command: &str, context: &ToolContext, timeout: Duration) -> Result<
             shell.env_remove(&name);
         }
     }
+    shell.envs(env.iter().map(|(name, value)| (name, value)));
     // Its own process group, so a timeout or a cancelled turn stops everything it started.
     #[cfg(unix)]
     shell.process_group(0);

@@ -90,6 +90,8 @@ impl Tool for SaveSkill {
                     errors.join("\n- ")
                 )));
             }
+            // Where it really lands (a linked `.agents` leads elsewhere): shown and written there.
+            let real_dir = real_path(&dir);
             let exists = std::fs::symlink_metadata(&dir).is_ok();
             if exists && !skill.overwrite {
                 return Err(ToolError::new(format!(
@@ -101,7 +103,11 @@ impl Tool for SaveSkill {
                 &ApprovalRequest {
                     tool: self.name().to_string(),
                     kind: ToolKind::Write,
-                    summary: dir.display().to_string(),
+                    summary: if real_dir == dir {
+                        dir.display().to_string()
+                    } else {
+                        format!("{} (really {})", dir.display(), real_dir.display())
+                    },
                     detail: Some(skill.preview(&text)),
                     protected: Some(
                         "is a skill folder (a skill steers the model in later sessions)",
@@ -237,9 +243,22 @@ impl Draft {
         )
     }
 
-    /// What the user is shown before approving: each file, its first lines.
+    /// What the user is shown before approving: the commands its body would run (dynamic
+    /// context) in full, then each file's first [`PREVIEW_LINES`] lines.
     fn preview(&self, text: &str) -> String {
         let mut preview = String::new();
+        let commands = skillet_skills::dynamic::commands(&self.body);
+        if !commands.is_empty() {
+            let _ = writeln!(
+                preview,
+                "its body runs these commands when loaded (in a trusted project):"
+            );
+            for command in commands {
+                for line in command.lines() {
+                    let _ = writeln!(preview, "  ! {line}");
+                }
+            }
+        }
         let files = std::iter::once(("SKILL.md".to_string(), text)).chain(
             self.files
                 .iter()
@@ -259,7 +278,23 @@ impl Draft {
     }
 }
 
-/// A file's path inside the skill: relative, plain names only, none hidden, not `SKILL.md`.
+/// `path` with the links of its longest existing part resolved.
+fn real_path(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
+            return path.to_path_buf();
+        };
+        rest.push(name);
+        existing = parent;
+    }
+    let mut real = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
+    real.extend(rest.iter().rev());
+    real
+}
+
+/// A file's path inside the skill: relative, plain names only, none hidden, no skill file.
 fn file_path(path: &str) -> Result<PathBuf, ToolError> {
     let bad = |why: &str| ToolError::new(format!("files: '{path}' {why}"));
     let relative = PathBuf::from(path);
@@ -273,11 +308,15 @@ fn file_path(path: &str) -> Result<PathBuf, ToolError> {
             _ => return Err(bad("must be a plain relative path inside the skill")),
         }
     }
-    if relative
-        .to_str()
-        .is_some_and(|text| text.eq_ignore_ascii_case("SKILL.md"))
-    {
-        return Err(bad("is the skill file itself: give its text as body"));
+    // A skill file anywhere inside would be a skill of its own, never validated here.
+    if relative.file_name().is_some_and(|name| {
+        skillet_skills::SKILL_FILE_NAMES
+            .iter()
+            .any(|skill_file| name.eq_ignore_ascii_case(skill_file))
+    }) {
+        return Err(bad(
+            "is a skill file: give the skill's text as body (a skill file in a subfolder would be another skill)",
+        ));
     }
     Ok(relative)
 }

@@ -75,7 +75,6 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(notice) = invoked.and_then(|skill| agent.audit_notice(skill)) {
         warn(&notice);
     }
-    let prompt = message.render(&agent, &runtime, &skill_trust, settings.skill_shell)?;
     if let Some(text) = super::session::instructions_text(agent.instructions()) {
         crate::output::warn(&text);
     }
@@ -92,6 +91,13 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
             let _ = out.flush();
         }
     };
+    let prompt = message.render(
+        &mut agent,
+        &runtime,
+        &skill_trust,
+        settings.skill_shell,
+        &mut show,
+    )?;
     // Ctrl-C cancels the turn: the running command's process group is killed with it, and the
     // calls left open are answered in the transcript, so `--resume` continues from here.
     let result = runtime.block_on(async {
@@ -234,10 +240,11 @@ impl Message<'_> {
     /// rather than sent without them: nobody is there to notice the notes.
     fn render(
         self,
-        agent: &skillet_agent::Agent,
+        agent: &mut skillet_agent::Agent,
         runtime: &tokio::runtime::Runtime,
         skill_trust: &skillet_library::trust::SkillTrust,
         skill_shell: bool,
+        events: &mut (dyn FnMut(skillet_agent::AgentEvent) + Send),
     ) -> Result<String, UsageError> {
         let mut text = match self.skill {
             None => self.text,
@@ -254,11 +261,22 @@ impl Message<'_> {
                     ))
                     .with_hint("`skillet trust` trusts the project after showing what that unlocks; `--trust-project` trusts it for this run; `--no-skill-shell` sends the skill without running them"));
                 }
-                runtime
-                    .block_on(agent.invoke_skill(skill, &arguments))
-                    .map_err(|error| {
+                let outcome = runtime.block_on(async {
+                    tokio::select! {
+                        result = agent.invoke_skill(skill, &arguments, events) => Some(result),
+                        _ = tokio::signal::ctrl_c() => None,
+                    }
+                });
+                match outcome {
+                    Some(result) => result.map_err(|error| {
                         UsageError::new(format!("cannot invoke /{name}: {}", error.0))
-                    })?
+                    })?,
+                    None => {
+                        return Err(UsageError::new(format!(
+                            "/{name} was cancelled while its commands ran; nothing was sent"
+                        )));
+                    }
+                }
             }
         };
         if let Some(piped) = self.piped {

@@ -14,6 +14,10 @@ use crate::args::TrustArgs;
 use crate::output::{terminal_safe, warn};
 use crate::settings::{project_grants, user_config_dir};
 
+/// The longest listing of what trust unlocks that `chat` asks about; past it, `skillet trust`
+/// (which shows everything and asks) is the way.
+pub const MAX_ASKED_LINES: usize = 200;
+
 /// Where a session stands on the project's trust.
 pub struct Decided {
     /// The project's `skillet.toml` may grant.
@@ -59,19 +63,19 @@ fn unlocks(context: &Context, library: &Library) -> Unlocks {
 }
 
 /// Settles whether the project at the context may act in this session, asking or saying so as
-/// `asking` says. The trust file unreadable or no config folder: untrusted, with a warning.
+/// `asking` says. The trust file unreadable or no config folder: untrusted, with a warning
+/// (`--trust-project` still trusts for the run: it needs no record).
 pub fn decide(context: &Context, library: &Library, asking: Asking) -> Decided {
     let unlocks = unlocks(context, library);
-    let store = user_config_dir().map(|dir| TrustStore::open(&dir));
-    let mut store = match store {
-        Some(Ok(store)) => store,
+    let store = match user_config_dir().map(|dir| TrustStore::open(&dir)) {
+        Some(Ok(store)) => Some(store),
         Some(Err(error)) => {
             if !unlocks.is_empty() {
                 warn(&format!(
                     "warning: {error}\n  the project is treated as untrusted until it can be read"
                 ));
             }
-            return Decided::untrusted();
+            None
         }
         None => {
             if !unlocks.is_empty() {
@@ -79,10 +83,21 @@ pub fn decide(context: &Context, library: &Library, asking: Asking) -> Decided {
                     "warning: no config folder (HOME is not set): trust cannot be recorded, so the project is untrusted",
                 );
             }
-            return Decided::untrusted();
+            None
         }
     };
-    let state = store.state(&unlocks);
+    let state = store
+        .as_ref()
+        .map_or(TrustState::Unknown, |store| store.state(&unlocks));
+    if asking == Asking::TrustThisRun && !unlocks.is_empty() {
+        if !state.is_trusted() {
+            warn("note: the project is trusted for this run (--trust-project)");
+        }
+        return Decided::trusted(&unlocks);
+    }
+    let Some(mut store) = store else {
+        return Decided::untrusted();
+    };
     match state {
         TrustState::Nothing => Decided::untrusted(),
         TrustState::Trusted => Decided::trusted(&unlocks),
@@ -93,36 +108,37 @@ pub fn decide(context: &Context, library: &Library, asking: Asking) -> Decided {
             ));
             Decided::untrusted()
         }
-        TrustState::Unknown | TrustState::Changed { .. } => match asking {
-            Asking::TrustThisRun => {
-                warn("note: the project is trusted for this run (--trust-project)");
-                Decided::trusted(&unlocks)
-            }
-            Asking::Ask if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() => {
-                let trusted = ask(&unlocks, &state);
+        TrustState::Unknown | TrustState::Changed { .. } => {
+            let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+            let listing = unlocks.describe();
+            let fits = listing.lines().count() <= MAX_ASKED_LINES;
+            if asking == Asking::Ask && terminal && fits {
+                let trusted = ask(&unlocks, &state, &listing);
                 if let Err(error) = store.decide(&unlocks, trusted) {
                     warn(&format!("warning: the decision is not recorded: {error}"));
                 }
-                if trusted {
+                return if trusted {
                     Decided::trusted(&unlocks)
                 } else {
                     Decided::untrusted()
-                }
-            }
-            Asking::Ask | Asking::Never => {
-                let hint = if asking == Asking::Never {
-                    "`skillet trust` trusts it (after showing what that unlocks), `--trust-project` for this run only"
-                } else {
-                    "`skillet trust` trusts it, after showing what that unlocks"
                 };
-                warn(&format!(
-                    "note: {}: {}\n  hint: {hint}",
-                    untrusted_why(&state),
-                    withheld(&unlocks)
-                ));
-                Decided::untrusted()
             }
-        },
+            let hint = if asking == Asking::Ask && terminal {
+                format!(
+                    "what trust would unlock is over {MAX_ASKED_LINES} lines, too much to weigh here: `skillet trust` shows it all and asks"
+                )
+            } else if asking == Asking::Never {
+                "`skillet trust` trusts it (after showing what that unlocks), `--trust-project` for this run only".to_string()
+            } else {
+                "`skillet trust` trusts it, after showing what that unlocks".to_string()
+            };
+            warn(&format!(
+                "note: {}: {}\n  hint: {hint}",
+                untrusted_why(&state),
+                withheld(&unlocks)
+            ));
+            Decided::untrusted()
+        }
     }
 }
 
@@ -191,30 +207,35 @@ fn plural(count: usize, word: &str) -> String {
     }
 }
 
-/// Asks on the terminal; true: trusted.
-fn ask(unlocks: &Unlocks, state: &TrustState) -> bool {
+/// Asks on the terminal, after showing `listing` (what trust unlocks); true: trusted. Keys typed
+/// before the question (and in its first moment) are dropped, as at an approval; Ctrl-C is no.
+fn ask(unlocks: &Unlocks, state: &TrustState, listing: &str) -> bool {
+    let root = terminal_safe(&unlocks.root.display().to_string(), false).into_owned();
     let mut text = String::new();
     if let TrustState::Changed { changes, .. } = state {
         let _ = writeln!(
             text,
-            "What trust unlocks in {} changed since you decided:",
-            unlocks.root.display()
+            "What trust unlocks in {root} changed since you decided:"
         );
         for change in changes {
-            let _ = writeln!(text, "  {change}");
+            let _ = writeln!(text, "  {}", terminal_safe(change, false));
         }
     } else {
-        let _ = writeln!(text, "{} is not trusted yet.", unlocks.root.display());
+        let _ = writeln!(text, "{root} is not trusted yet.");
     }
-    text.push_str("Trusting it lets the repository's own files act, not only be read:\n");
-    text.push_str(&unlocks.describe());
+    text.push_str("Trusting it lets these act, not only be read:\n");
+    text.push_str(&terminal_safe(listing, true));
     text.push_str(
         "Untrusted, its skills are still read, but run nothing and grant nothing.\ntrust this project? [y]es / [n]o: ",
     );
     let mut err = std::io::stderr().lock();
-    let _ = write!(err, "{}", terminal_safe(&text, true));
+    let _ = write!(err, "{text}");
     let _ = err.flush();
     drop(err);
+    if crate::ui::drop_early_keys() {
+        let _ = writeln!(std::io::stderr(), "no");
+        return false;
+    }
     let mut answer = String::new();
     if std::io::stdin().lock().read_line(&mut answer).is_err() {
         return false;
@@ -268,18 +289,41 @@ pub fn run(context: &Context, args: &TrustArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    store.decide(&unlocks, true)?;
     if unlocks.is_empty() {
+        store.decide(&unlocks, true)?;
         let _ = writeln!(
             out,
             "trusted {root}\nnothing in it acts now; when a skill or its skillet.toml would, you will be asked again"
         );
     } else {
-        let _ = writeln!(
-            out,
-            "trusted {root}; this may now act:\n{}an edit to any of these asks again",
-            terminal_safe(&unlocks.describe(), true)
-        );
+        drop(out);
+        let listing = unlocks.describe();
+        let trusted = if args.yes {
+            let _ = write!(
+                std::io::stderr(),
+                "{root}: trusting it lets these act:\n{}",
+                terminal_safe(&listing, true)
+            );
+            true
+        } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+            ask(&unlocks, &store.state(&unlocks), &listing)
+        } else {
+            return Err(crate::UsageError::new(
+                "not a terminal: nobody can be shown what trust unlocks and asked",
+            )
+            .with_hint("`skillet trust --yes` trusts it without the question (read `skillet trust --list` and the skills first)")
+            .into());
+        };
+        store.decide(&unlocks, trusted)?;
+        out = std::io::stdout().lock();
+        if trusted {
+            let _ = writeln!(out, "trusted {root}; an edit to what it unlocks asks again");
+        } else {
+            let _ = writeln!(
+                out,
+                "declined {root}; its skills run nothing and grant nothing"
+            );
+        }
     }
     let _ = writeln!(
         out,

@@ -111,6 +111,9 @@ impl FileConfig {
         if self.save_skills.as_deref() == Some("user") {
             grants.push("save_skills = \"user\"".to_string());
         }
+        if self.skill_shell == Some(true) {
+            grants.push("skill_shell = true".to_string());
+        }
         if let Some(sandbox) = &self.sandbox {
             if let Some(writable) = &sandbox.writable {
                 grants.push(format!("sandbox.writable = {writable:?}"));
@@ -140,6 +143,11 @@ impl FileConfig {
         if self.save_skills.as_deref() == Some("user") {
             self.save_skills = None;
             refused.push("save_skills");
+        }
+        // `true` would undo the user's own `false`; `false` only narrows, so it stays.
+        if self.skill_shell == Some(true) {
+            self.skill_shell = None;
+            refused.push("skill_shell");
         }
         if let Some(sandbox) = &mut self.sandbox {
             if sandbox.writable.take().is_some() {

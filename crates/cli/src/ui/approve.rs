@@ -44,7 +44,7 @@ const APPROVAL_GUARD: std::time::Duration = std::time::Duration::from_millis(250
 /// next message) are dropped: only a key pressed while the question is read answers it.
 fn read_key(always_allowed: bool) -> Approval {
     let term = Term::stderr();
-    if early_keys_held_ctrl_c() {
+    if drop_early_keys() {
         let _ = term.write_line("no (the turn stops)");
         return Approval::Stop;
     }
@@ -66,7 +66,7 @@ fn read_key(always_allowed: bool) -> Approval {
 /// with the terminal's line editing, echo and signals off so nothing of it shows or reaches the
 /// next prompt. A Ctrl-C among it still counts: true when one was typed.
 #[cfg(unix)]
-fn early_keys_held_ctrl_c() -> bool {
+pub fn drop_early_keys() -> bool {
     use rustix::termios::{LocalModes, OptionalActions, SpecialCodeIndex, tcgetattr, tcsetattr};
     const CTRL_C: u8 = 0x03;
     let stdin = std::io::stdin();
@@ -113,7 +113,7 @@ fn early_keys_held_ctrl_c() -> bool {
 }
 
 #[cfg(not(unix))]
-fn early_keys_held_ctrl_c() -> bool {
+pub fn drop_early_keys() -> bool {
     std::thread::sleep(APPROVAL_GUARD);
     false
 }

@@ -40,6 +40,6 @@ mod screen;
 mod spinner;
 mod style;
 
-pub use approve::TerminalApprover;
+pub use approve::{TerminalApprover, drop_early_keys};
 pub use screen::{Screen, screen};
 pub use style::Attrs;

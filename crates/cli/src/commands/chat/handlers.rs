@@ -76,9 +76,11 @@ impl Chat {
         Ok(Slash::Handled)
     }
 
-    /// A skill invoked by hand: its text to send, or why not.
-    fn skill(&self, name: &str, arguments: &str) -> Slash {
-        let Some(skill) = self.skills.get(name) else {
+    /// A skill invoked by hand: its text to send, or why not. Its commands (and a forked
+    /// skill's subagent) run now, shown as a turn is; Ctrl-C stops them and nothing is sent.
+    fn skill(&mut self, name: &str, arguments: &str) -> Slash {
+        let skills = Arc::clone(&self.skills);
+        let Some(skill) = skills.get(name) else {
             warn(&unknown_command(name, &self.skills));
             return Slash::Handled;
         };
@@ -91,10 +93,21 @@ impl Chat {
         if skillet_agent::invoke::is_forked(skill) {
             warn(&format!("running /{name} as a subagent (context: fork)…"));
         }
-        match self
-            .runtime
-            .block_on(self.agent.invoke_skill(skill, arguments))
-        {
+        let mut view = TextView::new();
+        let mut show = |event| view.show(&event);
+        let agent = &mut self.agent;
+        let outcome = self.runtime.block_on(async {
+            tokio::select! {
+                result = agent.invoke_skill(skill, arguments, &mut show) => Some(result),
+                _ = tokio::signal::ctrl_c() => None,
+            }
+        });
+        view.end_line();
+        let Some(outcome) = outcome else {
+            warn(&format!("(cancelled) /{name}: nothing was sent"));
+            return Slash::Handled;
+        };
+        match outcome {
             Ok(text) => {
                 if let Some(notice) = self.agent.audit_notice(skill) {
                     warn(&format!("note: {}", terminal_safe(&notice, false)));
