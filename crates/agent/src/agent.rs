@@ -628,10 +628,13 @@ impl Agent {
         let share = (window as f64 * crate::compact::AUTO_COMPACT_SHARE) as u64;
         // A small window (a local model's 32k) leaves too little room at 80% for the summary
         // request and its answer: compact earlier there.
-        let limit = share.min(window.saturating_sub(
-            u64::from(self.core.config.max_tokens) + crate::compact::COMPACT_MARGIN_TOKENS,
-        ));
-        if used < limit {
+        // Never below half the window: a large max_tokens must not compact every turn.
+        let limit = share
+            .min(window.saturating_sub(
+                u64::from(self.core.config.max_tokens) + crate::compact::COMPACT_MARGIN_TOKENS,
+            ))
+            .max(window / 2);
+        if used == 0 || used < limit {
             return;
         }
         match self.compact(None, events).await {

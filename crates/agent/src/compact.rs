@@ -256,6 +256,10 @@ pub fn estimate_tokens(messages: &[Message]) -> usize {
 /// follows an assistant one (some chat templates, served by llama.cpp, vLLM or Ollama, refuse
 /// two user messages in a row).
 fn compacted_history(summary: &str, skills: &[String]) -> Vec<Message> {
+    // The model's words: they may quote skills or the kept-skills header, which must not pass
+    // for the real ones at the next compaction.
+    let summary =
+        skillet_skills::neutralize_wrapper(&summary.replace(KEPT_SKILLS_HEADER, "")).into_owned();
     let mut text = format!("{SUMMARY_HEADER}\n\n{summary}");
     if !skills.is_empty() {
         text.push_str("\n\n");

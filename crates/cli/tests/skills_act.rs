@@ -334,6 +334,18 @@ fn arguments_reach_commands_as_data_never_as_shell() {
     assert!(!sandbox.project.join("pwned").exists());
     let sent = first_text(&server, 0);
     assert!(sent.contains(r#"Got: got:"; touch pwned; ""#), "{sent}");
+    // Unquoted in the command, a value is still one word, never globbed.
+    write_skill(
+        &sandbox.project.join(".agents/skills"),
+        "lister",
+        "---\nname: lister\ndescription: d\nallowed-tools: Bash\n---\nSeen: !`printf '[%s]' $0`\n",
+    );
+    server.push_turn(Turn::text("ok"));
+    let out =
+        run(skillet(&sandbox, Some(&server)).args(["run", "--trust-project", "/lister '* x'"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sent = first_text(&server, 1);
+    assert!(sent.contains("Seen: [* x]"), "{sent}");
 }
 
 #[test]

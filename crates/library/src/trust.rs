@@ -27,7 +27,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
-use skillet_skills::{Library, Skill, dynamic};
+use skillet_skills::{Library, RootKind, Skill, dynamic};
 
 /// The file, in the user's config folder, that records the projects trusted or declined.
 pub const TRUST_FILE: &str = "trusted-projects.toml";
@@ -109,11 +109,18 @@ impl Unlocks {
     /// caller reads it: the settings are the caller's). Nothing is run.
     pub fn find(root: &Path, library: &Library, config: Option<(PathBuf, Vec<String>)>) -> Self {
         let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        let (skills, own): (Vec<ActingSkill>, Vec<ActingSkill>) = library
-            .skills()
-            .iter()
-            .filter_map(acting)
-            .partition(|skill| inside(&root, &skill.dir));
+        let mut skills = Vec::new();
+        let mut own = Vec::new();
+        for skill in library.skills() {
+            let projects = is_projects(&root, skill);
+            if let Some(acting) = acting(skill, projects) {
+                if projects {
+                    skills.push(acting);
+                } else {
+                    own.push(acting);
+                }
+            }
+        }
         let config = config
             .filter(|(_, grants)| !grants.is_empty())
             .map(|(path, grants)| ConfigGrants {
@@ -162,15 +169,15 @@ impl Unlocks {
                     .collect();
                 let _ = writeln!(text, "    allows without asking: {}", grants.join(", "));
             }
+        };
+        for skill in &self.skills {
+            skill_lines(&mut text, skill, "skill");
             if skill.digest.is_none() {
                 let _ = writeln!(
                     text,
                     "    (its folder is over {MAX_PINNED_FILES} entries, {MAX_PINNED_BYTES} bytes or {MAX_PINNED_DEPTH} levels, or has a link out of it: it cannot be pinned, so it stays untrusted)"
                 );
             }
-        };
-        for skill in &self.skills {
-            skill_lines(&mut text, skill, "skill");
         }
         for skill in &self.own {
             skill_lines(&mut text, skill, "your skill");
@@ -200,12 +207,28 @@ impl Unlocks {
             skills: self
                 .skills
                 .iter()
-                .filter_map(|skill| {
-                    let digest = skill.digest.clone()?;
-                    Some((self.key(&skill.dir), digest))
+                .map(|skill| {
+                    let digest = skill.digest.clone().unwrap_or_else(|| UNPINNABLE.into());
+                    (self.key(&skill.dir), digest)
                 })
                 .collect(),
         }
+    }
+
+    /// The record of trusting (or declining) this content, kept with what `old` pinned that is
+    /// not here now (a skill gone, or found only with `--skills-dir`): it comes back trusted
+    /// only as it was.
+    fn record_over(&self, trusted: bool, old: Option<&Record>) -> Record {
+        let mut record = self.record(trusted);
+        if let Some(old) = old.filter(|old| old.trusted == trusted) {
+            for (key, digest) in &old.skills {
+                record
+                    .skills
+                    .entry(key.clone())
+                    .or_insert_with(|| digest.clone());
+            }
+        }
+        record
     }
 
     /// A skill's folder as recorded: relative to the root where it is inside it.
@@ -216,26 +239,19 @@ impl Unlocks {
             .to_string()
     }
 
-    /// What differs between this content and a record of it: one line each.
+    /// What differs between this content and a record of it: one line each. A skill recorded
+    /// but not here now is no change: it only narrows what acts.
     fn changes(&self, record: &Record) -> Vec<String> {
         let mut changes = Vec::new();
-        let mut now: BTreeMap<String, Option<&String>> = BTreeMap::new();
         for skill in &self.skills {
-            now.insert(self.key(&skill.dir), skill.digest.as_ref());
-        }
-        for (key, digest) in &now {
-            match (record.skills.get(key), digest) {
-                (None, _) => changes.push(format!("{key}: new")),
-                (Some(_), None) => changes.push(format!("{key}: too large to pin")),
-                (Some(pinned), Some(digest)) if pinned != *digest => {
-                    changes.push(format!("{key}: changed"));
+            let key = self.key(&skill.dir);
+            let digest = skill.digest.as_deref().unwrap_or(UNPINNABLE);
+            match record.skills.get(&key) {
+                None => changes.push(format!("{}: new", one_line(&key))),
+                Some(pinned) if pinned != digest => {
+                    changes.push(format!("{}: changed", one_line(&key)));
                 }
-                _ => {}
-            }
-        }
-        for key in record.skills.keys() {
-            if !now.contains_key(key) {
-                changes.push(format!("{key}: gone or no longer acting"));
+                Some(_) => {}
             }
         }
         match (&record.config, &self.config) {
@@ -393,8 +409,9 @@ impl TrustStore {
 
     /// Records the decision for exactly this content and writes the file.
     pub fn decide(&mut self, unlocks: &Unlocks, trusted: bool) -> Result<(), TrustError> {
+        let record = unlocks.record_over(trusted, self.record(&unlocks.root));
         self.projects.retain(|record| record.root != unlocks.root);
-        self.projects.push(unlocks.record(trusted));
+        self.projects.push(record);
         self.save()
     }
 
@@ -477,12 +494,11 @@ impl SkillTrust {
         let Some((root, pinned)) = &self.pinned else {
             return false;
         };
-        let dir = canonical(&skill.dir);
-        if !inside(root, &dir) {
+        if !is_projects(root, skill) {
             return true;
         }
         pinned
-            .get(&dir)
+            .get(&canonical(&skill.dir))
             .is_some_and(|digest| skill_digest(skill).as_ref() == Some(digest))
     }
 }
@@ -497,9 +513,19 @@ fn inside(root: &Path, dir: &Path) -> bool {
     dir.starts_with(root)
 }
 
-/// A skill that acts, read now (its folder canonical); `None` when it does not act (or cannot
-/// be read).
-fn acting(skill: &Skill) -> Option<ActingSkill> {
+/// Whether a skill is the project's: found in a project root (wherever a link there leads), or
+/// with its folder really inside the project (a `--skills-dir` or a link into it). The others
+/// are the user's own.
+fn is_projects(root: &Path, skill: &Skill) -> bool {
+    skill.root_kind == RootKind::Project || inside(root, &canonical(&skill.dir))
+}
+
+/// What a record holds for a skill that acts but cannot be pinned (it stays untrusted).
+const UNPINNABLE: &str = "unpinnable";
+
+/// A skill that acts, read now (its folder canonical; a project's skill with its digest);
+/// `None` when it does not act (or cannot be read).
+fn acting(skill: &Skill, projects: bool) -> Option<ActingSkill> {
     let commands: Vec<String> = skill
         .read_body()
         .map(|body| {
@@ -517,7 +543,7 @@ fn acting(skill: &Skill) -> Option<ActingSkill> {
         dir: canonical(&skill.dir),
         commands,
         allowed_tools: skill.frontmatter.allowed_tools.clone(),
-        digest: skill_digest(skill),
+        digest: if projects { skill_digest(skill) } else { None },
     })
 }
 
@@ -550,14 +576,21 @@ impl PinWalk {
         if depth > MAX_PINNED_DEPTH {
             return None;
         }
+        // No more entries are read than may be pinned: a folder of millions ends here.
+        let room = MAX_PINNED_FILES.saturating_sub(self.entries) + 1;
         let mut entries: Vec<(std::ffi::OsString, std::fs::FileType)> = std::fs::read_dir(dir)
             .ok()?
+            .take(room)
             .map(|entry| {
                 entry
                     .ok()
                     .and_then(|e| Some((e.file_name(), e.file_type().ok()?)))
             })
-            .collect::<Option<_>>()?;
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            // Finder's folder settings: never code, rewritten by merely looking.
+            .filter(|(name, _)| name != ".DS_Store")
+            .collect();
         entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
         for (name, kind) in entries {
             self.entries += 1;

@@ -162,32 +162,36 @@ impl<'a> Expander<'a> {
 
     /// `text` with its placeholders filled as `mode` says, onto `out`.
     fn fill(&mut self, text: &str, out: &mut String, mode: Mode) {
-        let value = |slot: Slot, value: &str| match mode {
-            Mode::Text => value.to_string(),
-            Mode::Quoted => shell_word(value),
-            Mode::Variables => format!("${{{}}}", slot.variable()),
-        };
-        let Some(arguments) = self.arguments else {
+        if mode == Mode::Text && self.arguments.is_none() {
             let mut text = text.to_string();
             if let Some(folder) = &self.folder {
                 for placeholder in SKILL_DIR_PLACEHOLDERS {
-                    text = text.replace(placeholder, &value(Slot::Folder, folder));
+                    text = text.replace(placeholder, folder);
                 }
             }
             out.push_str(&text);
             return;
-        };
+        }
+        // In a command, where each value lands (outside quotes, in "…", in '…') decides how it
+        // is written, so the command run and the command shown stay the same command.
+        let mut quotes = Quotes::default();
+        let arguments = self.arguments.unwrap_or_default();
         let mut rest = text;
         while let Some(at) = rest.find(['$', '\\']) {
-            out.push_str(&rest[..at]);
+            let before = &rest[..at];
+            out.push_str(before);
+            quotes.feed(before);
             let tail = &rest[at..];
             if let Some(after) = tail.strip_prefix("\\$") {
-                out.push('$');
+                // An escaped `$`, when invoked; loaded without arguments the body is as written.
+                out.push_str(if self.arguments.is_some() { "$" } else { "\\$" });
+                quotes.feed("\\$");
                 rest = after;
                 continue;
             }
             if let Some(after) = tail.strip_prefix('\\') {
                 out.push('\\');
+                quotes.feed("\\");
                 rest = after;
                 continue;
             }
@@ -198,9 +202,14 @@ impl<'a> Expander<'a> {
                 self.names,
                 self.folder.as_deref(),
             );
-            match &replacement {
-                Some((slot, replacement)) => out.push_str(&value(*slot, replacement)),
-                None => out.push_str(&tail[..length]),
+            // Without arguments only the folder is filled in.
+            let replacement =
+                replacement.filter(|(slot, _)| self.arguments.is_some() || *slot == Slot::Folder);
+            if let Some((slot, value)) = &replacement {
+                out.push_str(&write(mode, quotes.state, *slot, value));
+            } else {
+                out.push_str(&tail[..length]);
+                quotes.feed(&tail[..length]);
             }
             // A placeholder left as written (its argument missing, or `$5` meaning five
             // dollars) used nothing: the arguments are then appended rather than lost.
@@ -219,6 +228,75 @@ impl<'a> Expander<'a> {
             out.push_str("\n\nARGUMENTS: ");
             out.push_str(arguments);
         }
+    }
+}
+
+/// Where a command's text stands, quoting-wise, as the shell reads it (roughly: `$'…'`, here
+/// documents and comments are not followed; a trusted author writing those gets a shown form
+/// that may differ from what runs, never a value that becomes shell).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum QuoteState {
+    /// Outside quotes.
+    #[default]
+    Bare,
+    /// Inside `"…"`.
+    Double,
+    /// Inside `'…'`.
+    Single,
+}
+
+/// Follows a command's quotes as its text goes by.
+#[derive(Debug, Default)]
+struct Quotes {
+    state: QuoteState,
+    /// The last character was an unquoted or double-quoted backslash.
+    escaped: bool,
+}
+
+impl Quotes {
+    fn feed(&mut self, text: &str) {
+        for c in text.chars() {
+            if self.escaped {
+                self.escaped = false;
+                continue;
+            }
+            self.state = match (self.state, c) {
+                (QuoteState::Bare | QuoteState::Double, '\\') => {
+                    self.escaped = true;
+                    self.state
+                }
+                (QuoteState::Bare, '\'') => QuoteState::Single,
+                (QuoteState::Bare, '"') => QuoteState::Double,
+                (QuoteState::Single, '\'') | (QuoteState::Double, '"') => QuoteState::Bare,
+                (state, _) => state,
+            };
+        }
+    }
+}
+
+/// A value written where its placeholder was, in `mode`, the command's quotes standing at
+/// `state` there. Run: a reference to its variable, quoted so it stays one word and is never
+/// globbed (`"${V}"` bare, `${V}` in double quotes, `'"${V}"'` in single quotes). Shown: the
+/// value itself, quoted to the same effect.
+fn write(mode: Mode, state: QuoteState, slot: Slot, value: &str) -> String {
+    let variable = slot.variable();
+    match (mode, state) {
+        (Mode::Text, _) => value.to_string(),
+        (Mode::Variables, QuoteState::Bare) => format!("\"${{{variable}}}\""),
+        (Mode::Variables, QuoteState::Double) => format!("${{{variable}}}"),
+        (Mode::Variables, QuoteState::Single) => format!("'\"${{{variable}}}\"'"),
+        (Mode::Quoted, QuoteState::Bare) => shell_word(value),
+        (Mode::Quoted, QuoteState::Double) => {
+            let mut escaped = String::with_capacity(value.len());
+            for c in value.chars() {
+                if matches!(c, '\\' | '"' | '$' | '`') {
+                    escaped.push('\\');
+                }
+                escaped.push(c);
+            }
+            escaped
+        }
+        (Mode::Quoted, QuoteState::Single) => value.replace('\'', "'\\''"),
     }
 }
 
@@ -446,10 +524,10 @@ mod tests {
         // Run: values as variables, which the shell never parses; shown: values quoted.
         assert_eq!(
             ran[0].run,
-            "git diff \"${SKILLET_ARG_0}\" -- ${SKILLET_SKILL_DIR}/x"
+            "git diff \"${SKILLET_ARG_0}\" -- \"${SKILLET_SKILL_DIR}\"/x"
         );
         assert_eq!(ran[0].shown, "git diff \"main\" -- '/skills/my skill'/x");
-        assert_eq!(ran[1].run, "ls ${SKILLET_ARGUMENTS}");
+        assert_eq!(ran[1].run, "ls \"${SKILLET_ARGUMENTS}\"");
         assert_eq!(ran[1].shown, r"ls 'main '\''a b; rm -rf ~'\'''");
         let env: Vec<(&str, &str)> = ran[0]
             .env
@@ -479,7 +557,28 @@ mod tests {
             |command: &FilledCommand| Ok::<_, ()>(format!("[{}|{}]", command.run, command.shown)),
         )
         .unwrap();
-        assert_eq!(text, "[cat ${SKILLET_SKILL_DIR}/a|cat /s/plain/a]");
+        assert_eq!(text, "[cat \"${SKILLET_SKILL_DIR}\"/a|cat /s/plain/a]");
+        // In each kind of quotes, run and shown stay one command with the value as one word.
+        let mut ran = Vec::new();
+        expand_running(
+            "!`echo '$0' \"$1\" $1 \\\"$0`",
+            Some(r#""it's" 'a"$b`c'"#),
+            &[],
+            None,
+            |command: &FilledCommand| {
+                ran.push(command.clone());
+                Ok::<_, ()>(String::new())
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            ran[0].run,
+            r#"echo ''"${SKILLET_ARG_0}"'' "${SKILLET_ARG_1}" "${SKILLET_ARG_1}" \""${SKILLET_ARG_0}""#
+        );
+        assert_eq!(
+            ran[0].shown,
+            r#"echo 'it'\''s' "a\"\$b\`c" 'a"$b`c' \"'it'\''s'"#
+        );
         // The first failure ends it.
         let mut calls = 0;
         let error = expand_running("!`a`\n!`b`", None, &[], None, |_: &FilledCommand| {

@@ -91,13 +91,17 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
             let _ = out.flush();
         }
     };
-    let prompt = message.render(
+    let Some(prompt) = message.render(
         &mut agent,
         &runtime,
         &skill_trust,
         settings.skill_shell,
         &mut show,
-    )?;
+    )?
+    else {
+        warn("(cancelled) while the skill's commands ran; nothing was sent");
+        return Ok(ExitCode::from(EXIT_CANCELLED));
+    };
     // Ctrl-C cancels the turn: the running command's process group is killed with it, and the
     // calls left open are answered in the transcript, so `--resume` continues from here.
     let result = runtime.block_on(async {
@@ -235,8 +239,8 @@ impl Prompt {
 }
 
 impl Message<'_> {
-    /// The text to send: the skill rendered by the agent (its dynamic context run where it may),
-    /// then stdin's text. A skill whose commands the project's trust holds back is refused here
+    /// The text to send (`None`: Ctrl-C stopped the skill's commands): the skill rendered by the
+    /// agent (its dynamic context run where it may), then stdin's text. A skill whose commands the project's trust holds back is refused here
     /// rather than sent without them: nobody is there to notice the notes.
     fn render(
         self,
@@ -245,7 +249,7 @@ impl Message<'_> {
         skill_trust: &skillet_library::trust::SkillTrust,
         skill_shell: bool,
         events: &mut (dyn FnMut(skillet_agent::AgentEvent) + Send),
-    ) -> Result<String, UsageError> {
+    ) -> Result<Option<String>, UsageError> {
         let mut text = match self.skill {
             None => self.text,
             Some((skill, arguments)) => {
@@ -271,11 +275,7 @@ impl Message<'_> {
                     Some(result) => result.map_err(|error| {
                         UsageError::new(format!("cannot invoke /{name}: {}", error.0))
                     })?,
-                    None => {
-                        return Err(UsageError::new(format!(
-                            "/{name} was cancelled while its commands ran; nothing was sent"
-                        )));
-                    }
+                    None => return Ok(None),
                 }
             }
         };
@@ -283,7 +283,7 @@ impl Message<'_> {
             let newline = if piped.ends_with('\n') { "" } else { "\n" };
             text = format!("{text}\n\n<stdin>\n{piped}{newline}</stdin>");
         }
-        Ok(text)
+        Ok(Some(text))
     }
 }
 

@@ -193,6 +193,12 @@ fn withheld(unlocks: &Unlocks) -> String {
             plural(unlocks.skills.len(), "skill")
         ));
     }
+    if !unlocks.own.is_empty() {
+        parts.push(format!(
+            "the commands and tool grants of your own {} are off here",
+            plural(unlocks.own.len(), "skill")
+        ));
+    }
     if unlocks.config.is_some() {
         parts.push("its skillet.toml grants nothing".to_string());
     }

@@ -227,3 +227,28 @@ fn the_listing_shows_every_line_of_every_command_on_lines_of_its_own() {
     assert!(text.contains("      f\\u{1b}[2K\n"), "{text}");
     assert!(!text.contains('\u{1b}'), "{text}");
 }
+
+#[test]
+fn an_unpinnable_skill_stays_untrusted_without_asking_for_ever_and_a_gone_one_is_no_change() {
+    let (temp, root, roots) = project();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/hostname", root.join(".agents/skills/status/out")).unwrap();
+    let config_dir = temp.path().join("config");
+    let mut store = TrustStore::open(&config_dir).unwrap();
+    let library = discover(&roots);
+    let unlocks = Unlocks::find(&root, &library, None);
+    store.decide(&unlocks, true).unwrap();
+    // Trusted as recorded, not asked again at the next start.
+    let again = Unlocks::find(&root, &discover(&roots), None);
+    assert_eq!(store.state(&again), TrustState::Trusted);
+    #[cfg(unix)]
+    {
+        let trust = SkillTrust::trusted(&again);
+        assert!(!trust.trusts(library.get("status").unwrap()), "unpinnable");
+        assert!(trust.trusts(library.get("granted").unwrap()));
+    }
+    // A skill gone narrows what acts: no question for that.
+    fs::remove_dir_all(root.join(".agents/skills/granted")).unwrap();
+    let fewer = Unlocks::find(&root, &discover(&roots), None);
+    assert_eq!(store.state(&fewer), TrustState::Trusted);
+}
