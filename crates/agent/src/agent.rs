@@ -93,11 +93,9 @@ pub enum SkillMatch {
     Auto,
 }
 
-/// At most this many skills are suggested.
-pub const MAX_SUGGESTIONS: usize = 3;
-/// The hybrid score the best skill must reach to be loaded by `auto` (above the relevance
-/// threshold that suggestions need).
-pub const AUTO_LOAD_SCORE: f32 = 0.5;
+/// At most this many skills are suggested; the score `auto` needs to load the best (the rule
+/// lives with the trigger tests that check it: [`skillet_library::triggers`]).
+pub use skillet_library::triggers::{AUTO_LOAD_SCORE, MAX_SUGGESTIONS};
 
 impl AgentConfig {
     /// Defaults for a working directory, with writes and commands denied.

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use skillet_llm::ContentBlock;
 
-use crate::agent::{AUTO_LOAD_SCORE, AgentConfig, AgentEvent, MAX_SUGGESTIONS, SkillMatch};
+use crate::agent::{AgentConfig, AgentEvent, SkillMatch};
 use crate::tool::ToolContext;
 
 /// The blocks of a new user message: the text, then (when skill matching is on) a note of the
@@ -30,8 +30,9 @@ pub(crate) fn compose_user_message(
     if mode == SkillMatch::Off || content.is_empty() {
         return content;
     }
-    let ranked = match index.rank(user_text, skillet_retrieval::Mode::Hybrid, MAX_SUGGESTIONS) {
-        Ok((_, ranked)) => ranked,
+    let library = tools.skills.library();
+    let relevant = match skillet_library::triggers::suggestions(&index, &library, user_text) {
+        Ok(relevant) => relevant,
         Err(error) => {
             events(AgentEvent::Notice(format!(
                 "skill matching failed: {error}"
@@ -39,33 +40,27 @@ pub(crate) fn compose_user_message(
             return content;
         }
     };
-    let library = tools.skills.library();
-    let relevant: Vec<_> = ranked
-        .iter()
-        .filter(|r| r.relevant)
-        .filter_map(|r| library.get(index.name(r.index)).map(|skill| (r, skill)))
-        .filter(|(_, skill)| skill.model_invocable())
-        .collect();
     if relevant.is_empty() {
         return content;
     }
     let mut note = String::from(
         "<skill_suggestions>\nThese skills may fit this request; load one with load_skill if it does:\n",
     );
-    for (_, skill) in &relevant {
+    for suggested in &relevant {
+        let skill = suggested.skill;
         let description: String = skill.description.chars().take(200).collect();
         let _ = writeln!(note, "- {}: {description}", skill.name);
     }
     note.push_str("</skill_suggestions>");
     content.push(ContentBlock::text(note));
-    let names: Vec<&str> = relevant.iter().map(|(_, s)| s.name.as_str()).collect();
+    let names: Vec<&str> = relevant.iter().map(|s| s.skill.name.as_str()).collect();
     events(AgentEvent::Notice(format!(
         "suggested skills: {}",
         names.join(", ")
     )));
     if mode == SkillMatch::Auto
-        && let Some((best, skill)) = relevant.first()
-        && best.score >= AUTO_LOAD_SCORE
+        && let Some(best) = skillet_library::triggers::auto_pick(&relevant)
+        && let skill = best.skill
         && !injected.contains(&skill.name)
         // A skill with dynamic context is only suggested: its commands run when the model
         // loads it (trust and permissions decide), never as a side effect of matching.

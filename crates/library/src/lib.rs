@@ -12,5 +12,6 @@
 
 pub mod index;
 pub mod model;
+pub mod triggers;
 pub mod trust;
 pub mod watch;
