@@ -318,6 +318,22 @@ pub enum SkillsCommand {
         #[arg(long, value_name = "DIR")]
         embed_model: Option<PathBuf>,
     },
+    /// Trigger tests: would each request of a skill's evals/triggers.json suggest it? Exit 1
+    /// when a `should` request misses or a `should_not` one fires
+    Test {
+        /// The skills to test (default: every discovered skill with a trigger file)
+        names: Vec<String>,
+        /// Read the requests from this file instead of each skill's evals/triggers.json (one
+        /// skill named), or from NAME.json in this folder for each skill
+        #[arg(long, value_name = "PATH")]
+        queries: Option<PathBuf>,
+        /// Print a JSON document
+        #[arg(long)]
+        json: bool,
+        /// The embedding model's folder (also SKILLET_EMBED_MODEL)
+        #[arg(long, value_name = "DIR")]
+        embed_model: Option<PathBuf>,
+    },
     /// Build or refresh the embedding cache of every discovered skill
     Index {
         /// The embedding model's folder (also SKILLET_EMBED_MODEL)

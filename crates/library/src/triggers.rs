@@ -261,11 +261,22 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         // Words weigh more among many skills: twenty others around the two that matter.
         let others: Vec<(String, String)> = (0..20)
-            .map(|n| (format!("other{n}"), format!("Unrelated task number {n} about topic{n}")))
+            .map(|n| {
+                (
+                    format!("other{n}"),
+                    format!("Unrelated task number {n} about topic{n}"),
+                )
+            })
             .collect();
         let named = [
-            ("pdf".to_string(), "Fill PDF forms and extract text from PDF files".to_string()),
-            ("git".to_string(), "Clean up git branches and rewrite commit history".to_string()),
+            (
+                "pdf".to_string(),
+                "Fill PDF forms and extract text from PDF files".to_string(),
+            ),
+            (
+                "git".to_string(),
+                "Clean up git branches and rewrite commit history".to_string(),
+            ),
         ];
         for (name, description) in named.iter().chain(&others) {
             let dir = temp.path().join(name);

@@ -10,6 +10,7 @@ mod run;
 mod session;
 pub mod sessions;
 mod skills;
+mod triggers;
 mod trust;
 
 use std::path::PathBuf;

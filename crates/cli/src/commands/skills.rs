@@ -41,6 +41,18 @@ pub fn run(context: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode
             json,
             embed_model,
         } => super::matching::run_match(context, &query, top_k, mode, json, embed_model.as_deref()),
+        SkillsCommand::Test {
+            names,
+            queries,
+            json,
+            embed_model,
+        } => super::triggers::run(
+            context,
+            &names,
+            queries.as_deref(),
+            json,
+            embed_model.as_deref(),
+        ),
         SkillsCommand::Index { embed_model } => {
             super::matching::run_index(context, embed_model.as_deref())
         }
@@ -302,7 +314,7 @@ fn validate(context: &Context, paths: &[PathBuf], json: bool) -> anyhow::Result<
         .with_hint("name skill folders, SKILL.md files or roots; with none, every discovered skill is checked")
         .into());
     }
-    let validations: Vec<Validation> = if paths.is_empty() {
+    let mut validations: Vec<Validation> = if paths.is_empty() {
         let (locations, walk_diagnostics) = locate(&context.roots);
         let mut validations: Vec<Validation> = locations
             .iter()
@@ -322,6 +334,34 @@ fn validate(context: &Context, paths: &[PathBuf], json: bool) -> anyhow::Result<
             .flat_map(|path| validate_path(&context.env.cwd.join(path)))
             .collect()
     };
+    // A skill's trigger tests must have the shape `skills test` reads.
+    for validation in &mut validations {
+        let dir = if validation.path.is_file() {
+            validation.path.parent().map(Path::to_path_buf)
+        } else {
+            Some(validation.path.clone())
+        };
+        let Some(triggers) = dir.map(|dir| dir.join(skillet_library::triggers::TRIGGERS_FILE))
+        else {
+            continue;
+        };
+        if triggers.exists()
+            && let Err(error) = skillet_library::triggers::Triggers::read(&triggers)
+        {
+            let message = match &error {
+                skillet_library::triggers::TriggersError::Read { message, .. }
+                | skillet_library::triggers::TriggersError::Shape { message, .. } => {
+                    message.clone()
+                }
+            };
+            validation.diagnostics.push(
+                skillet_skills::Diagnostic::error(&triggers, format!("trigger file: {message}"))
+                    .with_hint(
+                        "a trigger file is {\"should\": [\"a request…\"], \"should_not\": [\"…\"]}",
+                    ),
+            );
+        }
+    }
     let errors: usize = validations.iter().map(|v| v.errors().count()).sum();
     let warnings: usize = validations.iter().map(|v| v.warnings().count()).sum();
     let mut out = BufWriter::new(io::stdout().lock());
@@ -391,8 +431,23 @@ fn new(context: &Context, name: &str, dir: Option<PathBuf>) -> anyhow::Result<Ex
         }
         other => anyhow::Error::new(other).context("cannot create the skill"),
     })?;
+    // Trigger tests to fill in, beside it (`skills test` runs them).
+    let dir = file.parent().map_or(file.as_path(), Path::new);
+    let triggers = dir.join(skillet_library::triggers::TRIGGERS_FILE);
+    if let Some(evals) = triggers.parent() {
+        std::fs::create_dir_all(evals)?;
+    }
+    std::fs::write(
+        &triggers,
+        skillet_library::triggers::Triggers::template(name),
+    )?;
     let mut out = io::stdout().lock();
     writeln!(out, "created {}", file.display())?;
+    writeln!(
+        out,
+        "created {} (trigger tests: `skillet skills test {name}`)",
+        triggers.display()
+    )?;
     writeln!(
         out,
         "next: write its description and instructions, then run `skillet skills validate {}`",

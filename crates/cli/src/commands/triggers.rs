@@ -1,0 +1,243 @@
+//! `skillet skills test [NAME…]`: trigger tests. Each request of a skill's
+//! `evals/triggers.json` (or `--queries FILE`) is ranked against the whole library with the rule
+//! a session applies to every message ([`skillet_library::triggers`]): a `should` request must
+//! suggest the skill, a `should_not` one must not.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::json;
+use skillet_library::model::session_index;
+use skillet_library::triggers::{MAX_SUGGESTIONS, Outcome, TRIGGERS_FILE, Triggers, test_skill};
+use skillet_skills::{Library, discover};
+
+use super::Context;
+use super::matching::{model_env, stderr_events};
+use crate::output::{terminal_safe, warn};
+use crate::{EXIT_FAILURE, UsageError};
+
+/// The most characters of a request shown on its line.
+const SHOWN_REQUEST_CHARS: usize = 70;
+
+/// Runs the trigger tests of the named skills (all with a trigger file when none is named).
+pub fn run(
+    context: &Context,
+    names: &[String],
+    queries: Option<&Path>,
+    json_out: bool,
+    embed_model: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let library = discover(&context.roots);
+    let tests = tests_to_run(&library, names, queries)?;
+    if tests.is_empty() {
+        return Err(UsageError::new(format!(
+            "no skill has a trigger file ({TRIGGERS_FILE} in its folder)"
+        ))
+        .with_hint(
+            "write one: {\"should\": [\"a request…\"], \"should_not\": [\"…\"]}; `skillet skills new` adds a template",
+        )
+        .into());
+    }
+    let library = std::sync::Arc::new(library);
+    let index = session_index(&library, &model_env(embed_model), &mut stderr_events());
+    let mut results = Vec::new();
+    for (name, source, triggers) in &tests {
+        let outcomes = test_skill(&index, &library, name, triggers)?;
+        results.push((name.as_str(), source.as_str(), outcomes));
+    }
+    let failed = results
+        .iter()
+        .any(|(_, _, outcomes)| outcomes.iter().any(|outcome| !outcome.passed));
+    let mut out = std::io::stdout().lock();
+    if json_out {
+        let document: Vec<serde_json::Value> = results
+            .iter()
+            .map(|(name, source, outcomes)| {
+                json!({"skill": name, "source": source, "passed": outcomes.iter().all(|o| o.passed), "requests": outcomes})
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut out, &document)?;
+        writeln!(out)?;
+    } else {
+        for (name, source, outcomes) in &results {
+            write!(out, "{}", report(name, source, outcomes))?;
+        }
+    }
+    out.flush()?;
+    Ok(if failed {
+        ExitCode::from(EXIT_FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The skills to test, each with where its requests come from and the requests.
+fn tests_to_run(
+    library: &Library,
+    names: &[String],
+    queries: Option<&Path>,
+) -> Result<Vec<(String, String, Triggers)>, UsageError> {
+    if let Some(folder) = queries.filter(|path| path.is_dir()) {
+        return from_folder(library, names, folder);
+    }
+    if let Some(file) = queries {
+        let [name] = names else {
+            return Err(UsageError::new(
+                "--queries FILE tests one skill: name exactly one (a folder of NAME.json files tests several)",
+            )
+            .with_hint("skillet skills test NAME --queries FILE"));
+        };
+        let skill = library
+            .get(name)
+            .ok_or_else(|| UsageError::new(format!("no skill named '{name}'")))?;
+        let triggers = Triggers::read(file).map_err(|error| UsageError::new(error.to_string()))?;
+        return Ok(vec![(
+            skill.name.clone(),
+            file.display().to_string(),
+            triggers,
+        )]);
+    }
+    let mut tests = Vec::new();
+    if names.is_empty() {
+        for skill in library.skills() {
+            let path = skill.dir.join(TRIGGERS_FILE);
+            if path.exists() {
+                let triggers =
+                    Triggers::read(&path).map_err(|error| UsageError::new(error.to_string()))?;
+                tests.push((skill.name.clone(), path.display().to_string(), triggers));
+            }
+        }
+        return Ok(tests);
+    }
+    for name in names {
+        let skill = library
+            .get(name)
+            .ok_or_else(|| UsageError::new(format!("no skill named '{name}'")))?;
+        let path = skill.dir.join(TRIGGERS_FILE);
+        if !path.exists() {
+            return Err(UsageError::new(format!(
+                "skill '{name}' has no trigger file: {} is missing",
+                path.display()
+            ))
+            .with_hint("write it, or give one with --queries FILE"));
+        }
+        let triggers = Triggers::read(&path).map_err(|error| UsageError::new(error.to_string()))?;
+        tests.push((skill.name.clone(), path.display().to_string(), triggers));
+    }
+    Ok(tests)
+}
+
+/// The tests of a folder of trigger files named after their skills (`pdf.json`): those of the
+/// named skills, or every file's when none is named.
+fn from_folder(
+    library: &Library,
+    names: &[String],
+    folder: &Path,
+) -> Result<Vec<(String, String, Triggers)>, UsageError> {
+    let names: Vec<String> = if names.is_empty() {
+        let mut found: Vec<String> = std::fs::read_dir(folder)
+            .map_err(|error| UsageError::new(format!("{}: {error}", folder.display())))?
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".json").map(str::to_string)
+            })
+            .collect();
+        found.sort();
+        found
+    } else {
+        names.to_vec()
+    };
+    let mut tests = Vec::new();
+    for name in names {
+        let skill = library
+            .get(&name)
+            .ok_or_else(|| UsageError::new(format!("no skill named '{name}'")))?;
+        let path = folder.join(format!("{name}.json"));
+        let triggers = Triggers::read(&path).map_err(|error| UsageError::new(error.to_string()))?;
+        tests.push((skill.name.clone(), path.display().to_string(), triggers));
+    }
+    Ok(tests)
+}
+
+/// One skill's results as text: a line per request, then the tally.
+fn report(name: &str, source: &str, outcomes: &[Outcome]) -> String {
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "{} ({})",
+        terminal_safe(name, false),
+        terminal_safe(source, false)
+    );
+    for outcome in outcomes {
+        let verdict = match (outcome.passed, outcome.should) {
+            (true, _) => "ok  ",
+            (false, true) => "MISS",
+            (false, false) => "FIRE",
+        };
+        let kind = if outcome.should {
+            "should    "
+        } else {
+            "should_not"
+        };
+        let rank = outcome
+            .rank
+            .map_or_else(|| "  -".to_string(), |rank| format!("#{rank:<2}"));
+        let score = outcome
+            .score
+            .map_or_else(|| "    -".to_string(), |score| format!("{score:.3}"));
+        let what = if outcome.auto_loaded {
+            "suggested, auto-loaded".to_string()
+        } else if outcome.suggested {
+            "suggested".to_string()
+        } else if outcome.rank.is_none() {
+            "not ranked (no word or meaning in common)".to_string()
+        } else if !outcome.relevant {
+            "not suggested (its meaning is under the relevance threshold)".to_string()
+        } else {
+            format!("not suggested (not in the best {MAX_SUGGESTIONS})")
+        };
+        let request: String = outcome.request.chars().take(SHOWN_REQUEST_CHARS).collect();
+        let cut = if outcome.request.chars().count() > SHOWN_REQUEST_CHARS {
+            "…"
+        } else {
+            ""
+        };
+        let _ = write!(
+            text,
+            "  {verdict} {kind} {rank} {score}  {what}  \"{}{cut}\"",
+            terminal_safe(&request, false)
+        );
+        if !outcome.passed && !outcome.above.is_empty() {
+            let _ = write!(
+                text,
+                "; ranked above it: {}",
+                terminal_safe(&outcome.above.join(", "), false)
+            );
+        }
+        text.push('\n');
+    }
+    let count = |should: bool| {
+        let all = outcomes.iter().filter(|o| o.should == should).count();
+        let passed = outcomes
+            .iter()
+            .filter(|o| o.should == should && o.passed)
+            .count();
+        (passed, all)
+    };
+    let (should_passed, should_all) = count(true);
+    let (not_passed, not_all) = count(false);
+    let _ = writeln!(
+        text,
+        "  {should_passed} of {should_all} should, {not_passed} of {not_all} should_not passed"
+    );
+    if outcomes.iter().any(|o| !o.passed) {
+        warn(&format!(
+            "{}: trigger tests failed",
+            terminal_safe(name, false)
+        ));
+    }
+    text
+}

@@ -1,0 +1,247 @@
+//! `skillet skills test`: trigger tests, run as a skill author runs them. A small library ranked
+//! by words (no model: deterministic) for the output and exit codes; the corpus pool with the
+//! embedding model for five real skills and trigger files written for them
+//! (`tests/fixtures/triggers`), one of whose `should_not` requests the skill's broad
+//! description fires.
+
+#![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{Sandbox, run, write_skill};
+use serde_json::Value;
+
+/// Twenty unrelated skills around `pdf` and `git`, so words weigh as in a real library.
+fn sandbox() -> Sandbox {
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.project.join(".agents/skills");
+    write_skill(
+        &skills,
+        "pdf",
+        "---\nname: pdf\ndescription: Fill PDF forms and extract text from PDF files\n---\nBody\n",
+    );
+    write_skill(
+        &skills,
+        "git",
+        "---\nname: git\ndescription: Clean up git branches and rewrite commit history\n---\nBody\n",
+    );
+    for n in 0..20 {
+        write_skill(
+            &skills,
+            &format!("other{n}"),
+            &format!(
+                "---\nname: other{n}\ndescription: Unrelated task number {n} about topic{n}\n---\nBody\n"
+            ),
+        );
+    }
+    sandbox
+}
+
+fn triggers(sandbox: &Sandbox, skill: &str, text: &str) -> PathBuf {
+    let path = sandbox
+        .project
+        .join(".agents/skills")
+        .join(skill)
+        .join("evals/triggers.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn redact(text: &str, sandbox: &Sandbox) -> String {
+    text.replace(&sandbox.root.display().to_string(), "[TMP]")
+}
+
+#[test]
+fn passing_failing_and_broken_trigger_files() {
+    let sandbox = sandbox();
+    // No trigger file anywhere: a usage error saying how to write one.
+    let out = run(common::skillet(&sandbox, None).args(["skills", "test"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("evals/triggers.json"), "{}", out.stderr);
+    triggers(
+        &sandbox,
+        "pdf",
+        r#"{"should": ["fill the pdf forms and extract pdf text"], "should_not": ["clean up git branches and commit history"]}"#,
+    );
+    let out = run(common::skillet(&sandbox, None).args(["skills", "test", "pdf"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    insta::assert_snapshot!("triggers_pass", redact(&out.stdout, &sandbox));
+    // A request that misses and one that fires: exit 1, each said.
+    triggers(
+        &sandbox,
+        "git",
+        r#"{"should": ["rebase my feature onto main"], "should_not": ["clean up git branches and commit history please"]}"#,
+    );
+    let out = run(common::skillet(&sandbox, None).args(["skills", "test", "git"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    insta::assert_snapshot!("triggers_fail", redact(&out.stdout, &sandbox));
+    assert!(
+        out.stderr.contains("git: trigger tests failed"),
+        "{}",
+        out.stderr
+    );
+    // Every skill with a file, as JSON for CI.
+    let out = run(common::skillet(&sandbox, None).args(["skills", "test", "--json"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let document: Value = serde_json::from_str(&out.stdout).unwrap();
+    let verdicts: Vec<(String, bool)> = document
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|skill| {
+            (
+                skill["skill"].as_str().unwrap().to_string(),
+                skill["passed"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("git".to_string(), false), ("pdf".to_string(), true)]
+    );
+    assert_eq!(document[0]["requests"][1]["suggested"], true);
+    assert_eq!(document[0]["requests"][1]["rank"], 1);
+    // A broken file: a usage error naming it; `validate` reports it too.
+    let path = triggers(&sandbox, "pdf", r#"{"should": ["ok"], "shoud_not": []}"#);
+    let out = run(common::skillet(&sandbox, None).args(["skills", "test", "pdf"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("unknown field `shoud_not`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(&path.display().to_string()),
+        "{}",
+        out.stderr
+    );
+    let out =
+        run(common::skillet(&sandbox, None).args(["skills", "validate", ".agents/skills/pdf"]));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("trigger file: unknown field `shoud_not`"),
+        "{}",
+        out.stdout
+    );
+    // An unknown skill, and --queries FILE with two names.
+    let out = run(common::skillet(&sandbox, None).args(["skills", "test", "nope"]));
+    assert_eq!(out.code, 2);
+    let out = run(common::skillet(&sandbox, None).args([
+        "skills",
+        "test",
+        "pdf",
+        "git",
+        "--queries",
+        "x.json",
+    ]));
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("name exactly one"), "{}", out.stderr);
+}
+
+#[test]
+fn skills_new_writes_a_trigger_template_that_validates_and_runs() {
+    let sandbox = sandbox();
+    let out = run(common::skillet(&sandbox, None).args(["skills", "new", "fresh"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let template = sandbox
+        .project
+        .join(".agents/skills/fresh/evals/triggers.json");
+    assert!(template.is_file(), "{}", out.stdout);
+    let out =
+        run(common::skillet(&sandbox, None).args(["skills", "validate", ".agents/skills/fresh"]));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let out = run(common::skillet(&sandbox, None).args(["skills", "test", "fresh"]));
+    assert!(out.stdout.contains("fresh ("), "{}", out.stdout);
+}
+
+/// The corpus, where there is one.
+fn corpus() -> Option<PathBuf> {
+    let dir = std::env::var_os("SKILLET_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+        PathBuf::from,
+    );
+    dir.is_dir().then_some(dir)
+}
+
+#[test]
+fn five_corpus_skills_with_trigger_files_and_a_broad_description_caught_firing() {
+    let Some(corpus) = corpus() else {
+        skillet_test_support::skip(
+            "SKIPPED: trigger tests over the corpus: no corpus (set SKILLET_CORPUS to its folder)",
+        );
+        return;
+    };
+    let Some(model) = skillet_test_support::embedding_model_dir() else {
+        skillet_test_support::skip(
+            "SKIPPED: trigger tests over the corpus: no embedding model (scripts/fetch-model.sh, or SKILLET_EMBED_MODEL)",
+        );
+        return;
+    };
+    let sandbox = Sandbox::empty();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/triggers");
+    let mut command = common::skillet(&sandbox, None);
+    command.env("SKILLET_EMBED_MODEL", &model);
+    for collection in [
+        "anthropics-claude-plugins-official",
+        "anthropics-skills",
+        "openai-skills",
+        "obra-superpowers",
+        "vercel-agent-skills",
+        "mattpocock-skills",
+        "trailofbits-skills",
+        "wshobson-agents",
+        "kdense-scientific-skills",
+    ] {
+        command.arg("--skills-dir").arg(corpus.join(collection));
+    }
+    command
+        .args(["skills", "test", "--json", "--queries"])
+        .arg(&fixtures);
+    let out = run(&mut command);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let document: Value = serde_json::from_str(&out.stdout).unwrap();
+    let skills: Vec<&str> = document
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|skill| skill["skill"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        skills,
+        [
+            "brainstorming",
+            "pdf",
+            "systematic-debugging",
+            "test-driven-development",
+            "xlsx"
+        ]
+    );
+    // "pdf" meaning a probability density function: the pdf skill's description ("anything
+    // with PDF files") fires on it, and the test says so.
+    let pdf = &document[1]["requests"];
+    let fired = pdf
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|request| {
+            request["request"]
+                .as_str()
+                .unwrap()
+                .contains("probability density")
+        })
+        .unwrap();
+    assert_eq!(fired["should"], false);
+    assert_eq!(fired["suggested"], true);
+    assert_eq!(fired["passed"], false);
+    assert_eq!(fired["rank"], 1);
+    // Every request was ranked against the whole pool.
+    for skill in document.as_array().unwrap() {
+        for request in skill["requests"].as_array().unwrap() {
+            assert!(request["passed"].is_boolean(), "{request}");
+        }
+    }
+}
