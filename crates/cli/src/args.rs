@@ -314,6 +314,13 @@ pub enum SkillsCommand {
         /// Print a JSON array
         #[arg(long)]
         json: bool,
+        /// Say why each skill scored as it did: the words matched and their share, the cosine,
+        /// the blend against the threshold
+        #[arg(long)]
+        explain: bool,
+        /// Also say where this skill ranked and what beat it (implies --explain)
+        #[arg(long, value_name = "NAME")]
+        skill: Option<String>,
         /// The embedding model's folder (also SKILLET_EMBED_MODEL)
         #[arg(long, value_name = "DIR")]
         embed_model: Option<PathBuf>,

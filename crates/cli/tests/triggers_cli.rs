@@ -143,6 +143,36 @@ fn passing_failing_and_broken_trigger_files() {
 }
 
 #[test]
+fn match_explains_each_score_and_places_a_skill() {
+    let sandbox = sandbox();
+    let out = run(common::skillet(&sandbox, None).args([
+        "skills",
+        "match",
+        "fill the pdf forms and clean up branches",
+        "--top-k",
+        "2",
+        "--skill",
+        "other3",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    insta::assert_snapshot!("match_explain", out.stdout);
+    let out = run(common::skillet(&sandbox, None).args([
+        "skills",
+        "match",
+        "fill pdf forms",
+        "--explain",
+        "--json",
+    ]));
+    let document: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(document[0]["name"], "pdf");
+    assert_eq!(document[0]["explain"]["mode"], "lexical");
+    assert!(document[0]["explain"]["terms"].as_array().unwrap().len() >= 2);
+    let out =
+        run(common::skillet(&sandbox, None).args(["skills", "match", "x", "--skill", "nope"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
+
+#[test]
 fn skills_new_writes_a_trigger_template_that_validates_and_runs() {
     let sandbox = sandbox();
     let out = run(common::skillet(&sandbox, None).args(["skills", "new", "fresh"]));

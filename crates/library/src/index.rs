@@ -54,6 +54,31 @@ pub enum IndexWarning {
     },
 }
 
+/// [`SkillIndex::rank_explained`]'s answer.
+#[derive(Debug, Clone)]
+pub struct RankedExplained {
+    /// The mode used.
+    pub mode: Mode,
+    /// The best skills, each with why.
+    pub top: Vec<(Ranked, skillet_retrieval::Explanation)>,
+    /// The skill asked about: where it ranked, what beat it, and why.
+    pub also: Option<Placed>,
+}
+
+/// The most skills listed as ranked above the one asked about.
+pub const MAX_ABOVE: usize = 10;
+
+/// Where one skill ranked for a request.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    /// Its place (1 = first; `None`: not ranked at all).
+    pub rank: Option<usize>,
+    /// The skills ranked above it, best first (at most [`MAX_ABOVE`]).
+    pub above: Vec<Ranked>,
+    /// Why it scored as it did.
+    pub why: skillet_retrieval::Explanation,
+}
+
 /// The skills of a library, ready to rank.
 pub struct SkillIndex {
     matcher: Matcher,
@@ -122,6 +147,51 @@ impl SkillIndex {
             _ => None,
         };
         Ok(self.matcher.rank(query, vector.as_deref(), mode, k))
+    }
+
+    /// The `k` best skills for a request with why each scored as it did, and the explanation
+    /// of the skill at `also` (wherever it ranked), one query embedding for all.
+    pub fn rank_explained(
+        &self,
+        query: &str,
+        mode: Mode,
+        k: usize,
+        also: Option<usize>,
+    ) -> Result<RankedExplained, EmbedError> {
+        let vector = match (&self.embedder, mode) {
+            (Some(embedder), Mode::Semantic | Mode::Hybrid) => embedder.embed(&[query])?.pop(),
+            _ => None,
+        };
+        let (used, ranked) = self.matcher.rank(query, vector.as_deref(), mode, k);
+        let explain = |document| {
+            self.matcher
+                .explain(query, vector.as_deref(), mode, document)
+        };
+        let top = ranked
+            .into_iter()
+            .map(|ranked| (ranked, explain(ranked.index)))
+            .collect();
+        let also = also.map(|document| {
+            let (_, all) = self
+                .matcher
+                .rank(query, vector.as_deref(), mode, self.names.len());
+            let rank = all.iter().position(|ranked| ranked.index == document);
+            let above = all
+                .iter()
+                .take(rank.unwrap_or(all.len()).min(MAX_ABOVE))
+                .copied()
+                .collect();
+            Placed {
+                rank: rank.map(|at| at + 1),
+                above,
+                why: explain(document),
+            }
+        });
+        Ok(RankedExplained {
+            mode: used,
+            top,
+            also,
+        })
     }
 
     /// The name of a ranked skill.

@@ -91,6 +91,39 @@ impl Bm25 {
         }
         scores
     }
+
+    #[expect(clippy::cast_precision_loss, reason = "counts are small")]
+    /// What each query term added to one document's score (`scores(query)[document]` is their
+    /// sum), the terms it has, in query order (joined pairs after the words).
+    pub fn term_scores(&self, query: &str, document: usize) -> Vec<(String, f32)> {
+        let total = self.lengths.len() as f32;
+        let Some(&length) = self.lengths.get(document) else {
+            return Vec::new();
+        };
+        let words = tokens(query, self.stemming);
+        let joined = words
+            .windows(2)
+            .map(|pair| format!("{}{}", pair[0], pair[1]));
+        let mut seen = std::collections::HashSet::new();
+        let mut found = Vec::new();
+        for term in words.iter().cloned().chain(joined) {
+            if !seen.insert(term.clone()) {
+                continue;
+            }
+            let Some(posting) = self.postings.get(&term) else {
+                continue;
+            };
+            let Some(&(_, count)) = posting.iter().find(|(id, _)| *id as usize == document) else {
+                continue;
+            };
+            let frequency = posting.len() as f32;
+            let idf = ((total - frequency + 0.5) / (frequency + 0.5) + 1.0).ln();
+            let tf = f32::from(count);
+            let norm = K1 * (1.0 - B + B * length as f32 / self.average_length.max(1.0));
+            found.push((term, idf * tf * (K1 + 1.0) / (tf + norm)));
+        }
+        found
+    }
 }
 
 #[cfg(test)]

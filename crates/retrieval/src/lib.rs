@@ -24,7 +24,9 @@ pub use cache::{
     NORM_TOLERANCE, PRUNE_AFTER, SaveReport, TOUCH_INTERVAL, UnreadableReason, check_vector,
     text_hash,
 };
-pub use matcher::{HYBRID_ALPHA, LEXICAL_THRESHOLD, Matcher, Mode, Ranked, SEMANTIC_THRESHOLD};
+pub use matcher::{
+    Explanation, HYBRID_ALPHA, LEXICAL_THRESHOLD, Matcher, Mode, Ranked, SEMANTIC_THRESHOLD,
+};
 pub use tokenize::{Stemming, stem, tokens};
 
 /// The text a skill is ranked by: its name twice (hyphens as spaces, so "differential-review"

@@ -46,6 +46,25 @@ pub struct Ranked {
     pub relevant: bool,
 }
 
+/// Why a document scored as it did for a query ([`Matcher::explain`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explanation {
+    /// The mode the score is in.
+    pub mode: Mode,
+    /// Each query term the document has, and what it added to its word score.
+    pub terms: Vec<(String, f32)>,
+    /// Its word score (BM25).
+    pub words: f32,
+    /// The best word score of any document for this query (hybrid scales by it).
+    pub best_words: f32,
+    /// The cosine of its vector with the query's, when ranked by meaning.
+    pub cosine: Option<f32>,
+    /// Its score in `mode`.
+    pub score: f32,
+    /// Whether it clears the relevance threshold.
+    pub relevant: bool,
+}
+
 /// Documents indexed by words, and by meaning when vectors are given.
 #[derive(Debug, Clone)]
 pub struct Matcher {
@@ -104,6 +123,44 @@ impl Matcher {
                 .map(|row| row.iter().zip(query).map(|(a, b)| a * b).sum())
                 .collect(),
         )
+    }
+
+    /// Why `document` scores as it does for `query` in `mode` (the parts of the same formula
+    /// [`Matcher::rank`] uses; without vectors, words only).
+    pub fn explain(
+        &self,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        mode: Mode,
+        document: usize,
+    ) -> Explanation {
+        let similarities = query_vector.and_then(|vector| self.similarities(vector));
+        let words_all = self.bm25.scores(query);
+        let words = words_all.get(document).copied().unwrap_or(0.0);
+        let best_words = words_all.iter().copied().fold(0.0_f32, f32::max);
+        let terms = self.bm25.term_scores(query, document);
+        let cosine = similarities
+            .as_ref()
+            .and_then(|cosines| cosines.get(document).copied());
+        let (mode, score, relevant) = match (mode, cosine) {
+            (Mode::Semantic, Some(c)) => (Mode::Semantic, c, c >= SEMANTIC_THRESHOLD),
+            (Mode::Hybrid, Some(c)) => (
+                Mode::Hybrid,
+                HYBRID_ALPHA * c
+                    + (1.0 - HYBRID_ALPHA) * (words / best_words.max(1e-6)) * c.max(0.0).sqrt(),
+                c >= SEMANTIC_THRESHOLD,
+            ),
+            _ => (Mode::Lexical, words, words >= LEXICAL_THRESHOLD),
+        };
+        Explanation {
+            mode,
+            terms,
+            words,
+            best_words,
+            cosine,
+            score,
+            relevant,
+        }
     }
 
     /// The `k` best documents for a query. Semantic and hybrid modes need `query_vector`
@@ -194,5 +251,32 @@ mod tests {
             ranked[0].index, 0,
             "the word match lifts alpha over beta's closer vector"
         );
+    }
+
+    #[test]
+    fn an_explanation_adds_up_to_the_score_ranking_gave() {
+        let matcher = Matcher::new([
+            "pdf forms fill",
+            "kubernetes deploy",
+            "pdf merge split pages",
+        ])
+        .with_vectors(2, vec![1.0, 0.0, 0.0, 1.0, 0.8, 0.6]);
+        for mode in [Mode::Lexical, Mode::Semantic, Mode::Hybrid] {
+            let (_, ranked) = matcher.rank("fill pdf forms", Some(&[0.6, 0.8]), mode, 3);
+            for hit in ranked {
+                let why = matcher.explain("fill pdf forms", Some(&[0.6, 0.8]), mode, hit.index);
+                assert!(
+                    (why.score - hit.score).abs() < 1e-6,
+                    "{mode:?} {why:?} {hit:?}"
+                );
+                assert_eq!(why.relevant, hit.relevant);
+                let sum: f32 = why.terms.iter().map(|(_, score)| score).sum();
+                assert!((sum - why.words).abs() < 1e-5, "{why:?}");
+            }
+        }
+        let why = matcher.explain("fill pdf forms", None, Mode::Hybrid, 0);
+        assert_eq!(why.mode, Mode::Lexical, "no vectors: words only");
+        let terms: Vec<&str> = why.terms.iter().map(|(term, _)| term.as_str()).collect();
+        assert_eq!(terms.len(), 3, "{terms:?}");
     }
 }

@@ -10,7 +10,7 @@ use skillet_library::index::SkillIndex;
 use skillet_library::model::{
     ModelEnv, ModelEvent, Need, find_or_download, refresh_index, semantic_index, session_index,
 };
-use skillet_retrieval::Mode;
+use skillet_retrieval::{HYBRID_ALPHA, LEXICAL_THRESHOLD, Mode, SEMANTIC_THRESHOLD};
 use skillet_skills::discover;
 
 use super::Context;
@@ -103,19 +103,45 @@ fn megabytes(bytes: usize) -> f64 {
     bytes as f64 / 1_000_000.0
 }
 
+/// What `skills match` was asked.
+pub struct MatchRequest<'a> {
+    /// The request to rank skills for.
+    pub query: &'a str,
+    /// How many to show.
+    pub top_k: usize,
+    /// The mode asked for.
+    pub mode: Option<MatchModeArg>,
+    /// JSON out.
+    pub json: bool,
+    /// Say why each scored as it did.
+    pub explain: bool,
+    /// A skill to place too.
+    pub skill: Option<&'a str>,
+}
+
 pub fn run_match(
     context: &Context,
-    query: &str,
-    top_k: usize,
-    mode: Option<MatchModeArg>,
-    json_out: bool,
+    request: &MatchRequest<'_>,
     embed_model: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     let library = discover(&context.roots);
-    let wanted = match mode {
+    let wanted = match request.mode {
         Some(MatchModeArg::Lexical) => Mode::Lexical,
         Some(MatchModeArg::Semantic) => Mode::Semantic,
         Some(MatchModeArg::Hybrid) | None => Mode::Hybrid,
+    };
+    let also = match request.skill {
+        None => None,
+        Some(name) => Some(
+            library
+                .skills()
+                .iter()
+                .position(|skill| skill.name == name)
+                .ok_or_else(|| {
+                    crate::UsageError::new(format!("--skill {name}: no skill of that name"))
+                        .with_hint("`skillet skills list` lists them")
+                })?,
+        ),
     };
     // Words alone need no model; meaning alone cannot do without it.
     let model_env = model_env(embed_model);
@@ -128,22 +154,35 @@ pub fn run_match(
         },
         Mode::Hybrid => session_index(&library, &model_env, report),
     };
-    let (used, ranked) = index.rank(query, wanted, top_k)?;
-    warn(&format!("mode: {}", used.as_str()));
+    let ranked = index.rank_explained(request.query, wanted, request.top_k, also)?;
+    warn(&format!("mode: {}", ranked.mode.as_str()));
     let mut out = BufWriter::new(io::stdout().lock());
-    if json_out {
+    if request.json {
         let items: Vec<Value> = ranked
+            .top
             .iter()
-            .map(|r| {
+            .map(|(r, why)| {
                 let skill = &library.skills()[r.index];
-                json!({"name": skill.name, "score": r.score, "relevant": r.relevant,
-                    "path": skill.file, "description": skill.description})
+                let mut item = json!({"name": skill.name, "score": r.score, "relevant": r.relevant,
+                    "path": skill.file, "description": skill.description});
+                if request.explain {
+                    item["explain"] = explanation_json(why);
+                }
+                item
             })
             .collect();
-        serde_json::to_writer_pretty(&mut out, &items)?;
+        let document = match (&ranked.also, request.skill) {
+            (Some(placed), Some(name)) => json!({
+                "results": items,
+                "skill": {"name": name, "rank": placed.rank, "explain": explanation_json(&placed.why),
+                    "above": placed.above.iter().map(|r| json!({"name": library.skills()[r.index].name, "score": r.score})).collect::<Vec<_>>()},
+            }),
+            _ => Value::Array(items),
+        };
+        serde_json::to_writer_pretty(&mut out, &document)?;
         writeln!(out)?;
     } else {
-        for (rank, r) in ranked.iter().enumerate() {
+        for (rank, (r, why)) in ranked.top.iter().enumerate() {
             let skill = &library.skills()[r.index];
             let mark = if r.relevant { "*" } else { " " };
             let description: String = skill.description.chars().take(80).collect();
@@ -155,13 +194,130 @@ pub fn run_match(
                 terminal_safe(&skill.name, false),
                 terminal_safe(&description, false)
             )?;
+            if request.explain {
+                write!(out, "{}", explanation_text(why))?;
+            }
         }
-        if ranked.iter().all(|r| !r.relevant) {
+        if ranked.top.iter().all(|(r, _)| !r.relevant) {
             writeln!(out, "(no skill clears the relevance threshold)")?;
+        }
+        if let (Some(placed), Some(name)) = (&ranked.also, request.skill) {
+            write!(out, "{}", placement_text(name, placed, &library))?;
         }
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where the skill `--skill` names ranked, what beat it (of those shown), and why.
+fn placement_text(
+    name: &str,
+    placed: &skillet_library::index::Placed,
+    library: &skillet_skills::Library,
+) -> String {
+    use std::fmt::Write as _;
+    let (rank, why) = (placed.rank, &placed.why);
+    let mut text = String::new();
+    let place = rank.map_or_else(
+        || "not ranked at all (no word in common, and no meaning in this mode)".to_string(),
+        |rank| format!("ranked #{rank} of {}", library.skills().len()),
+    );
+    let _ = writeln!(text, "\n{}: {place}", terminal_safe(name, false));
+    let above: Vec<String> = placed
+        .above
+        .iter()
+        .map(|r| {
+            format!(
+                "{} ({:.3})",
+                terminal_safe(&library.skills()[r.index].name, false),
+                r.score
+            )
+        })
+        .collect();
+    if !above.is_empty() {
+        let _ = writeln!(text, "  ranked above it: {}", above.join(", "));
+    }
+    text.push_str(&explanation_text(why));
+    text
+}
+
+/// Why a skill scored as it did, in lines under its result.
+fn explanation_text(why: &skillet_retrieval::Explanation) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    if why.terms.is_empty() {
+        let _ = writeln!(text, "      words: none in common");
+    } else {
+        let terms: Vec<String> = why
+            .terms
+            .iter()
+            .map(|(term, score)| {
+                let share = if why.words > 0.0 {
+                    score / why.words * 100.0
+                } else {
+                    0.0
+                };
+                format!("{} {score:.2} ({share:.0}%)", terminal_safe(term, false))
+            })
+            .collect();
+        let _ = writeln!(
+            text,
+            "      words: {}; BM25 {:.2} (the best skill's: {:.2})",
+            terms.join(", "),
+            why.words,
+            why.best_words
+        );
+    }
+    match (why.mode, why.cosine) {
+        (Mode::Lexical, _) => {
+            let _ = writeln!(
+                text,
+                "      score: BM25 {:.2} against the words-only threshold {LEXICAL_THRESHOLD}: {}",
+                why.score,
+                if why.relevant {
+                    "relevant"
+                } else {
+                    "not relevant"
+                }
+            );
+        }
+        (_, Some(cosine)) => {
+            let _ = writeln!(
+                text,
+                "      meaning: cosine {cosine:.3} with its name, description, when_to_use and tags; threshold {SEMANTIC_THRESHOLD}: {}",
+                if why.relevant {
+                    "relevant"
+                } else {
+                    "not relevant"
+                }
+            );
+            if why.mode == Mode::Hybrid {
+                let _ = writeln!(
+                    text,
+                    "      score: {HYBRID_ALPHA} × cosine + {} × (BM25 / best BM25) × √cosine = {:.3}",
+                    1.0 - HYBRID_ALPHA,
+                    why.score
+                );
+            }
+        }
+        (_, None) => {}
+    }
+    text
+}
+
+/// Why a skill scored as it did, for `--json`.
+fn explanation_json(why: &skillet_retrieval::Explanation) -> Value {
+    json!({
+        "mode": why.mode.as_str(),
+        "terms": why.terms.iter().map(|(term, score)| json!({"term": term, "bm25": score})).collect::<Vec<_>>(),
+        "bm25": why.words,
+        "best_bm25": why.best_words,
+        "cosine": why.cosine,
+        "score": why.score,
+        "relevant": why.relevant,
+        "thresholds": {"cosine": SEMANTIC_THRESHOLD, "bm25": LEXICAL_THRESHOLD},
+        "hybrid_alpha": HYBRID_ALPHA,
+    })
 }
 
 pub fn run_index(context: &Context, embed_model: Option<&Path>) -> anyhow::Result<ExitCode> {

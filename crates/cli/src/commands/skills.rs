@@ -39,8 +39,21 @@ pub fn run(context: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode
             top_k,
             mode,
             json,
+            explain,
+            skill,
             embed_model,
-        } => super::matching::run_match(context, &query, top_k, mode, json, embed_model.as_deref()),
+        } => super::matching::run_match(
+            context,
+            &super::matching::MatchRequest {
+                query: &query,
+                top_k,
+                mode,
+                json,
+                explain: explain || skill.is_some(),
+                skill: skill.as_deref(),
+            },
+            embed_model.as_deref(),
+        ),
         SkillsCommand::Test {
             names,
             queries,
