@@ -7,6 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
 mod common;
+#[path = "../../retrieval/eval/pool.rs"]
+mod pool;
 
 use std::path::{Path, PathBuf};
 
@@ -215,17 +217,7 @@ fn five_corpus_skills_with_trigger_files_and_a_broad_description_caught_firing()
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/triggers");
     let mut command = common::skillet(&sandbox, None);
     command.env("SKILLET_EMBED_MODEL", &model);
-    for collection in [
-        "anthropics-claude-plugins-official",
-        "anthropics-skills",
-        "openai-skills",
-        "obra-superpowers",
-        "vercel-agent-skills",
-        "mattpocock-skills",
-        "trailofbits-skills",
-        "wshobson-agents",
-        "kdense-scientific-skills",
-    ] {
+    for collection in pool::POOL {
         command.arg("--skills-dir").arg(corpus.join(collection));
     }
     command
