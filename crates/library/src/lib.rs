@@ -1,8 +1,9 @@
 //! What the agent, the CLI and the MCP server share, so that none of them depends on another:
 //! the discovered skills ready to rank ([`index`]: the skill index and its embedding cache), and
 //! the embedding model ([`model`]: where it is found, downloading it, building the index with it),
-//! watching the skill roots for changes ([`watch`]), and which projects the user trusts to act
-//! ([`trust`]).
+//! watching the skill roots for changes ([`watch`]), which projects the user trusts to act
+//! ([`trust`]), and the rule deciding which skills a request triggers, with the trigger tests
+//! built on it ([`triggers`]).
 //!
 //! It sits above the pure engines (`skillet-skills`, `skillet-retrieval`) and below `agent`,
 //! `mcp` and `cli`: the agent ranks with a [`index::SkillIndex`] it is given, the CLI and the MCP

@@ -17,6 +17,10 @@
 //! loses nothing). Without arguments (the
 //! skill loaded, not invoked) only the folder placeholders are replaced: the body is otherwise
 //! as written, `\$` included.
+//!
+//! In a command of the body's dynamic context ([`expand_running`]) a value is never written in:
+//! its placeholder becomes a reference to a variable holding it, quoted for where it stands
+//! ([`FilledCommand`]), so the shell never parses what a user or the model gave.
 
 use std::path::Path;
 
