@@ -3,11 +3,14 @@
 //! brings for the rest of the turn ([`crate::grants`]).
 //!
 //! Dynamic context runs before the body is sent, in the working directory, through the `bash`
-//! tool's sandbox, with a [`DYNAMIC_TIMEOUT`] and [`MAX_DYNAMIC_OUTPUT_CHARS`] of output each. It
+//! tool's sandbox, with a [`DYNAMIC_TIMEOUT`] and [`MAX_DYNAMIC_OUTPUT_CHARS`] of output each
+//! (and [`MAX_DYNAMIC_COMMANDS`], [`DYNAMIC_TOTAL_TIMEOUT`], [`MAX_DYNAMIC_TOTAL_CHARS`] for one
+//! invocation); arguments reach each command as variables ([`FilledCommand`]). It
 //! never asks: a command the permissions would not let run unasked (the policy, "always", or an
 //! `allowed-tools` rule of the skill itself) ends the invocation with an error saying so, and so
 //! does a command on the blocklist, one that fails or one that times out. It runs only for a
-//! trusted skill ([`skillet_library::trust::SkillTrust`]) and when skill commands are on; else
+//! skill trusted in a trusted project ([`skillet_library::trust::SkillTrust`]) and when skill
+//! commands are on; else
 //! each command is replaced by a note saying why. Commands are found in the body as read once,
 //! filled, run in order, and their output put in place without being scanned again.
 
