@@ -125,7 +125,12 @@ fn main() {
         &std::env::var_os("SKILLET_EVAL_REQUESTS")
             .map_or_else(|| eval.join("requests.jsonl"), PathBuf::from),
     );
-    let no_fit = load(&eval.join("no_fit.jsonl"));
+    // SKILLET_EVAL_NO_FIT swaps the set no skill fits (eval/no_fit_hard.jsonl: in the skills'
+    // own domains, written and frozen before any tuning against it).
+    let no_fit = load(
+        &std::env::var_os("SKILLET_EVAL_NO_FIT")
+            .map_or_else(|| eval.join("no_fit.jsonl"), PathBuf::from),
+    );
     println!(
         "{} requests with a right skill, {} with none",
         requests.len(),
