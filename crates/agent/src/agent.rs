@@ -435,6 +435,37 @@ impl Agent {
         changes
     }
 
+    /// Whether the model, given this session's prompt and tools (the real catalog) and only
+    /// `request` as the user's message, would load a skill first: the name it asks `load_skill`
+    /// for, `None` when its answer calls no `load_skill`. One request; nothing runs, nothing is
+    /// recorded, the history is untouched (`skills test --model`).
+    pub async fn probe_load(&self, request: &str) -> Result<Option<String>, AgentError> {
+        let messages = [skillet_llm::Message::user(request)];
+        let response = self
+            .core
+            .provider
+            .send(
+                skillet_llm::Request {
+                    system: &self.core.system,
+                    messages: &messages,
+                    tools: &self.core.specs,
+                    max_tokens: self.core.config.max_tokens,
+                    stream: false,
+                },
+                &mut |_| {},
+            )
+            .await?;
+        if let Ok(mut usage) = self.core.usage.lock() {
+            usage.add(response.usage);
+        }
+        Ok(response
+            .message
+            .tool_uses()
+            .find(|(_, name, _)| *name == "load_skill")
+            .and_then(|(_, _, input)| input.get("name").and_then(serde_json::Value::as_str))
+            .map(str::to_string))
+    }
+
     /// What resuming repaired in the history, one line each.
     pub fn repairs(&self) -> &[String] {
         &self.repairs

@@ -337,6 +337,10 @@ pub enum SkillsCommand {
         /// Print a JSON document
         #[arg(long)]
         json: bool,
+        /// Also ask the configured model, given the real catalog, whether it would load the
+        /// skill for each request (three tries each; the rate is reported)
+        #[arg(long)]
+        model: bool,
         /// The embedding model's folder (also SKILLET_EMBED_MODEL)
         #[arg(long, value_name = "DIR")]
         embed_model: Option<PathBuf>,

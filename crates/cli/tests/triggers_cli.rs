@@ -175,6 +175,48 @@ fn match_explains_each_score_and_places_a_skill() {
 }
 
 #[test]
+fn with_model_the_configured_model_is_asked_three_times_per_request() {
+    let sandbox = sandbox();
+    triggers(
+        &sandbox,
+        "pdf",
+        r#"{"should": ["fill the pdf forms and extract pdf text"], "should_not": ["clean up git branches and commit history"]}"#,
+    );
+    let server = skillet_test_support::MockServer::start();
+    for turn in [
+        skillet_test_support::Turn::tool("a", "load_skill", serde_json::json!({"name": "pdf"})),
+        skillet_test_support::Turn::tool("b", "load_skill", serde_json::json!({"name": "pdf"})),
+        skillet_test_support::Turn::text("I can do that without a skill."),
+        skillet_test_support::Turn::tool("c", "load_skill", serde_json::json!({"name": "git"})),
+        skillet_test_support::Turn::text("no"),
+        skillet_test_support::Turn::text("no"),
+    ] {
+        server.push_turn(turn);
+    }
+    let out = run(common::skillet(&sandbox, Some((&server, "sk-test")))
+        .args(["skills", "test", "pdf", "--model"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("model: loaded it 2/3"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("model: loaded it 0/3 (instead: git)"),
+        "{}",
+        out.stdout
+    );
+    // Each request alone, with the session's catalog and tools, nothing run in between.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 6);
+    for request in &requests {
+        assert_eq!(request.body["messages"].as_array().unwrap().len(), 1);
+        assert!(request.body["system"].to_string().contains("pdf"));
+    }
+    assert_eq!(server.rejections(), Vec::<String>::new());
+}
+
+#[test]
 fn skills_new_writes_a_trigger_template_that_validates_and_runs() {
     let sandbox = sandbox();
     let out = run(common::skillet(&sandbox, None).args(["skills", "new", "fresh"]));

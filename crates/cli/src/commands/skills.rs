@@ -58,12 +58,16 @@ pub fn run(context: &Context, command: SkillsCommand) -> anyhow::Result<ExitCode
             names,
             queries,
             json,
+            model,
             embed_model,
         } => super::triggers::run(
             context,
-            &names,
-            queries.as_deref(),
-            json,
+            &super::triggers::TestRequest {
+                names: &names,
+                queries: queries.as_deref(),
+                json,
+                ask_model: model,
+            },
             embed_model.as_deref(),
         ),
         SkillsCommand::Index { embed_model } => {

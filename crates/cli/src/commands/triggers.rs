@@ -21,16 +21,38 @@ use crate::{EXIT_FAILURE, UsageError};
 /// The most characters of a request shown on its line.
 const SHOWN_REQUEST_CHARS: usize = 70;
 
+/// How many times the model is asked about each request (`--model`).
+pub const MODEL_TRIES: usize = 3;
+
+/// What `skills test` was asked.
+pub struct TestRequest<'a> {
+    /// The skills to test (none: every one with a trigger file).
+    pub names: &'a [String],
+    /// A trigger file, or a folder of them, instead of the skills' own.
+    pub queries: Option<&'a Path>,
+    /// JSON out.
+    pub json: bool,
+    /// Ask the configured model too.
+    pub ask_model: bool,
+}
+
+/// How often the model loaded the skill for one request, and what it loaded instead.
+#[derive(Debug, Clone, serde::Serialize)]
+struct ModelRate {
+    loaded: usize,
+    tries: usize,
+    instead: Vec<String>,
+}
+
 /// Runs the trigger tests of the named skills (all with a trigger file when none is named).
 pub fn run(
     context: &Context,
-    names: &[String],
-    queries: Option<&Path>,
-    json_out: bool,
+    request: &TestRequest<'_>,
     embed_model: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
+    let json_out = request.json;
     let library = discover(&context.roots);
-    let tests = tests_to_run(&library, names, queries)?;
+    let tests = tests_to_run(&library, request.names, request.queries)?;
     if tests.is_empty() {
         return Err(UsageError::new(format!(
             "no skill has a trigger file ({TRIGGERS_FILE} in its folder)"
@@ -47,6 +69,11 @@ pub fn run(
         let outcomes = test_skill(&index, &library, name, triggers)?;
         results.push((name.as_str(), source.as_str(), outcomes));
     }
+    let rates = if request.ask_model {
+        Some(model_rates(context, &library, &results)?)
+    } else {
+        None
+    };
     let failed = results
         .iter()
         .any(|(_, _, outcomes)| outcomes.iter().any(|outcome| !outcome.passed));
@@ -54,15 +81,28 @@ pub fn run(
     if json_out {
         let document: Vec<serde_json::Value> = results
             .iter()
-            .map(|(name, source, outcomes)| {
-                json!({"skill": name, "source": source, "passed": outcomes.iter().all(|o| o.passed), "requests": outcomes})
+            .enumerate()
+            .map(|(at, (name, source, outcomes))| {
+                let mut item = json!({"skill": name, "source": source, "passed": outcomes.iter().all(|o| o.passed), "requests": outcomes});
+                if let Some(rates) = &rates {
+                    for (request, rate) in item["requests"]
+                        .as_array_mut()
+                        .into_iter()
+                        .flatten()
+                        .zip(&rates[at])
+                    {
+                        request["model"] = json!(rate);
+                    }
+                }
+                item
             })
             .collect();
         serde_json::to_writer_pretty(&mut out, &document)?;
         writeln!(out)?;
     } else {
-        for (name, source, outcomes) in &results {
-            write!(out, "{}", report(name, source, outcomes))?;
+        for (at, (name, source, outcomes)) in results.iter().enumerate() {
+            let rates = rates.as_ref().map(|rates| rates[at].as_slice());
+            write!(out, "{}", report(name, source, outcomes, rates))?;
         }
     }
     out.flush()?;
@@ -162,8 +202,58 @@ fn from_folder(
     Ok(tests)
 }
 
-/// One skill's results as text: a line per request, then the tally.
-fn report(name: &str, source: &str, outcomes: &[Outcome]) -> String {
+/// Asks the configured model about each request of each skill, [`MODEL_TRIES`] times: would it
+/// load the skill, given the catalog a session gives it? The provider comes from the settings
+/// (`run`'s; a project's file grants nothing here).
+fn model_rates(
+    context: &Context,
+    library: &Library,
+    results: &[(&str, &str, Vec<Outcome>)],
+) -> anyhow::Result<Vec<Vec<ModelRate>>> {
+    let settings =
+        super::session::settings(context, &crate::args::AgentArgs::default(), false, false)
+            .map_err(|error| UsageError::new(error.to_string()))?;
+    let provider = super::session::provider(&settings)?;
+    let mut config = skillet_agent::AgentConfig::new(context.env.cwd.clone());
+    config.placement = settings.placement;
+    config.catalog_budget = settings.catalog_budget;
+    config.max_tokens = settings.max_tokens;
+    config.skill_match = skillet_agent::SkillMatch::Off;
+    config.instructions = false;
+    let library = std::sync::Arc::new(library.clone());
+    let agent = skillet_agent::Agent::new(provider, &library, &config);
+    let runtime = super::session::runtime()?;
+    let mut rates = Vec::new();
+    for (name, _, outcomes) in results {
+        let mut skill_rates = Vec::new();
+        for outcome in outcomes {
+            let mut rate = ModelRate {
+                loaded: 0,
+                tries: MODEL_TRIES,
+                instead: Vec::new(),
+            };
+            for _ in 0..MODEL_TRIES {
+                match runtime.block_on(agent.probe_load(&outcome.request))? {
+                    Some(loaded) if loaded == *name => rate.loaded += 1,
+                    Some(other) => rate.instead.push(other),
+                    None => {}
+                }
+            }
+            skill_rates.push(rate);
+        }
+        rates.push(skill_rates);
+    }
+    warn(&format!(
+        "asked {} {MODEL_TRIES} times per request: {}",
+        terminal_safe(agent.model(), false),
+        agent.usage().summary()
+    ));
+    Ok(rates)
+}
+
+/// One skill's results as text: a line per request (with the model's rate when it was asked),
+/// then the tally.
+fn report(name: &str, source: &str, outcomes: &[Outcome], rates: Option<&[ModelRate]>) -> String {
     let mut text = String::new();
     let _ = writeln!(
         text,
@@ -171,7 +261,7 @@ fn report(name: &str, source: &str, outcomes: &[Outcome]) -> String {
         terminal_safe(name, false),
         terminal_safe(source, false)
     );
-    for outcome in outcomes {
+    for (index, outcome) in outcomes.iter().enumerate() {
         let verdict = match (outcome.passed, outcome.should) {
             (true, _) => "ok  ",
             (false, true) => "MISS",
@@ -210,6 +300,16 @@ fn report(name: &str, source: &str, outcomes: &[Outcome]) -> String {
             "  {verdict} {kind} {rank} {score}  {what}  \"{}{cut}\"",
             terminal_safe(&request, false)
         );
+        if let Some(rate) = rates.and_then(|rates| rates.get(index)) {
+            let _ = write!(text, "; model: loaded it {}/{}", rate.loaded, rate.tries);
+            if !rate.instead.is_empty() {
+                let _ = write!(
+                    text,
+                    " (instead: {})",
+                    terminal_safe(&rate.instead.join(", "), false)
+                );
+            }
+        }
         if !outcome.passed && !outcome.above.is_empty() {
             let _ = write!(
                 text,
