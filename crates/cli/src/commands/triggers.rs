@@ -207,7 +207,7 @@ fn from_folder(
 /// (`run`'s; a project's file grants nothing here).
 fn model_rates(
     context: &Context,
-    library: &Library,
+    library: &std::sync::Arc<Library>,
     results: &[(&str, &str, Vec<Outcome>)],
 ) -> anyhow::Result<Vec<Vec<ModelRate>>> {
     let settings =
@@ -220,8 +220,7 @@ fn model_rates(
     config.max_tokens = settings.max_tokens;
     config.skill_match = skillet_agent::SkillMatch::Off;
     config.instructions = false;
-    let library = std::sync::Arc::new(library.clone());
-    let agent = skillet_agent::Agent::new(provider, &library, &config);
+    let agent = skillet_agent::Agent::new(provider, library, &config);
     let runtime = super::session::runtime()?;
     let mut rates = Vec::new();
     for (name, _, outcomes) in results {
