@@ -1,0 +1,333 @@
+//! The hybrid blend and the relevance threshold chosen by cross-validation rather than on one
+//! set: every labelled request (the tuning set, the holdout, the paraphrase set) and every
+//! no-fit request (the easy and the hard set) is put in one of five folds by a hash of its text
+//! (never by its label); for each fold the weight of meaning (alpha) and the cosine threshold
+//! are chosen on the other four, then measured on it. Each request is measured once, on the fold
+//! it was held out of, so the pooled figures are out-of-sample; each comes with its Wilson 95%
+//! interval. The shipped setting is measured on the same requests for comparison (in-sample for
+//! the tuning set, which it was fitted on).
+//!
+//! `cargo run --release -p skillet-retrieval --features embeddings --example cross_validate`
+//! (the corpus is `../shared/corpus` or `$SKILLET_CORPUS`; the model as for the tests).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::too_many_lines,
+    clippy::cast_precision_loss,
+    reason = "a report"
+)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use skillet_retrieval::{
+    Bm25, HYBRID_ALPHA, SEMANTIC_THRESHOLD, Stemming, embedding_text, skill_text,
+};
+use skillet_skills::{Root, RootKind, discover};
+
+#[path = "../eval/pool.rs"]
+mod pool;
+
+/// Folds.
+const FOLDS: u64 = 5;
+/// Weights of meaning tried.
+const ALPHAS: [f32; 5] = [0.3, 0.4, 0.5, 0.6, 0.7];
+/// Cosine thresholds tried.
+const THRESHOLDS: [f32; 7] = [0.30, 0.32, 0.34, 0.35, 0.36, 0.38, 0.40];
+/// What a no-fit request that clears the threshold costs, in fitting requests suggested first.
+const FALSE_FIRE_COST: f64 = 3.0;
+
+struct Request {
+    query: String,
+    expected: Vec<String>,
+    set: &'static str,
+}
+
+fn load(path: &Path, set: &'static str) -> Vec<Request> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let value: Value = serde_json::from_str(line).unwrap();
+            Request {
+                query: value["query"].as_str().unwrap().to_string(),
+                expected: value
+                    .get("expected")
+                    .and_then(Value::as_array)
+                    .map(|names| {
+                        names
+                            .iter()
+                            .map(|n| n.as_str().unwrap().to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                set,
+            }
+        })
+        .collect()
+}
+
+/// A request's fold: FNV-1a of its text, so the split knows nothing of labels.
+fn fold(query: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in query.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash % FOLDS
+}
+
+/// One request's scores over the pool: words (BM25) and meaning (cosine).
+struct Scored {
+    words: Vec<f32>,
+    cosines: Vec<f32>,
+}
+
+impl Scored {
+    /// The ranking (best first) with `alpha`, as the shipped blend ranks.
+    fn ranking(&self, alpha: f32) -> Vec<usize> {
+        let best = self.words.iter().copied().fold(0.0_f32, f32::max).max(1e-6);
+        let blended: Vec<f32> = self
+            .words
+            .iter()
+            .zip(&self.cosines)
+            .map(|(w, c)| alpha * c + (1.0 - alpha) * (w / best) * c.max(0.0).sqrt())
+            .collect();
+        let mut order: Vec<usize> = (0..blended.len()).collect();
+        order.sort_by(|a, b| blended[*b].total_cmp(&blended[*a]));
+        order
+    }
+}
+
+/// Counts over a set of requests for one setting.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    fitting: usize,
+    at1: usize,
+    at5: usize,
+    /// First and over the threshold: suggested first.
+    first_suggested: usize,
+    no_fit: usize,
+    fired: usize,
+}
+
+impl Counts {
+    fn add(&mut self, other: Self) {
+        self.fitting += other.fitting;
+        self.at1 += other.at1;
+        self.at5 += other.at5;
+        self.first_suggested += other.first_suggested;
+        self.no_fit += other.no_fit;
+        self.fired += other.fired;
+    }
+
+    fn objective(&self) -> f64 {
+        self.first_suggested as f64 - FALSE_FIRE_COST * self.fired as f64
+    }
+}
+
+fn count(names: &[String], requests: &[(&Request, &Scored)], alpha: f32, threshold: f32) -> Counts {
+    let mut counts = Counts::default();
+    for (request, scored) in requests {
+        let ranking = scored.ranking(alpha);
+        let top = ranking[0];
+        if request.expected.is_empty() {
+            counts.no_fit += 1;
+            if scored.cosines[top] >= threshold {
+                counts.fired += 1;
+            }
+            continue;
+        }
+        counts.fitting += 1;
+        let right = |index: &usize| request.expected.contains(&names[*index]);
+        if right(&top) {
+            counts.at1 += 1;
+            if scored.cosines[top] >= threshold {
+                counts.first_suggested += 1;
+            }
+        }
+        if ranking.iter().take(5).any(right) {
+            counts.at5 += 1;
+        }
+    }
+    counts
+}
+
+/// The Wilson 95% interval of `hits` out of `n`.
+fn wilson(hits: usize, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let (p, n) = (hits as f64 / n as f64, n as f64);
+    let z = 1.96_f64;
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+fn line(label: &str, hits: usize, n: usize) {
+    let (low, high) = wilson(hits, n);
+    println!(
+        "  {label:<34} {hits:>3}/{n:<3} = {:.3}  [{low:.3}, {high:.3}]",
+        hits as f64 / n.max(1) as f64
+    );
+}
+
+fn report(
+    title: &str,
+    names: &[String],
+    requests: &[(&Request, &Scored)],
+    setting: &dyn Fn(u64) -> (f32, f32),
+) {
+    println!("\n{title}");
+    for set in ["tuning", "holdout", "paraphrase", "all fitting"] {
+        let mut total = Counts::default();
+        for (request, scored) in requests {
+            let fits = !request.expected.is_empty();
+            if !fits || (set != "all fitting" && request.set != set) {
+                continue;
+            }
+            let (alpha, threshold) = setting(fold(&request.query));
+            total.add(count(names, &[(request, scored)], alpha, threshold));
+        }
+        line(&format!("{set}: recall@1"), total.at1, total.fitting);
+        if set == "all fitting" {
+            line("all fitting: recall@5", total.at5, total.fitting);
+            line(
+                "all fitting: suggested first",
+                total.first_suggested,
+                total.fitting,
+            );
+        }
+    }
+    for set in ["no-fit (easy)", "no-fit (hard)"] {
+        let mut total = Counts::default();
+        for (request, scored) in requests {
+            if request.set != set {
+                continue;
+            }
+            let (alpha, threshold) = setting(fold(&request.query));
+            total.add(count(names, &[(request, scored)], alpha, threshold));
+        }
+        line(
+            &format!("{set}: cleared the threshold"),
+            total.fired,
+            total.no_fit,
+        );
+    }
+}
+
+fn main() {
+    let corpus = std::env::var_os("SKILLET_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+        PathBuf::from,
+    );
+    if !corpus.join("INDEX.jsonl").is_file() {
+        eprintln!("SKIPPED: no corpus at {}", corpus.display());
+        return;
+    }
+    let Some(model) = skillet_test_support::embedding_model_dir() else {
+        eprintln!("SKIPPED: no embedding model (scripts/fetch-model.sh)");
+        return;
+    };
+    let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("eval");
+    let mut requests = load(&eval.join("requests.jsonl"), "tuning");
+    requests.extend(load(&eval.join("holdout.jsonl"), "holdout"));
+    requests.extend(load(&eval.join("paraphrase.jsonl"), "paraphrase"));
+    requests.extend(load(&eval.join("no_fit.jsonl"), "no-fit (easy)"));
+    requests.extend(load(&eval.join("no_fit_hard.jsonl"), "no-fit (hard)"));
+    let roots: Vec<Root> = pool::POOL
+        .iter()
+        .map(|c| Root::new(corpus.join(c), RootKind::Explicit))
+        .collect();
+    let library = discover(&roots);
+    let names: Vec<String> = library.skills().iter().map(|s| s.name.clone()).collect();
+    let texts: Vec<String> = library
+        .skills()
+        .iter()
+        .map(|s| {
+            skill_text(
+                &s.name,
+                &s.description,
+                s.frontmatter.when_to_use.as_deref(),
+                &s.frontmatter.tags,
+            )
+        })
+        .collect();
+    let doc_texts: Vec<String> = library
+        .skills()
+        .iter()
+        .map(|s| {
+            embedding_text(
+                &s.name,
+                &s.description,
+                s.frontmatter.when_to_use.as_deref(),
+                &s.frontmatter.tags,
+            )
+        })
+        .collect();
+    let embedder = skillet_retrieval::embed::Embedder::load(&model).unwrap();
+    let doc_refs: Vec<&str> = doc_texts.iter().map(String::as_str).collect();
+    let docs = embedder.embed(&doc_refs).unwrap();
+    let queries: Vec<&str> = requests.iter().map(|r| r.query.as_str()).collect();
+    let query_vectors = embedder.embed(&queries).unwrap();
+    let bm25 = Bm25::build(texts.iter().map(String::as_str), Stemming::Light);
+    let scored: Vec<Scored> = requests
+        .iter()
+        .zip(&query_vectors)
+        .map(|(request, vector)| Scored {
+            words: bm25.scores(&request.query),
+            cosines: docs
+                .iter()
+                .map(|doc| skillet_retrieval::embed::dot(vector, doc))
+                .collect(),
+        })
+        .collect();
+    let all: Vec<(&Request, &Scored)> = requests.iter().zip(&scored).collect();
+    println!(
+        "pool: {} skills; {} fitting requests, {} no-fit, {FOLDS} folds by a hash of the text",
+        names.len(),
+        all.iter().filter(|(r, _)| !r.expected.is_empty()).count(),
+        all.iter().filter(|(r, _)| r.expected.is_empty()).count()
+    );
+    // Per fold: the setting that does best on the other folds.
+    let mut chosen = Vec::new();
+    for held_out in 0..FOLDS {
+        let training: Vec<(&Request, &Scored)> = all
+            .iter()
+            .filter(|(r, _)| fold(&r.query) != held_out)
+            .copied()
+            .collect();
+        let mut best = (f64::MIN, HYBRID_ALPHA, SEMANTIC_THRESHOLD);
+        for alpha in ALPHAS {
+            for threshold in THRESHOLDS {
+                let objective = count(&names, &training, alpha, threshold).objective();
+                if objective > best.0 {
+                    best = (objective, alpha, threshold);
+                }
+            }
+        }
+        println!(
+            "fold {held_out}: chosen on the other folds: alpha {}, threshold {}",
+            best.1, best.2
+        );
+        chosen.push((best.1, best.2));
+    }
+    report(
+        "cross-validated (each request measured on the fold it was held out of)",
+        &names,
+        &all,
+        &|fold| chosen[usize::try_from(fold).unwrap()],
+    );
+    report(
+        &format!(
+            "as shipped (alpha {HYBRID_ALPHA}, threshold {SEMANTIC_THRESHOLD}; fitted on the tuning set)"
+        ),
+        &names,
+        &all,
+        &|_| (HYBRID_ALPHA, SEMANTIC_THRESHOLD),
+    );
+}
