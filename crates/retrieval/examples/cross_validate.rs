@@ -9,6 +9,8 @@
 //!
 //! `cargo run --release -p skillet-retrieval --features embeddings --example cross_validate`
 //! (the corpus is `../shared/corpus` or `$SKILLET_CORPUS`; the model as for the tests).
+//! `SKILLET_CV_BODY=1` measures a candidate: each skill's body (its headings and first
+//! paragraph) embedded as a second vector, the skill's cosine the better of the two.
 
 #![allow(
     clippy::unwrap_used,
@@ -33,7 +35,7 @@ mod pool;
 /// Folds.
 const FOLDS: u64 = 5;
 /// Weights of meaning tried.
-const ALPHAS: [f32; 5] = [0.3, 0.4, 0.5, 0.6, 0.7];
+const ALPHAS: [f32; 8] = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
 /// Cosine thresholds tried.
 const THRESHOLDS: [f32; 7] = [0.30, 0.32, 0.34, 0.35, 0.36, 0.38, 0.40];
 /// What a no-fit request that clears the threshold costs, in fitting requests suggested first.
@@ -220,6 +222,30 @@ fn report(
     }
 }
 
+/// A skill's body in brief: its name, its headings, and its first paragraph (600 characters at
+/// most).
+fn body_summary(name: &str, body: &str) -> String {
+    let headings: Vec<&str> = body
+        .lines()
+        .filter(|line| line.starts_with('#'))
+        .map(|line| line.trim_start_matches('#').trim())
+        .take(12)
+        .collect();
+    let paragraph: String = body
+        .split("\n\n")
+        .map(str::trim)
+        .find(|block| !block.is_empty() && !block.starts_with('#') && !block.starts_with("---"))
+        .unwrap_or_default()
+        .chars()
+        .take(600)
+        .collect();
+    format!(
+        "{}: {}. {paragraph}",
+        name.replace(['-', '_'], " "),
+        headings.join("; ")
+    )
+}
+
 fn main() {
     let corpus = std::env::var_os("SKILLET_CORPUS").map_or_else(
         || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
@@ -272,6 +298,20 @@ fn main() {
     let embedder = skillet_retrieval::embed::Embedder::load(&model).unwrap();
     let doc_refs: Vec<&str> = doc_texts.iter().map(String::as_str).collect();
     let docs = embedder.embed(&doc_refs).unwrap();
+    // A candidate: the body's headings and first paragraph as a second vector per skill, the
+    // skill scored by the better of its two cosines (SKILLET_CV_BODY=1).
+    let with_body = std::env::var_os("SKILLET_CV_BODY").is_some();
+    let body_docs: Vec<Vec<f32>> = if with_body {
+        let texts: Vec<String> = library
+            .skills()
+            .iter()
+            .map(|s| body_summary(&s.name, &s.read_body().unwrap_or_default()))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        embedder.embed(&refs).unwrap()
+    } else {
+        Vec::new()
+    };
     let queries: Vec<&str> = requests.iter().map(|r| r.query.as_str()).collect();
     let query_vectors = embedder.embed(&queries).unwrap();
     let bm25 = Bm25::build(texts.iter().map(String::as_str), Stemming::Light);
@@ -282,7 +322,13 @@ fn main() {
             words: bm25.scores(&request.query),
             cosines: docs
                 .iter()
-                .map(|doc| skillet_retrieval::embed::dot(vector, doc))
+                .enumerate()
+                .map(|(at, doc)| {
+                    let own = skillet_retrieval::embed::dot(vector, doc);
+                    body_docs.get(at).map_or(own, |body| {
+                        own.max(skillet_retrieval::embed::dot(vector, body))
+                    })
+                })
                 .collect(),
         })
         .collect();
