@@ -317,7 +317,7 @@ pub fn run(context: &Context, args: &TrustArgs) -> anyhow::Result<ExitCode> {
             return Err(crate::UsageError::new(
                 "not a terminal: nobody can be shown what trust unlocks and asked",
             )
-            .with_hint("`skillet trust --yes` trusts it without the question (read `skillet trust --list` and the skills first)")
+            .with_hint("`skillet trust --yes` shows what it unlocks and trusts it without the question (read the project's skills first)")
             .into());
         };
         store.decide(&unlocks, trusted)?;
