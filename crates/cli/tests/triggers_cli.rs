@@ -232,18 +232,9 @@ fn skills_new_writes_a_trigger_template_that_validates_and_runs() {
     assert!(out.stdout.contains("fresh ("), "{}", out.stdout);
 }
 
-/// The corpus, where there is one.
-fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKILLET_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    );
-    dir.is_dir().then_some(dir)
-}
-
 #[test]
 fn five_corpus_skills_with_trigger_files_and_a_broad_description_caught_firing() {
-    let Some(corpus) = corpus() else {
+    let Some(corpus) = skillet_test_support::corpus_dir() else {
         skillet_test_support::skip(
             "SKIPPED: trigger tests over the corpus: no corpus (set SKILLET_CORPUS to its folder)",
         );

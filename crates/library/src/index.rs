@@ -162,19 +162,19 @@ impl SkillIndex {
             (Some(embedder), Mode::Semantic | Mode::Hybrid) => embedder.embed(&[query])?.pop(),
             _ => None,
         };
-        let (used, ranked) = self.matcher.rank(query, vector.as_deref(), mode, k);
+        // One ranking: its head is the answer, the rest places the skill asked about.
+        let depth = if also.is_some() { self.names.len() } else { k };
+        let (used, all) = self.matcher.rank(query, vector.as_deref(), mode, depth);
         let explain = |document| {
             self.matcher
                 .explain(query, vector.as_deref(), mode, document)
         };
-        let top = ranked
-            .into_iter()
-            .map(|ranked| (ranked, explain(ranked.index)))
+        let top = all
+            .iter()
+            .take(k)
+            .map(|ranked| (*ranked, explain(ranked.index)))
             .collect();
         let also = also.map(|document| {
-            let (_, all) = self
-                .matcher
-                .rank(query, vector.as_deref(), mode, self.names.len());
             let rank = all.iter().position(|ranked| ranked.index == document);
             let above = all
                 .iter()

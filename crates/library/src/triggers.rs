@@ -38,16 +38,30 @@ pub fn suggestions<'a>(
     request: &str,
 ) -> Result<Vec<Suggested<'a>>, EmbedError> {
     let (_, ranked) = index.rank(request, Mode::Hybrid, MAX_SUGGESTIONS)?;
-    Ok(ranked
-        .into_iter()
+    Ok(suggested_from(index, library, &ranked))
+}
+
+/// The suggestions a ranking (best first, of any length) makes: among its first
+/// [`MAX_SUGGESTIONS`], those over the threshold that the model may load.
+fn suggested_from<'a>(
+    index: &SkillIndex,
+    library: &'a Library,
+    ranked: &[Ranked],
+) -> Vec<Suggested<'a>> {
+    ranked
+        .iter()
+        .take(MAX_SUGGESTIONS)
         .filter(|ranked| ranked.relevant)
         .filter_map(|ranked| {
             library
                 .get(index.name(ranked.index))
-                .map(|skill| Suggested { skill, ranked })
+                .map(|skill| Suggested {
+                    skill,
+                    ranked: *ranked,
+                })
         })
         .filter(|suggested| suggested.skill.model_invocable())
-        .collect())
+        .collect()
 }
 
 /// The suggestion `auto` loads with the message: the first, when its score reaches
@@ -199,7 +213,9 @@ pub fn test_skill(
             .iter()
             .position(|ranked| index.name(ranked.index) == skill);
         let found = position.map(|at| ranked[at]);
-        let suggested_now = suggestions(index, library, request)?;
+        // The suggestions come from the same ranking (its head is what a session ranks): one
+        // embedding of the request, not two.
+        let suggested_now = suggested_from(index, library, &ranked);
         let suggested = suggested_now.iter().any(|s| s.skill.name == skill);
         let auto_loaded = auto_pick(&suggested_now).is_some_and(|s| s.skill.name == skill);
         let above = ranked

@@ -21,9 +21,8 @@
     reason = "a report"
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde_json::Value;
 use skillet_retrieval::{
     Bm25, HYBRID_ALPHA, SEMANTIC_THRESHOLD, Stemming, embedding_text, skill_text,
 };
@@ -41,6 +40,10 @@ const THRESHOLDS: [f32; 7] = [0.30, 0.32, 0.34, 0.35, 0.36, 0.38, 0.40];
 /// What a no-fit request that clears the threshold costs, in fitting requests suggested first.
 const FALSE_FIRE_COST: f64 = 3.0;
 
+#[path = "../eval/requests.rs"]
+mod requests;
+
+/// A request, and which set it comes from.
 struct Request {
     query: String,
     expected: Vec<String>,
@@ -48,26 +51,12 @@ struct Request {
 }
 
 fn load(path: &Path, set: &'static str) -> Vec<Request> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            let value: Value = serde_json::from_str(line).unwrap();
-            Request {
-                query: value["query"].as_str().unwrap().to_string(),
-                expected: value
-                    .get("expected")
-                    .and_then(Value::as_array)
-                    .map(|names| {
-                        names
-                            .iter()
-                            .map(|n| n.as_str().unwrap().to_string())
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                set,
-            }
+    requests::load(path)
+        .into_iter()
+        .map(|request| Request {
+            query: request.query,
+            expected: request.expected,
+            set,
         })
         .collect()
 }
@@ -247,14 +236,12 @@ fn body_summary(name: &str, body: &str) -> String {
 }
 
 fn main() {
-    let corpus = std::env::var_os("SKILLET_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    );
-    if !corpus.join("INDEX.jsonl").is_file() {
-        eprintln!("SKIPPED: no corpus at {}", corpus.display());
+    let Some(corpus) =
+        skillet_test_support::corpus_dir().filter(|dir| dir.join("INDEX.jsonl").is_file())
+    else {
+        eprintln!("SKIPPED: no corpus (set SKILLET_CORPUS to its folder)");
         return;
-    }
+    };
     let Some(model) = skillet_test_support::embedding_model_dir() else {
         eprintln!("SKIPPED: no embedding model (scripts/fetch-model.sh)");
         return;

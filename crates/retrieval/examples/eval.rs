@@ -17,7 +17,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
 use skillet_retrieval::{
     Bm25, Stemming, embedding_text, reciprocal_rank_fusion, skill_text, top_k,
 };
@@ -27,34 +26,9 @@ use skillet_skills::{Root, RootKind, discover};
 mod pool;
 use pool::POOL;
 
-struct Request {
-    query: String,
-    expected: Vec<String>,
-}
-
-fn load(path: &Path) -> Vec<Request> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            let value: Value = serde_json::from_str(line).unwrap();
-            Request {
-                query: value["query"].as_str().unwrap().to_string(),
-                expected: value
-                    .get("expected")
-                    .and_then(Value::as_array)
-                    .map(|names| {
-                        names
-                            .iter()
-                            .map(|n| n.as_str().unwrap().to_string())
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            }
-        })
-        .collect()
-}
+#[path = "../eval/requests.rs"]
+mod requests;
+use requests::{Request, load};
 
 struct Metrics {
     recall_at_1: f64,
@@ -111,14 +85,12 @@ fn evaluate(
 }
 
 fn main() {
-    let corpus = std::env::var_os("SKILLET_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    );
-    if !corpus.join("INDEX.jsonl").is_file() {
-        eprintln!("SKIPPED: no corpus at {}", corpus.display());
+    let Some(corpus) =
+        skillet_test_support::corpus_dir().filter(|dir| dir.join("INDEX.jsonl").is_file())
+    else {
+        eprintln!("SKIPPED: no corpus (set SKILLET_CORPUS to its folder)");
         return;
-    }
+    };
     let eval = Path::new(env!("CARGO_MANIFEST_DIR")).join("eval");
     // SKILLET_EVAL_REQUESTS swaps the request set (eval/holdout.jsonl: written after tuning).
     let requests = load(

@@ -18,19 +18,13 @@ mod pool;
 use pool::POOL;
 
 fn corpus() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKILLET_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-        PathBuf::from,
-    );
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        skillet_test_support::skip(&format!(
-            "SKIPPED: no corpus at {} (set SKILLET_CORPUS to its folder)",
-            dir.display()
-        ));
-        None
+    let dir = skillet_test_support::corpus_dir();
+    if dir.is_none() {
+        skillet_test_support::skip(
+            "SKIPPED: the paraphrase set's property: no corpus (set SKILLET_CORPUS to its folder)",
+        );
     }
+    dir
 }
 
 #[test]

@@ -77,6 +77,17 @@ pub fn skip(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{message}");
 }
 
+/// The corpus of real skills for tests, benchmarks and evaluations: `$SKILLET_CORPUS`, else
+/// `../shared/corpus` beside the workspace; `None` when it is not a folder (callers skip,
+/// saying so).
+pub fn corpus_dir() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("SKILLET_CORPUS").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+        std::path::PathBuf::from,
+    );
+    dir.is_dir().then_some(dir)
+}
+
 /// The embedding model for tests, benchmarks and evaluations: `$SKILLET_EMBED_MODEL`, else the
 /// folder `scripts/fetch-model.sh` caches it in (`~/.cache/skillet-ci/all-MiniLM-L6-v2`);
 /// `None` when that folder holds no `model.safetensors` (callers skip, saying so).

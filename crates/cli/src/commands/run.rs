@@ -254,11 +254,13 @@ impl Message<'_> {
             None => self.text,
             Some((skill, arguments)) => {
                 let name = &skill.name;
+                // The cheap check first: trusting a project skill hashes its folder, and the
+                // invocation does that again.
                 if skill_shell
-                    && !skill_trust.trusts(skill)
                     && skill
                         .read_body()
                         .is_ok_and(|body| skillet_skills::dynamic::has_commands(&body))
+                    && !skill_trust.trusts(skill)
                 {
                     return Err(UsageError::new(format!(
                         "/{name} runs commands before it is sent (its !`…` lines), and this project is not trusted; nothing was sent"
