@@ -45,12 +45,12 @@ pub const MAX_PINNED_DEPTH: usize = 16;
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
     /// Reading or writing it failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The trust file.
         path: PathBuf,
-        /// What failed.
-        source: std::io::Error,
+        /// What failed (said in the message, so not a separate cause).
+        error: std::io::Error,
     },
     /// It is not what skillet writes.
     #[error("{path}: {message}\n  hint: fix or delete the file; `skillet trust` writes it again")]
@@ -336,9 +336,9 @@ impl TrustStore {
     /// [`MAX_TRUST_FILE_BYTES`] is read.
     pub fn open(config_dir: &Path) -> Result<Self, TrustError> {
         let path = config_dir.join(TRUST_FILE);
-        let failed = |source| TrustError::Io {
+        let failed = |error| TrustError::Io {
             path: path.clone(),
-            source,
+            error,
         };
         let mut file = match skillet_skills::open_regular(&path) {
             Ok(file) => file,
@@ -350,6 +350,8 @@ impl TrustStore {
                     projects: Vec::new(),
                 });
             }
+            // The engine's error names the file again: only what the system said is kept.
+            Err(skillet_skills::Error::Io { source, .. }) => return Err(failed(source)),
             Err(error) => return Err(failed(std::io::Error::other(error.to_string()))),
         };
         let mut bytes = Vec::new();
@@ -428,9 +430,9 @@ impl TrustStore {
     /// Writes the file whole, through a temporary file renamed over it (a crash leaves the old
     /// one or the new one, never half of either).
     fn save(&self) -> Result<(), TrustError> {
-        let failed = |source| TrustError::Io {
+        let failed = |error| TrustError::Io {
             path: self.path.clone(),
-            source,
+            error,
         };
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(failed)?;
