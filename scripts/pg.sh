@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A real PostgreSQL 16 with pgvector for the registry tests, from the PyPI wheel `pgserver`
+# (PostgreSQL 16.2 + pgvector 0.6.2; the wheel is cached in a venv in $SKILLET_CI_CACHE, default
+# ~/.cache/skillet-ci). The server runs as an unprivileged user (initdb refuses root), listens on
+# a Unix socket only, and keeps everything under one folder.
+#
+#   scripts/pg.sh start DIR   start a server in DIR (created); prints its URL on stdout
+#   scripts/pg.sh stop DIR    stop it and remove DIR
+#
+# Fails, saying why on stderr, when Python, PyPI or the server cannot be had.
+set -euo pipefail
+cache=${SKILLET_CI_CACHE:-$HOME/.cache/skillet-ci}
+venv="$cache/pg-venv"
+user=skillet-pg
+
+as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u "$user" -- "$@"
+  else
+    "$@"
+  fi
+}
+
+install_dir() {
+  local pkg
+  if ! pkg=$("$venv/bin/python" -c 'import pgserver, os; print(os.path.dirname(pgserver.__file__))' 2>/dev/null); then
+    mkdir -p "$cache"
+    rm -rf "$venv"
+    python3 -m venv "$venv" >&2 || { echo "python3 -m venv failed" >&2; return 1; }
+    "$venv/bin/pip" install -q "pgserver==0.1.4" >&2 || { echo "pip cannot install pgserver 0.1.4 from PyPI" >&2; return 1; }
+    pkg=$("$venv/bin/python" -c 'import pgserver, os; print(os.path.dirname(pgserver.__file__))')
+  fi
+  # The site-packages folder: the binaries find their libraries in pgserver.libs beside it.
+  dirname "$pkg"
+}
+
+case "${1:-}" in
+  start)
+    dir=${2:?usage: scripts/pg.sh start DIR}
+    site=$(install_dir)
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    if [ "$(id -u)" -eq 0 ]; then
+      id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user" >&2
+      # The server's user must reach its binaries and data: a copy beside the data, not the
+      # cache under root's home (34 MB, a second).
+      chmod 755 "$dir"
+    fi
+    mkdir -p "$dir/site"
+    cp -a "$site/pgserver" "$site/pgserver.libs" "$dir/site/"
+    ln -s site/pgserver/pginstall "$dir/install"
+    mkdir -p "$dir/data" "$dir/sock"
+    if [ "$(id -u)" -eq 0 ]; then
+      chown -R "$user" "$dir/site" "$dir/data" "$dir/sock"
+    fi
+    as_owner "$dir/install/bin/initdb" -D "$dir/data" --auth=trust --encoding=utf8 -U postgres >"$dir/initdb.log" 2>&1 \
+      || { cat "$dir/initdb.log" >&2; echo "initdb failed" >&2; exit 1; }
+    as_owner "$dir/install/bin/pg_ctl" -D "$dir/data" -w -l "$dir/data/server.log" \
+      -o "-c listen_addresses= -k $dir/sock -c max_connections=200 -c fsync=off" start >&2 \
+      || { cat "$dir/data/server.log" >&2; echo "pg_ctl start failed" >&2; exit 1; }
+    echo "postgresql://postgres@localhost/postgres?host=$dir/sock"
+    ;;
+  stop)
+    dir=${2:?usage: scripts/pg.sh stop DIR}
+    if [ -d "$dir/data" ]; then
+      as_owner "$dir/install/bin/pg_ctl" -D "$dir/data" -m fast -w stop >&2 || true
+    fi
+    rm -rf "$dir"
+    ;;
+  *)
+    echo "usage: scripts/pg.sh start DIR | stop DIR" >&2
+    exit 2
+    ;;
+esac
