@@ -55,6 +55,9 @@ case "${1:-}" in
     fi
     as_owner "$dir/install/bin/initdb" -D "$dir/data" --auth=trust --encoding=utf8 -U postgres >"$dir/initdb.log" 2>&1 \
       || { cat "$dir/initdb.log" >&2; echo "initdb failed" >&2; exit 1; }
+    # One role that must give a password (the tests of a refused password); everyone else is
+    # trusted on the socket, which only this machine's users reach.
+    sed -i '1i local all skillet_password_test scram-sha-256' "$dir/data/pg_hba.conf"
     as_owner "$dir/install/bin/pg_ctl" -D "$dir/data" -w -l "$dir/data/server.log" \
       -o "-c listen_addresses= -k $dir/sock -c max_connections=200 -c fsync=off" start >&2 \
       || { cat "$dir/data/server.log" >&2; echo "pg_ctl start failed" >&2; exit 1; }

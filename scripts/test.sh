@@ -22,6 +22,19 @@ if [ -z "${SKILLET_MCP_PYTHON:-}" ]; then
     echo "NOTE: the MCP Python SDK cannot be installed here (scripts/fetch-mcp-client.sh needs python3 and PyPI); the MCP client test will be SKIPPED"
   fi
 fi
+# The registry tests need a PostgreSQL with pgvector: start one (the pgserver wheel, cached in
+# ~/.cache/skillet-ci) for this run and stop it after, unless one is named; without it they
+# skip, and this says so here.
+if [ -z "${SKILLET_TEST_PG_URL:-}" ]; then
+  pgdir=$(mktemp -d "${TMPDIR:-/tmp}/skillet-pg.XXXXXX")
+  if url=$(scripts/pg.sh start "$pgdir" 2>"$pgdir.log"); then
+    export SKILLET_TEST_PG_URL="$url"
+    trap 'scripts/pg.sh stop "$pgdir" 2>/dev/null; rm -f "$pgdir.log"' EXIT
+  else
+    echo "NOTE: no PostgreSQL with pgvector could be started here (scripts/pg.sh needs python3 and PyPI: $(tail -n 1 "$pgdir.log")); the registry tests will be SKIPPED"
+    rm -rf "$pgdir" "$pgdir.log"
+  fi
+fi
 corpus="${SKILLET_CORPUS:-../shared/corpus}"
 if [ ! -d "$corpus" ]; then
   echo "NOTE: no skill corpus at $corpus (set SKILLET_CORPUS); the corpus tests will be SKIPPED"

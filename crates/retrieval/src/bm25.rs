@@ -9,6 +9,23 @@ pub const K1: f32 = 1.2;
 /// BM25's length normalisation.
 pub const B: f32 = 0.75;
 
+/// The terms a query is scored by, each once, in query order: its words, then adjacent words
+/// joined ("argo cd" finds "argocd", "type script" "typescript"; a join no document has costs
+/// nothing).
+pub fn query_terms(query: &str, stemming: Stemming) -> Vec<String> {
+    let words = tokens(query, stemming);
+    let joined = words
+        .windows(2)
+        .map(|pair| format!("{}{}", pair[0], pair[1]));
+    let mut seen = std::collections::HashSet::new();
+    words
+        .iter()
+        .cloned()
+        .chain(joined)
+        .filter(|term| seen.insert(term.clone()))
+        .collect()
+}
+
 /// An inverted index of documents' tokens.
 #[derive(Debug, Clone, Default)]
 pub struct Bm25 {
@@ -65,18 +82,7 @@ impl Bm25 {
     pub fn scores(&self, query: &str) -> Vec<f32> {
         let mut scores = vec![0.0_f32; self.lengths.len()];
         let total = self.lengths.len() as f32;
-        let mut seen = std::collections::HashSet::new();
-        let words = tokens(query, self.stemming);
-        // Adjacent words joined as well ("argo cd" finds "argocd", "type script" "typescript");
-        // a join no document has costs nothing.
-        let joined = words
-            .windows(2)
-            .map(|pair| format!("{}{}", pair[0], pair[1]));
-        let terms: Vec<String> = words.iter().cloned().chain(joined).collect();
-        for term in terms {
-            if !seen.insert(term.clone()) {
-                continue;
-            }
+        for term in query_terms(query, self.stemming) {
             let Some(posting) = self.postings.get(&term) else {
                 continue;
             };
@@ -100,16 +106,8 @@ impl Bm25 {
         let Some(&length) = self.lengths.get(document) else {
             return Vec::new();
         };
-        let words = tokens(query, self.stemming);
-        let joined = words
-            .windows(2)
-            .map(|pair| format!("{}{}", pair[0], pair[1]));
-        let mut seen = std::collections::HashSet::new();
         let mut found = Vec::new();
-        for term in words.iter().cloned().chain(joined) {
-            if !seen.insert(term.clone()) {
-                continue;
-            }
+        for term in query_terms(query, self.stemming) {
             let Some(posting) = self.postings.get(&term) else {
                 continue;
             };

@@ -13,6 +13,15 @@ pub const LEXICAL_THRESHOLD: f32 = 8.0;
 /// Weight of meaning against words in the hybrid score (measured best on the evaluation set).
 pub const HYBRID_ALPHA: f32 = 0.5;
 
+/// The hybrid score of a document: meaning weighted by [`HYBRID_ALPHA`], plus words scaled by
+/// the best word score of any document for the query and damped by the square root of the
+/// cosine (so words alone never lift an unrelated document). Local and registry rankings both
+/// use this.
+pub fn hybrid_score(words: f32, best_words: f32, cosine: f32) -> f32 {
+    HYBRID_ALPHA * cosine
+        + (1.0 - HYBRID_ALPHA) * (words / best_words.max(1e-6)) * cosine.max(0.0).sqrt()
+}
+
 /// How to rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -146,8 +155,7 @@ impl Matcher {
             (Mode::Semantic, Some(c)) => (Mode::Semantic, c, c >= SEMANTIC_THRESHOLD),
             (Mode::Hybrid, Some(c)) => (
                 Mode::Hybrid,
-                HYBRID_ALPHA * c
-                    + (1.0 - HYBRID_ALPHA) * (words / best_words.max(1e-6)) * c.max(0.0).sqrt(),
+                hybrid_score(words, best_words, c),
                 c >= SEMANTIC_THRESHOLD,
             ),
             _ => (Mode::Lexical, words, words >= LEXICAL_THRESHOLD),
@@ -189,13 +197,11 @@ impl Matcher {
                 .collect(),
             (Mode::Hybrid, Some(cosines)) => {
                 let words = self.bm25.scores(query);
-                let best = words.iter().copied().fold(0.0_f32, f32::max).max(1e-6);
+                let best = words.iter().copied().fold(0.0_f32, f32::max);
                 let blended: Vec<f32> = words
                     .iter()
                     .zip(&cosines)
-                    .map(|(w, c)| {
-                        HYBRID_ALPHA * c + (1.0 - HYBRID_ALPHA) * (w / best) * c.max(0.0).sqrt()
-                    })
+                    .map(|(w, c)| hybrid_score(*w, best, *c))
                     .collect();
                 top_k(&blended, k)
                     .into_iter()

@@ -13,6 +13,7 @@
 
 #![allow(
     clippy::expect_used,
+    clippy::panic,
     clippy::missing_panics_doc,
     reason = "test support panics on misuse"
 )]
@@ -100,6 +101,117 @@ pub fn embedding_model_dir() -> Option<std::path::PathBuf> {
             })
         })?;
     dir.join("model.safetensors").is_file().then_some(dir)
+}
+
+/// The PostgreSQL (with pgvector) the registry tests run against: `$SKILLET_TEST_PG_URL`, which
+/// `scripts/test.sh` sets after starting one with `scripts/pg.sh`. `None` when unset (callers
+/// skip, saying so), except that `SKILLET_REQUIRE_PG` turns a missing server into a failure.
+pub fn registry_server() -> Option<String> {
+    match std::env::var("SKILLET_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("SKILLET_REQUIRE_PG").is_none(),
+                "SKILLET_REQUIRE_PG is set but SKILLET_TEST_PG_URL is not (scripts/pg.sh start DIR prints it)"
+            );
+            None
+        }
+    }
+}
+
+/// A database of its own for one test on the server at `server_url`, dropped when the value
+/// is (`DROP DATABASE … WITH (FORCE)`).
+pub struct TestDatabase {
+    server_url: String,
+    name: String,
+    /// The new database's URL.
+    pub url: String,
+}
+
+impl TestDatabase {
+    /// Creates it.
+    pub fn create(server_url: &str) -> Self {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!(
+            "skillet_test_{}_{}_{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        run_sql(server_url, &format!("CREATE DATABASE {name}"));
+        let url = with_database(server_url, &name);
+        Self {
+            server_url: server_url.to_string(),
+            name,
+            url,
+        }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs SQL in it (a test reaching behind the registry's back, as an attacker would).
+    pub fn execute(&self, sql: &str) {
+        run_sql(&self.url, sql);
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        run_sql(
+            &self.server_url,
+            &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+        );
+    }
+}
+
+/// `url` with its database replaced by `name`.
+pub fn with_database(url: &str, name: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("postgresql", url));
+    let (before_query, query) = match rest.split_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (rest, None),
+    };
+    let authority = before_query.split('/').next().unwrap_or("");
+    let mut out = format!("{scheme}://{authority}/{name}");
+    if let Some(query) = query {
+        out.push('?');
+        out.push_str(query);
+    }
+    out
+}
+
+/// On a thread of its own, so a test inside a runtime may call it too.
+fn run_sql(url: &str, sql: &str) {
+    let (url, sql) = (url.to_string(), sql.to_string());
+    let joined = std::thread::spawn(move || run_sql_here(&url, &sql)).join();
+    if let Err(panic) = joined {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+fn run_sql_here(url: &str, sql: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap_or_else(|error| panic!("cannot connect to the test server {url}: {error}"));
+        let task = tokio::spawn(connection);
+        client
+            .batch_execute(sql)
+            .await
+            .unwrap_or_else(|error| panic!("{sql}: {error:?}"));
+        drop(client);
+        let _ = task.await;
+    });
 }
 
 /// Whether process `pid` runs (a zombie, dead but not yet reaped, does not count). Linux only:

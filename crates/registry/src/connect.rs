@@ -1,0 +1,155 @@
+//! Connecting: a pool for reads (any host of a multi-host URL, replicas included) and one for
+//! writes (the primary: `target_session_attrs=read-write`), TLS with rustls and the system's
+//! roots when the URL asks for it (`sslmode=require`; `prefer`, the default, tries it first).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::config::{Host, TargetSessionAttrs};
+
+use crate::error::RegistryError;
+
+/// How long a connection attempt may take before the registry counts as unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a command waits for a pooled connection.
+pub const POOL_WAIT: Duration = Duration::from_secs(30);
+/// Connections per pool.
+pub const POOL_SIZE: usize = 4;
+
+/// The pools of one registry.
+#[derive(Clone)]
+pub struct Pools {
+    pub(crate) reads: Pool,
+    pub(crate) writes: Pool,
+    /// Where it is, as shown to the user (hosts, port, database; never the password).
+    pub at: String,
+}
+
+impl std::fmt::Debug for Pools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The pools hold the configuration, password included: only the address is shown.
+        f.debug_struct("Pools")
+            .field("at", &self.at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pools {
+    /// Pools for the registry at `url` (nothing is connected yet).
+    pub fn new(url: &str) -> Result<Self, RegistryError> {
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|error: tokio_postgres::Error| RegistryError::BadUrl(error.to_string()))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("skillet");
+        }
+        let at = describe(&config);
+        let tls = tls()?;
+        let mut primary = config.clone();
+        primary.target_session_attrs(TargetSessionAttrs::ReadWrite);
+        let pool = |config: tokio_postgres::Config| {
+            let manager = Manager::from_config(
+                config,
+                tls.clone(),
+                ManagerConfig {
+                    recycling_method: RecyclingMethod::Fast,
+                },
+            );
+            Pool::builder(manager)
+                .max_size(POOL_SIZE)
+                .runtime(Runtime::Tokio1)
+                .wait_timeout(Some(POOL_WAIT))
+                .create_timeout(Some(CONNECT_TIMEOUT))
+                .build()
+                .map_err(|error| RegistryError::BadUrl(error.to_string()))
+        };
+        Ok(Self {
+            reads: pool(config)?,
+            writes: pool(primary)?,
+            at,
+        })
+    }
+
+    /// A pooled connection for reading.
+    pub(crate) async fn read(&self) -> Result<deadpool_postgres::Object, RegistryError> {
+        self.reads
+            .get()
+            .await
+            .map_err(|error| RegistryError::from_pool(&self.at, error))
+    }
+
+    /// A pooled connection to the primary.
+    pub(crate) async fn write(&self) -> Result<deadpool_postgres::Object, RegistryError> {
+        self.writes
+            .get()
+            .await
+            .map_err(|error| RegistryError::from_pool(&self.at, error))
+    }
+}
+
+/// rustls with the platform's certificate verifier (the system's roots).
+fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, RegistryError> {
+    use rustls_platform_verifier::BuilderVerifierExt as _;
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|error| RegistryError::BadUrl(format!("TLS: {error}")))?
+        .with_platform_verifier()
+        .map_err(|error| RegistryError::BadUrl(format!("TLS: {error}")))?
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// `user@host:port,host2/db` without the password.
+fn describe(config: &tokio_postgres::Config) -> String {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(at, host)| {
+            let port = config
+                .get_ports()
+                .get(at)
+                .or_else(|| config.get_ports().first())
+                .copied()
+                .unwrap_or(5432);
+            match host {
+                Host::Tcp(name) => format!("{name}:{port}"),
+                #[cfg(unix)]
+                Host::Unix(path) => format!("{}:{port}", path.display()),
+            }
+        })
+        .collect();
+    let hosts = if hosts.is_empty() {
+        "localhost:5432".to_string()
+    } else {
+        hosts.join(",")
+    };
+    let user = config
+        .get_user()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
+    let db = config.get_dbname().unwrap_or("");
+    format!("postgresql://{user}{hosts}/{db}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shown_address_never_has_the_password() {
+        let pools = Pools::new("postgresql://alice:s3cret@db1:5433,db2/skills").unwrap();
+        assert_eq!(pools.at, "postgresql://alice@db1:5433,db2:5432/skills");
+        assert!(!format!("{pools:?}").contains("s3cret"));
+        let error = Pools::new("mysql://x").unwrap_err();
+        assert!(
+            error.to_string().contains("not a PostgreSQL URL"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,185 @@
+//! What can go wrong talking to a registry, in words a user can act on.
+
+use crate::bundle::BundleError;
+
+/// A registry operation that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// The URL does not parse.
+    #[error(
+        "the registry URL is not a PostgreSQL URL: {0}\n  hint: postgresql://USER@HOST:PORT/DB (several hosts separated by commas; ?host=/socket/dir for a Unix socket)"
+    )]
+    BadUrl(String),
+    /// No server answered.
+    #[error(
+        "cannot reach the registry at {at}: {cause}\n  hint: is PostgreSQL running there, and the URL (--registry, SKILLET_REGISTRY_URL or registry_url) right?"
+    )]
+    Unreachable {
+        /// Where it was looked for (no password).
+        at: String,
+        /// The system's words.
+        cause: String,
+    },
+    /// The server refused the user.
+    #[error(
+        "the registry at {at} refused the credentials: {cause}\n  hint: check the user and password in the URL (or PGPASSWORD / ~/.pgpass rules of your setup)"
+    )]
+    Credentials {
+        /// Where (no password).
+        at: String,
+        /// The server's words.
+        cause: String,
+    },
+    /// pgvector is not installed on the server, or too old.
+    #[error(
+        "the registry's server has no usable pgvector: {0}\n  hint: install pgvector (0.8.4 or later recommended; managed PostgreSQL offerings have it as the `vector` extension), then run `skillet registry init`"
+    )]
+    NoVector(String),
+    /// The schema has not been created.
+    #[error(
+        "this database holds no skillet registry yet\n  hint: run `skillet registry init` once (with a user allowed to create tables)"
+    )]
+    NotInitialized,
+    /// The schema is older than this skillet.
+    #[error(
+        "the registry's schema is version {found}, older than this skillet's ({wanted})\n  hint: run `skillet registry init` to migrate it"
+    )]
+    OldSchema {
+        /// What the database has.
+        found: i32,
+        /// What this skillet writes.
+        wanted: i32,
+    },
+    /// The schema is newer than this skillet.
+    #[error(
+        "the registry's schema is version {found}, newer than this skillet knows ({known})\n  hint: upgrade skillet"
+    )]
+    NewSchema {
+        /// What the database has.
+        found: i32,
+        /// What this skillet knows.
+        known: i32,
+    },
+    /// Someone published in between (`--expect-seq`).
+    #[error(
+        "{skill}: expected the latest version to be {expected}, but it is {head}\n  hint: someone published in between; look at `skillet registry list {skill}` and publish again"
+    )]
+    Conflict {
+        /// owner/name.
+        skill: String,
+        /// What the caller expected.
+        expected: i32,
+        /// What the registry has.
+        head: i32,
+    },
+    /// No such skill or version.
+    #[error("{0} is not in the registry")]
+    NotFound(String),
+    /// The version is yanked.
+    #[error("{0} is yanked\n  hint: `skillet registry list` shows the versions that are not")]
+    Yanked(String),
+    /// An owner or name the registry does not accept.
+    #[error("{0}")]
+    BadName(String),
+    /// A skill that breaks the specification.
+    #[error(
+        "{dir}: the skill breaks the specification, so it is not published:\n{problems}\n  hint: `skillet skills validate {dir}` shows every problem"
+    )]
+    Invalid {
+        /// The skill's folder.
+        dir: String,
+        /// The errors, one per line.
+        problems: String,
+    },
+    /// The folder cannot be read as a skill.
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    /// What the registry returned does not match its hashes.
+    #[error(
+        "{skill}: {what}; nothing was written\n  hint: the registry's data was changed outside skillet; tell its operators"
+    )]
+    Tampered {
+        /// owner/name@seq.
+        skill: String,
+        /// What does not match.
+        what: String,
+    },
+    /// A file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The path.
+        path: String,
+        /// The system's words.
+        source: std::io::Error,
+    },
+    /// Refused to overwrite something (another owner's skill, a local one, edited files).
+    #[error("{0}")]
+    Refused(String),
+    /// Anything else the server said.
+    #[error("the registry failed: {0}")]
+    Database(String),
+}
+
+impl RegistryError {
+    /// The error of a failed database call, worded by its kind.
+    pub(crate) fn from_db(at: &str, error: &tokio_postgres::Error) -> Self {
+        if let Some(db) = error.as_db_error() {
+            let code = db.code().code();
+            let message = db.message().to_string();
+            return match code {
+                // invalid_password, invalid_authorization_specification
+                "28P01" | "28000" => Self::Credentials {
+                    at: at.to_string(),
+                    cause: message,
+                },
+                // undefined_table: a command ran before `init`.
+                "42P01" if message.contains("skillet_") => Self::NotInitialized,
+                _ => Self::Database(format!("{message} (SQLSTATE {code})")),
+            };
+        }
+        if error.is_closed() || is_connect_error(error) {
+            return Self::Unreachable {
+                at: at.to_string(),
+                cause: cause_chain(error),
+            };
+        }
+        Self::Database(cause_chain(error))
+    }
+
+    /// The error of a pool that could not hand out a connection.
+    pub(crate) fn from_pool(at: &str, error: deadpool_postgres::PoolError) -> Self {
+        match error {
+            deadpool_postgres::PoolError::Backend(error) => Self::from_db(at, &error),
+            deadpool_postgres::PoolError::Timeout(_) => Self::Unreachable {
+                at: at.to_string(),
+                cause: "timed out waiting for a connection".into(),
+            },
+            other => Self::Unreachable {
+                at: at.to_string(),
+                cause: other.to_string(),
+            },
+        }
+    }
+}
+
+fn is_connect_error(error: &tokio_postgres::Error) -> bool {
+    // tokio-postgres says "error connecting to server" for every connect failure.
+    error.to_string().starts_with("error connecting")
+        || std::error::Error::source(error)
+            .is_some_and(<dyn std::error::Error>::is::<std::io::Error>)
+}
+
+/// An error and its causes on one line.
+fn cause_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let words = cause.to_string();
+        if !text.contains(&words) {
+            text.push_str(": ");
+            text.push_str(&words);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,272 @@
+//! Installing a fetched (verified) version into a skills root, and the lock file that records
+//! where each installed skill came from.
+//!
+//! Nothing is half-installed: the files are written into a hidden folder beside the target and
+//! renamed into place only when all are written. A skill of the same name that did not come
+//! from the same owner, or whose files were edited since it was installed, is not replaced
+//! unless the caller forces it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::bundle::{Bundle, from_hex, hex};
+use crate::error::RegistryError;
+use crate::versions::Fetched;
+
+/// The lock file's name at a project's root.
+pub const LOCK_FILE: &str = "skillet.lock";
+/// The lock file format this skillet writes.
+pub const LOCK_VERSION: u32 = 1;
+/// The largest lock file read.
+pub const MAX_LOCK_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Skills installed from a registry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lock {
+    /// The format.
+    pub version: u32,
+    /// One entry per installed skill, by folder.
+    #[serde(default, rename = "skill")]
+    pub skills: Vec<Locked>,
+}
+
+/// One installed skill.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Locked {
+    /// The skill's name.
+    pub name: String,
+    /// Its owner in the registry.
+    pub owner: String,
+    /// The version installed.
+    pub seq: i32,
+    /// Its content hash, `sha256:` and hex.
+    pub hash: String,
+    /// Its folder, relative to the lock file's folder when below it, else absolute.
+    pub dir: String,
+}
+
+impl Lock {
+    /// Reads a lock file (an absent one is empty).
+    pub fn read(path: &Path) -> Result<Self, RegistryError> {
+        let bad = |why: String| {
+            RegistryError::Refused(format!(
+                "{}: {why}\n  hint: it is written by `skillet registry install`; fix or remove \
+                 the entry named",
+                path.display()
+            ))
+        };
+        let text = match std::fs::metadata(path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self {
+                    version: LOCK_VERSION,
+                    skills: Vec::new(),
+                });
+            }
+            Err(error) => return Err(bad(error.to_string())),
+            Ok(meta) if meta.len() > MAX_LOCK_BYTES => {
+                return Err(bad(format!("larger than {MAX_LOCK_BYTES} bytes")));
+            }
+            Ok(_) => std::fs::read_to_string(path).map_err(|error| bad(error.to_string()))?,
+        };
+        let lock: Self = toml::from_str(&text).map_err(|error| bad(error.to_string()))?;
+        if lock.version != LOCK_VERSION {
+            return Err(bad(format!(
+                "format version {}, this skillet reads {LOCK_VERSION}",
+                lock.version
+            )));
+        }
+        Ok(lock)
+    }
+
+    /// Writes it atomically (a temporary file renamed over the old).
+    pub fn write(&self, path: &Path) -> Result<(), RegistryError> {
+        let write = |source| RegistryError::Write {
+            path: path.display().to_string(),
+            source,
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(write)?;
+        let mut text = String::from(
+            "# Skills installed from a skillet registry: owner, version and content hash of each.\n\
+             # Written by `skillet registry install` and `update`; commit it with the project.\n\n",
+        );
+        text.push_str(
+            &toml::to_string_pretty(self)
+                .map_err(|error| write(std::io::Error::other(error.to_string())))?,
+        );
+        let mut file = tempfile::NamedTempFile::new_in(dir).map_err(write)?;
+        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(write)?;
+        file.persist(path).map_err(|error| write(error.error))?;
+        Ok(())
+    }
+
+    /// The entry for a folder.
+    pub fn entry(&self, base: &Path, dir: &Path) -> Option<&Locked> {
+        let shown = shown_dir(base, dir);
+        self.skills.iter().find(|entry| entry.dir == shown)
+    }
+}
+
+/// How `dir` is written in a lock file in `base`.
+pub fn shown_dir(base: &Path, dir: &Path) -> String {
+    match dir.strip_prefix(base) {
+        Ok(relative) => relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/"),
+        Err(_) => dir.display().to_string(),
+    }
+}
+
+/// Where an install goes.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The skills root (the skill goes in `root/NAME`).
+    pub root: PathBuf,
+    /// The lock file.
+    pub lock: PathBuf,
+}
+
+/// What an install did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Installed {
+    /// `owner/name@seq`.
+    pub skill: String,
+    /// The folder written.
+    pub dir: String,
+    /// The version it replaced, when it replaced one from the registry.
+    pub replaced: Option<i32>,
+    /// False when that very version was there already (nothing written).
+    pub changed: bool,
+}
+
+/// Installs `fetched` under `target`.
+pub fn install(
+    fetched: &Fetched,
+    target: &Target,
+    force: bool,
+) -> Result<Installed, RegistryError> {
+    check_skill_name(fetched)?;
+    let dest = target.root.join(&fetched.name);
+    let base = target.lock.parent().unwrap_or(Path::new("."));
+    let mut lock = Lock::read(&target.lock)?;
+    let entry = lock.entry(base, &dest).cloned();
+    let hash = format!("sha256:{}", hex(&fetched.content_hash));
+    let mut replaced = None;
+    if dest.exists() {
+        let on_disk = Bundle::read(&dest).ok().map(|b| b.content_hash());
+        match &entry {
+            None if !force => {
+                return Err(RegistryError::Refused(format!(
+                    "{} already holds a skill named {} that was not installed from a registry\n  \
+                     hint: --force replaces it; --dir installs elsewhere",
+                    dest.display(),
+                    fetched.name
+                )));
+            }
+            Some(entry) if entry.owner != fetched.owner && !force => {
+                return Err(RegistryError::Refused(format!(
+                    "{} holds {}/{} (from the registry); {} is another owner's skill of the same \
+                     name\n  hint: --force replaces it; --dir installs elsewhere",
+                    dest.display(),
+                    entry.owner,
+                    entry.name,
+                    fetched.reference()
+                )));
+            }
+            Some(entry) => {
+                let recorded = entry.hash.strip_prefix("sha256:").and_then(from_hex);
+                let edited = on_disk.map(|h| h.to_vec()) != recorded;
+                if entry.hash == hash && !edited {
+                    return Ok(Installed {
+                        skill: fetched.reference(),
+                        dir: dest.display().to_string(),
+                        replaced: None,
+                        changed: false,
+                    });
+                }
+                if edited && !force {
+                    return Err(RegistryError::Refused(format!(
+                        "{}: its files changed since {}/{}@{} was installed\n  hint: --force \
+                         replaces your changes; publish them first to keep them",
+                        dest.display(),
+                        entry.owner,
+                        entry.name,
+                        entry.seq
+                    )));
+                }
+                replaced = Some(entry.seq);
+            }
+            None => {}
+        }
+    }
+    let write = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| RegistryError::Write { path, source }
+    };
+    std::fs::create_dir_all(&target.root).map_err(write(&target.root))?;
+    // Hidden, so no discovery picks it up half-written; removed on any failure.
+    let staging = tempfile::Builder::new()
+        .prefix(".skillet-install-")
+        .tempdir_in(&target.root)
+        .map_err(write(&target.root))?;
+    let staged = staging.path().join("skill");
+    std::fs::create_dir(&staged).map_err(write(&staged))?;
+    fetched.bundle.write_to(&staged).map_err(write(&staged))?;
+    if dest.exists() {
+        let old = staging.path().join("old");
+        std::fs::rename(&dest, &old).map_err(write(&dest))?;
+        if let Err(error) = std::fs::rename(&staged, &dest) {
+            // Put the old one back.
+            let _ = std::fs::rename(&old, &dest);
+            return Err(write(&dest)(error));
+        }
+    } else {
+        std::fs::rename(&staged, &dest).map_err(write(&dest))?;
+    }
+    let shown = shown_dir(base, &dest);
+    lock.skills.retain(|entry| entry.dir != shown);
+    lock.skills.push(Locked {
+        name: fetched.name.clone(),
+        owner: fetched.owner.clone(),
+        seq: fetched.seq,
+        hash,
+        dir: shown,
+    });
+    lock.skills
+        .sort_by(|a, b| (&a.dir, &a.owner).cmp(&(&b.dir, &b.owner)));
+    lock.write(&target.lock)?;
+    Ok(Installed {
+        skill: fetched.reference(),
+        dir: dest.display().to_string(),
+        replaced,
+        changed: true,
+    })
+}
+
+/// The fetched SKILL.md must name the skill it is installed as.
+fn check_skill_name(fetched: &Fetched) -> Result<(), RegistryError> {
+    let text = fetched
+        .bundle
+        .skill_file()
+        .map(|file| String::from_utf8_lossy(&file.bytes).into_owned())
+        .unwrap_or_default();
+    let named = skillet_skills::strict_frontmatter(&text).and_then(|mapping| {
+        mapping
+            .get("name")
+            .and_then(|v| v.as_str().map(str::to_string))
+    });
+    if named.as_deref() == Some(fetched.name.as_str()) {
+        Ok(())
+    } else {
+        Err(RegistryError::Tampered {
+            skill: fetched.reference(),
+            what: format!(
+                "its SKILL.md names {:?}, not the skill it was published as",
+                named.unwrap_or_default()
+            ),
+        })
+    }
+}

@@ -1,0 +1,117 @@
+//! A shared skill registry on PostgreSQL with pgvector, for teams whose skills outgrow one
+//! machine: publish a skill folder as an immutable version (`owner/name`, a sequence number and
+//! a content hash), search by words and meaning with skillet's own ranking, install a verified
+//! copy into a skills root with a lock file, yank, and follow changes.
+//!
+//! - [`Registry`]: the registry at a URL (pools for reads and for the primary, TLS).
+//! - [`schema`]: versioned migrations under an advisory lock; the check every command makes.
+//! - [`prepare()`]: a folder strictly validated, read, hashed and its words counted.
+//! - [`bundle`]: a skill's files and the content hash (length-prefixed, paths sorted by bytes).
+//! - [`install()`] and [`Lock`]: writing a fetched version, nothing half-done, and `skillet.lock`.
+//!
+//! The crate speaks SQL so that nothing above it does: the CLI, the agent and the MCP server
+//! see skills, versions and results.
+
+pub mod bundle;
+mod connect;
+mod error;
+mod install;
+mod prepare;
+mod publish;
+pub mod schema;
+mod search;
+mod versions;
+
+pub use bundle::{Bundle, BundleError, BundleFile};
+pub use connect::{CONNECT_TIMEOUT, POOL_SIZE, POOL_WAIT};
+pub use error::RegistryError;
+pub use install::{
+    Installed, LOCK_FILE, LOCK_VERSION, Lock, Locked, MAX_LOCK_BYTES, Target, install, shown_dir,
+};
+pub use prepare::{
+    MAX_OWNER_CHARS, Prepared, RESERVED_OWNERS, check_owner, parse_reference, prepare, term_counts,
+};
+pub use publish::{CHANNEL, DIMENSIONS, Published};
+pub use schema::{InitReport, SCHEMA_VERSION};
+pub use search::{CANDIDATES, EF_SEARCH, Found, MAX_TOP_K, Results, SearchSettings};
+pub use versions::{Fetched, SkillRow, VersionRow, Yanked};
+
+use skillet_retrieval::Mode;
+
+/// A registry: a PostgreSQL database with the skillet schema.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    pools: connect::Pools,
+}
+
+impl Registry {
+    /// The registry at `url` (a PostgreSQL URL; nothing is connected until the first call).
+    pub fn new(url: &str) -> Result<Self, RegistryError> {
+        Ok(Self {
+            pools: connect::Pools::new(url)?,
+        })
+    }
+
+    /// Where it is, without the password.
+    pub fn at(&self) -> &str {
+        &self.pools.at
+    }
+
+    /// Creates or migrates the schema.
+    pub async fn init(&self) -> Result<InitReport, RegistryError> {
+        schema::init(&self.pools).await
+    }
+
+    /// Publishes a prepared skill under `owner`.
+    pub async fn publish(
+        &self,
+        prepared: &Prepared,
+        owner: &str,
+        expect_seq: Option<i32>,
+        embedding: Option<&[f32]>,
+    ) -> Result<Published, RegistryError> {
+        publish::publish(&self.pools, prepared, owner, expect_seq, embedding).await
+    }
+
+    /// The `top_k` best skills for a query.
+    pub async fn search(
+        &self,
+        query: &str,
+        vector: Option<&[f32]>,
+        mode: Mode,
+        top_k: usize,
+        settings: SearchSettings,
+    ) -> Result<Results, RegistryError> {
+        search::search(&self.pools, query, vector, mode, top_k, settings).await
+    }
+
+    /// Every skill.
+    pub async fn list(&self) -> Result<Vec<SkillRow>, RegistryError> {
+        versions::list(&self.pools).await
+    }
+
+    /// One skill's versions, newest first.
+    pub async fn versions(
+        &self,
+        owner: &str,
+        name: &str,
+    ) -> Result<Vec<VersionRow>, RegistryError> {
+        versions::versions(&self.pools, owner, name).await
+    }
+
+    /// Yanks a version.
+    pub async fn yank(&self, owner: &str, name: &str, seq: i32) -> Result<Yanked, RegistryError> {
+        versions::yank(&self.pools, owner, name, seq).await
+    }
+
+    /// A version's files, verified.
+    pub async fn fetch(
+        &self,
+        owner: &str,
+        name: &str,
+        seq: Option<i32>,
+        allow_yanked: bool,
+    ) -> Result<Fetched, RegistryError> {
+        versions::fetch(&self.pools, owner, name, seq, allow_yanked).await
+    }
+}

@@ -1,0 +1,235 @@
+//! A skill folder made ready to publish: strictly validated (a specification error refuses it),
+//! read whole, hashed, and its words counted with skillet's own tokeniser, from the very bytes
+//! that will be stored.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use skillet_retrieval::{Stemming, embedding_text, skill_text, tokens};
+use skillet_skills::{RootKind, SkillLocation, skill_from_text, validate_text};
+
+use crate::bundle::Bundle;
+use crate::error::RegistryError;
+
+/// Owners nobody may publish under (they would pass for the registry's or a vendor's own).
+pub const RESERVED_OWNERS: &[&str] = &[
+    "admin",
+    "administrator",
+    "anthropic",
+    "api",
+    "claude",
+    "codex",
+    "global",
+    "official",
+    "openai",
+    "registry",
+    "root",
+    "skillet",
+    "skills",
+    "system",
+];
+
+/// The longest owner, in characters (GitHub's limit for a user name).
+pub const MAX_OWNER_CHARS: usize = 39;
+
+/// A skill ready to publish.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Its folder.
+    pub dir: PathBuf,
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// The text its vector is computed from ([`embedding_text`]).
+    pub embedding_text: String,
+    /// Its words and their counts ([`skill_text`] tokenised), sorted.
+    pub terms: Vec<(String, i32)>,
+    /// How many words in all (BM25's document length).
+    pub length: i32,
+    /// Its files.
+    pub bundle: Bundle,
+    /// The content hash.
+    pub content_hash: [u8; 32],
+    /// Warnings from validation (not refusing).
+    pub warnings: Vec<String>,
+}
+
+/// Reads and checks the skill in `dir`.
+pub fn prepare(dir: &Path) -> Result<Prepared, RegistryError> {
+    let bundle = Bundle::read(dir)?;
+    let Some(skill_file) = bundle.skill_file() else {
+        return Err(RegistryError::Invalid {
+            dir: dir.display().to_string(),
+            problems: "  Missing required file: SKILL.md".into(),
+        });
+    };
+    let file = dir.join(&skill_file.path);
+    let text = String::from_utf8(skill_file.bytes.clone()).map_err(|_| RegistryError::Invalid {
+        dir: dir.display().to_string(),
+        problems: format!("  {}: not UTF-8 text", file.display()),
+    })?;
+    let validation = validate_text(&text, &file, dir);
+    let problems: Vec<String> = validation
+        .errors()
+        .map(|diagnostic| format!("  {diagnostic}"))
+        .collect();
+    if !problems.is_empty() {
+        return Err(RegistryError::Invalid {
+            dir: dir.display().to_string(),
+            problems: problems.join("\n"),
+        });
+    }
+    let warnings = validation
+        .warnings()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>();
+    let skill = skill_from_text(
+        SkillLocation {
+            file: file.clone(),
+            dir: dir.to_path_buf(),
+            root: dir.to_path_buf(),
+            root_kind: RootKind::Explicit,
+        },
+        &text,
+    );
+    let when = skill.frontmatter.when_to_use.as_deref();
+    let tags = &skill.frontmatter.tags;
+    let (terms, length) = term_counts(&skill_text(&skill.name, &skill.description, when, tags));
+    Ok(Prepared {
+        dir: dir.to_path_buf(),
+        embedding_text: embedding_text(&skill.name, &skill.description, when, tags),
+        name: skill.name,
+        description: skill.description,
+        terms,
+        length,
+        content_hash: bundle.content_hash(),
+        bundle,
+        warnings,
+    })
+}
+
+/// The words of a text as BM25 counts them, and how many in all.
+pub fn term_counts(text: &str) -> (Vec<(String, i32)>, i32) {
+    let words = tokens(text, Stemming::Light);
+    let length = i32::try_from(words.len()).unwrap_or(i32::MAX);
+    let mut counts: BTreeMap<String, i32> = BTreeMap::new();
+    for word in words {
+        *counts.entry(word).or_default() += 1;
+    }
+    (counts.into_iter().collect(), length)
+}
+
+/// Fails unless `owner` may be published under: the name rules of a skill's name, at most
+/// [`MAX_OWNER_CHARS`], not reserved.
+pub fn check_owner(owner: &str) -> Result<(), RegistryError> {
+    let shape = !owner.is_empty()
+        && owner.chars().count() <= MAX_OWNER_CHARS
+        && owner
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !owner.starts_with('-')
+        && !owner.ends_with('-')
+        && !owner.contains("--");
+    if !shape {
+        return Err(RegistryError::BadName(format!(
+            "owner {owner:?} is not valid\n  hint: 1 to {MAX_OWNER_CHARS} lower-case letters, \
+             digits and single hyphens, like a skill's name"
+        )));
+    }
+    if RESERVED_OWNERS.contains(&owner) {
+        return Err(RegistryError::BadName(format!(
+            "owner {owner:?} is reserved\n  hint: publish under your team's or your own name"
+        )));
+    }
+    Ok(())
+}
+
+/// `owner/name` and an optional `@seq`, checked.
+pub fn parse_reference(text: &str) -> Result<(String, String, Option<i32>), RegistryError> {
+    let bad = |why: &str| {
+        RegistryError::BadName(format!(
+            "{text:?} is not a registry skill: {why}\n  hint: OWNER/NAME or OWNER/NAME@SEQ, \
+             like acme/pdf-forms@3"
+        ))
+    };
+    let (skill, seq) = match text.split_once('@') {
+        Some((skill, seq)) => {
+            let seq: i32 = seq
+                .parse()
+                .ok()
+                .filter(|seq| *seq >= 1)
+                .ok_or_else(|| bad("the version is not a number from 1"))?;
+            (skill, Some(seq))
+        }
+        None => (text, None),
+    };
+    let Some((owner, name)) = skill.split_once('/') else {
+        return Err(bad("no owner"));
+    };
+    if !skillet_skills::name_problems(name).is_empty() || name.is_empty() {
+        return Err(bad("the name breaks the specification's rules"));
+    }
+    let owner_ok = !owner.is_empty()
+        && owner
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !owner_ok {
+        return Err(bad(
+            "the owner is not lower-case letters, digits and hyphens",
+        ));
+    }
+    Ok((owner.to_string(), name.to_string(), seq))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_follow_name_rules_and_some_are_reserved() {
+        assert!(check_owner("acme").is_ok());
+        assert!(check_owner("acme-tools2").is_ok());
+        for bad in ["", "Acme", "-acme", "acme-", "a--b", "a/b", &"x".repeat(40)] {
+            assert!(check_owner(bad).is_err(), "{bad:?}");
+        }
+        let error = check_owner("anthropic").unwrap_err().to_string();
+        assert!(error.contains("reserved"), "{error}");
+    }
+
+    #[test]
+    fn references_parse() {
+        assert_eq!(
+            parse_reference("acme/pdf-forms@3").unwrap(),
+            ("acme".into(), "pdf-forms".into(), Some(3))
+        );
+        assert_eq!(
+            parse_reference("acme/pdf-forms").unwrap(),
+            ("acme".into(), "pdf-forms".into(), None)
+        );
+        for bad in [
+            "pdf-forms",
+            "acme/PDF",
+            "acme/pdf@0",
+            "acme/pdf@x",
+            "/pdf",
+            "Acme/pdf",
+        ] {
+            assert!(parse_reference(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn terms_are_counted_as_bm25_counts_them() {
+        let (terms, length) = term_counts("fill PDF forms, fill the forms");
+        assert_eq!(length, 5);
+        assert_eq!(
+            terms,
+            [
+                ("fill".to_string(), 2),
+                ("form".to_string(), 2),
+                ("pdf".to_string(), 1)
+            ]
+        );
+    }
+}

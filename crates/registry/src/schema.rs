@@ -1,0 +1,241 @@
+//! The registry's schema: versioned migrations kept in the repository, applied in order under
+//! an advisory lock (so `init` from many machines at once applies each exactly once), and the
+//! check every other command makes that the schema is the one this skillet speaks.
+
+use crate::connect::Pools;
+use crate::error::RegistryError;
+
+/// The migrations, in order: (version, name, SQL).
+const MIGRATIONS: &[(i32, &str, &str)] =
+    &[(1, "init", include_str!("../migrations/0001_init.sql"))];
+
+/// The schema version this skillet writes and reads.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// The oldest pgvector with what the registry needs (HNSW indexes came in 0.5.0; the tests run
+/// on 0.6.2, the version the `pgserver` wheel ships).
+pub const MIN_VECTOR: (u32, u32, u32) = (0, 6, 2);
+/// The pgvector production should run (fixes to parallel HNSW builds and to vacuum).
+pub const RECOMMENDED_VECTOR: (u32, u32, u32) = (0, 8, 4);
+
+/// The advisory lock key `init` holds (a constant: "skillet" as bytes).
+const MIGRATION_LOCK: i64 = 0x736b_696c_6c65_7401;
+
+/// What `init` did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct InitReport {
+    /// The schema version before (0: none).
+    pub from: i32,
+    /// The schema version now.
+    pub to: i32,
+    /// The migrations applied, by name.
+    pub applied: Vec<String>,
+    /// The pgvector version installed.
+    pub vector: String,
+    /// The server's version.
+    pub server: String,
+    /// Advice (an older pgvector than production should run).
+    pub advice: Vec<String>,
+}
+
+/// Creates or migrates the schema.
+pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
+    let mut client = pools.write().await?;
+    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error);
+    let row = client
+        .query_one(
+            "SELECT current_setting('server_version'), \
+             (SELECT default_version FROM pg_available_extensions WHERE name = 'vector')",
+            &[],
+        )
+        .await
+        .map_err(db)?;
+    let server: String = row.get(0);
+    let available: Option<String> = row.get(1);
+    let Some(available) = available else {
+        return Err(RegistryError::NoVector(format!(
+            "the extension `vector` is not available on PostgreSQL {server}"
+        )));
+    };
+    let transaction = client.transaction().await.map_err(db)?;
+    transaction
+        .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(db)?;
+    transaction
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS skillet_migrations (\
+               version integer PRIMARY KEY, name text NOT NULL, \
+               applied_at timestamptz NOT NULL DEFAULT now())",
+        )
+        .await
+        .map_err(db)?;
+    let from: i32 = transaction
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM skillet_migrations",
+            &[],
+        )
+        .await
+        .map_err(db)?
+        .get(0);
+    if from > SCHEMA_VERSION {
+        return Err(RegistryError::NewSchema {
+            found: from,
+            known: SCHEMA_VERSION,
+        });
+    }
+    let mut applied = Vec::new();
+    for (version, name, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > from) {
+        transaction.batch_execute(sql).await.map_err(|error| {
+            match db(error) {
+                // CREATE EXTENSION by a user who may not.
+                RegistryError::Database(words) if words.contains("42501") => {
+                    RegistryError::NoVector(format!(
+                        "this user may not create the extension ({words}); a superuser or the \
+                         database owner runs `CREATE EXTENSION vector` once"
+                    ))
+                }
+                other => other,
+            }
+        })?;
+        transaction
+            .execute(
+                "INSERT INTO skillet_migrations (version, name) VALUES ($1, $2)",
+                &[version, name],
+            )
+            .await
+            .map_err(db)?;
+        applied.push(format!("{version:04}_{name}"));
+    }
+    let installed: String = transaction
+        .query_one(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
+            &[],
+        )
+        .await
+        .map_err(db)?
+        .get(0);
+    transaction.commit().await.map_err(db)?;
+    let advice = vector_advice(&installed, &available)?;
+    Ok(InitReport {
+        from,
+        to: SCHEMA_VERSION,
+        applied,
+        vector: installed,
+        server,
+        advice,
+    })
+}
+
+/// What to say of the pgvector installed (and available); an error when it is too old.
+fn vector_advice(installed: &str, available: &str) -> Result<Vec<String>, RegistryError> {
+    let mut advice = Vec::new();
+    match parse_version(installed) {
+        Some(version) if version < MIN_VECTOR => {
+            return Err(RegistryError::NoVector(format!(
+                "pgvector {installed} is installed; the registry needs {} or later (HNSW indexes)",
+                show(MIN_VECTOR)
+            )));
+        }
+        Some(version) if version < RECOMMENDED_VECTOR => advice.push(format!(
+            "pgvector {installed} works; production should run {} or later (it fixes parallel \
+             HNSW builds and index corruption on vacuum); `ALTER EXTENSION vector UPDATE` after \
+             upgrading the package",
+            show(RECOMMENDED_VECTOR)
+        )),
+        _ => {}
+    }
+    if available != installed {
+        advice.push(format!(
+            "pgvector {available} is available on the server; {installed} is the one in this \
+             database (`ALTER EXTENSION vector UPDATE` moves to it)"
+        ));
+    }
+    Ok(advice)
+}
+
+/// Fails unless the schema is the one this skillet speaks.
+pub async fn check(pools: &Pools, client: &tokio_postgres::Client) -> Result<(), RegistryError> {
+    let row = client
+        .query_one(
+            "SELECT to_regclass('skillet_migrations') IS NOT NULL, \
+             EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')",
+            &[],
+        )
+        .await
+        .map_err(|error| RegistryError::from_db(&pools.at, &error))?;
+    let (initialized, vector): (bool, bool) = (row.get(0), row.get(1));
+    if !initialized {
+        if !vector {
+            // Say both: init would fail on the extension first.
+            return Err(RegistryError::NoVector(
+                "the extension `vector` is not installed in this database, and no skillet \
+                 registry was created yet"
+                    .into(),
+            ));
+        }
+        return Err(RegistryError::NotInitialized);
+    }
+    let found: i32 = client
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM skillet_migrations",
+            &[],
+        )
+        .await
+        .map_err(|error| RegistryError::from_db(&pools.at, &error))?
+        .get(0);
+    match found.cmp(&SCHEMA_VERSION) {
+        std::cmp::Ordering::Less => Err(RegistryError::OldSchema {
+            found,
+            wanted: SCHEMA_VERSION,
+        }),
+        std::cmp::Ordering::Greater => Err(RegistryError::NewSchema {
+            found,
+            known: SCHEMA_VERSION,
+        }),
+        std::cmp::Ordering::Equal => Ok(()),
+    }
+}
+
+/// `0.6.2` → (0, 6, 2).
+fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.split('.').map(|part| {
+        part.chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse::<u32>()
+            .ok()
+    });
+    Some((
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+        parts.next().flatten().unwrap_or(0),
+    ))
+}
+
+fn show((a, b, c): (u32, u32, u32)) -> String {
+    format!("{a}.{b}.{c}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare_as_numbers() {
+        assert_eq!(parse_version("0.6.2"), Some((0, 6, 2)));
+        assert_eq!(parse_version("0.10.0"), Some((0, 10, 0)));
+        assert!(parse_version("0.10.0") > Some(RECOMMENDED_VECTOR));
+        assert!(parse_version("0.8.3") < Some(RECOMMENDED_VECTOR));
+        assert_eq!(parse_version("1"), Some((1, 0, 0)));
+        assert_eq!(parse_version("x"), None);
+    }
+
+    #[test]
+    fn migrations_are_numbered_in_order_up_to_the_schema_version() {
+        for (at, (version, _, _)) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(*version, i32::try_from(at).unwrap() + 1);
+        }
+        assert_eq!(MIGRATIONS.last().map(|m| m.0), Some(SCHEMA_VERSION));
+    }
+}

@@ -1,0 +1,256 @@
+//! Searching: candidates by meaning (the HNSW index, cosine) and by words (skillet's own BM25,
+//! computed in SQL over its own terms table) in one round trip, then ranked on the client by
+//! the very formula a local library uses ([`hybrid_score`], the same thresholds), so a registry
+//! result and a local one mean the same thing.
+
+use pgvector::Vector;
+use skillet_retrieval::{
+    B, K1, LEXICAL_THRESHOLD, Mode, SEMANTIC_THRESHOLD, Stemming, hybrid_score, query_terms,
+};
+
+use crate::connect::Pools;
+use crate::error::RegistryError;
+
+/// Candidates each branch brings (words, meaning) before the client ranks their union.
+pub const CANDIDATES: i64 = 50;
+/// `hnsw.ef_search` for a search: at least twice the candidates asked of the index (pgvector's
+/// advice; its default, 40, would return fewer than [`CANDIDATES`]).
+pub const EF_SEARCH: i64 = 100;
+/// The most results a search returns.
+pub const MAX_TOP_K: usize = 100;
+
+/// One skill found.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Found {
+    /// The owner.
+    pub owner: String,
+    /// The name.
+    pub name: String,
+    /// The newest version that is not yanked.
+    pub seq: i32,
+    /// Its description.
+    pub description: String,
+    /// Its score in the mode used.
+    pub score: f32,
+    /// Its BM25 score.
+    pub words: f32,
+    /// Its cosine with the query, when ranked by meaning.
+    pub cosine: Option<f32>,
+    /// Whether it clears the relevance threshold.
+    pub relevant: bool,
+}
+
+/// A search's answer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Results {
+    /// The mode used (lexical when no query vector was given).
+    pub mode: &'static str,
+    /// Best first.
+    pub results: Vec<Found>,
+}
+
+/// How a search runs.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchSettings {
+    /// Candidates per branch.
+    pub candidates: i64,
+    /// `hnsw.ef_search`.
+    pub ef_search: i64,
+}
+
+impl Default for SearchSettings {
+    fn default() -> Self {
+        Self {
+            candidates: CANDIDATES,
+            ef_search: EF_SEARCH,
+        }
+    }
+}
+
+/// The `top_k` best skills for `query` (`vector`: the query's, from the same model as the
+/// registry's; without it, words only).
+pub async fn search(
+    pools: &Pools,
+    query: &str,
+    vector: Option<&[f32]>,
+    mode: Mode,
+    top_k: usize,
+    settings: SearchSettings,
+) -> Result<Results, RegistryError> {
+    let top_k = top_k.min(MAX_TOP_K);
+    let client = pools.read().await?;
+    crate::schema::check(pools, &client).await?;
+    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error);
+    let terms = query_terms(query, Stemming::Light);
+    let vector = match mode {
+        Mode::Lexical => None,
+        Mode::Semantic | Mode::Hybrid => vector.map(|v| Vector::from(v.to_vec())),
+    };
+    let mode = if vector.is_some() {
+        mode
+    } else {
+        Mode::Lexical
+    };
+    let statement = client.prepare_cached(SEARCH_SQL).await.map_err(db)?;
+    // BEGIN, the index setting, the query and COMMIT are sent together: one round trip.
+    let set = format!(
+        "BEGIN READ ONLY; SET LOCAL hnsw.ef_search = {}",
+        settings.ef_search.clamp(1, 1000)
+    );
+    let k1 = f64::from(K1);
+    let b = f64::from(B);
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
+        &terms,
+        &vector,
+        &settings.candidates,
+        &settings.candidates,
+        &k1,
+        &b,
+    ];
+    let (begun, rows, committed) = tokio::join!(
+        client.batch_execute(&set),
+        client.query(&statement, &params),
+        client.batch_execute("COMMIT"),
+    );
+    begun.map_err(db)?;
+    let rows = rows.map_err(db)?;
+    committed.map_err(db)?;
+    #[expect(clippy::cast_possible_truncation, reason = "scores are small")]
+    let candidates: Vec<Found> = rows
+        .iter()
+        .map(|row| {
+            let words: f64 = row.get(4);
+            let cosine: Option<f64> = row.get(5);
+            Found {
+                owner: row.get(0),
+                name: row.get(1),
+                seq: row.get(2),
+                description: row.get(3),
+                score: 0.0,
+                words: words as f32,
+                cosine: cosine.map(|c| c as f32),
+                relevant: false,
+            }
+        })
+        .collect();
+    Ok(Results {
+        mode: mode.as_str(),
+        results: rank(candidates, mode, top_k),
+    })
+}
+
+/// Ranks candidates as a local library would ([`skillet_retrieval::Matcher::rank`]).
+fn rank(mut candidates: Vec<Found>, mode: Mode, top_k: usize) -> Vec<Found> {
+    let best_words = candidates.iter().map(|c| c.words).fold(0.0_f32, f32::max);
+    for found in &mut candidates {
+        match (mode, found.cosine) {
+            (Mode::Semantic, Some(cosine)) => {
+                found.score = cosine;
+                found.relevant = cosine >= SEMANTIC_THRESHOLD;
+            }
+            (Mode::Hybrid, Some(cosine)) => {
+                found.score = hybrid_score(found.words, best_words, cosine);
+                found.relevant = cosine >= SEMANTIC_THRESHOLD;
+            }
+            _ => {
+                found.score = found.words;
+                found.relevant = found.words >= LEXICAL_THRESHOLD;
+            }
+        }
+    }
+    if mode == Mode::Lexical || candidates.iter().all(|c| c.cosine.is_none()) {
+        candidates.retain(|c| c.words > 0.0);
+    }
+    candidates.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.owner.cmp(&b.owner))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    candidates.truncate(top_k);
+    candidates
+}
+
+/// $1 the query's terms, $2 its vector (or NULL), $3 word candidates, $4 meaning candidates,
+/// $5 k1, $6 b. BM25 is skillet's: idf = ln((N - df + 0.5) / (df + 0.5) + 1).
+const SEARCH_SQL: &str = "
+WITH q AS (SELECT DISTINCT unnest($1::text[]) AS term),
+stats AS (
+  SELECT documents::float8 AS n,
+         CASE WHEN documents > 0 THEN total_length::float8 / documents ELSE 0 END AS avgdl
+  FROM skillet_search_stats WHERE id = 1),
+df AS (
+  SELECT t.term, count(*)::float8 AS df
+  FROM skillet_terms t JOIN q ON q.term = t.term GROUP BY t.term),
+scored AS (
+  SELECT t.skill_id,
+         sum(ln((stats.n - df.df + 0.5) / (df.df + 0.5) + 1.0)
+             * t.tf * ($5::float8 + 1.0)
+             / (t.tf + $5::float8 * (1.0 - $6::float8
+                                     + $6::float8 * s.length / greatest(stats.avgdl, 1.0)))) AS words
+  FROM skillet_terms t
+  JOIN df ON df.term = t.term
+  JOIN skillet_search s ON s.skill_id = t.skill_id
+  CROSS JOIN stats
+  GROUP BY t.skill_id),
+lexical AS (SELECT skill_id FROM scored ORDER BY words DESC, skill_id LIMIT $3::int8),
+semantic AS (
+  SELECT skill_id FROM skillet_search
+  WHERE $2::vector IS NOT NULL
+  ORDER BY embedding <=> $2::vector LIMIT $4::int8),
+picked AS (SELECT skill_id FROM lexical UNION SELECT skill_id FROM semantic)
+SELECT s.owner, s.name, s.seq, s.description,
+       coalesce(scored.words, 0)::float8,
+       CASE WHEN $2::vector IS NULL OR s.embedding IS NULL THEN NULL
+            ELSE (1 - (s.embedding <=> $2::vector))::float8 END
+FROM picked
+JOIN skillet_search s ON s.skill_id = picked.skill_id
+LEFT JOIN scored ON scored.skill_id = picked.skill_id
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(name: &str, words: f32, cosine: Option<f32>) -> Found {
+        Found {
+            owner: "acme".into(),
+            name: name.into(),
+            seq: 1,
+            description: String::new(),
+            score: 0.0,
+            words,
+            cosine,
+            relevant: false,
+        }
+    }
+
+    #[test]
+    fn ranking_is_the_local_formula() {
+        let ranked = rank(
+            vec![
+                found("a", 4.0, Some(0.5)),
+                found("b", 0.0, Some(0.6)),
+                found("c", 8.0, Some(0.1)),
+            ],
+            Mode::Hybrid,
+            3,
+        );
+        let names: Vec<&str> = ranked.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"], "{ranked:?}");
+        assert!((ranked[0].score - hybrid_score(4.0, 8.0, 0.5)).abs() < 1e-6);
+        assert!(ranked[0].relevant && !ranked[2].relevant);
+        let lexical = rank(
+            vec![
+                found("a", 4.0, None),
+                found("b", 0.0, None),
+                found("c", 9.0, None),
+            ],
+            Mode::Lexical,
+            3,
+        );
+        let names: Vec<&str> = lexical.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["c", "a"], "no shared word: not listed");
+        assert!(lexical[0].relevant && !lexical[1].relevant);
+    }
+}
