@@ -61,7 +61,7 @@ case "${1:-}" in
     as_owner "$dir/install/bin/pg_ctl" -D "$dir/data" -w -l "$dir/data/server.log" \
       -o "-c listen_addresses= -k $dir/sock -c max_connections=200 -c fsync=off" start >&2 \
       || { cat "$dir/data/server.log" >&2; echo "pg_ctl start failed" >&2; exit 1; }
-    echo "postgresql://postgres@localhost/postgres?host=$dir/sock"
+    echo "postgresql://postgres@/postgres?host=$dir/sock"
     ;;
   stop)
     dir=${2:?usage: scripts/pg.sh stop DIR}

@@ -64,6 +64,123 @@ pub enum Command {
     /// Trust this project: let its skills run their commands and grant tools, and its
     /// skillet.toml grant what only you may (shows what that unlocks first)
     Trust(TrustArgs),
+    /// A shared skill registry on PostgreSQL + pgvector: publish, search, install, update,
+    /// list, yank
+    Registry(RegistryArgs),
+}
+
+/// `skillet registry`.
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    /// The registry, a PostgreSQL URL (else SKILLET_REGISTRY_URL, else registry_url in
+    /// skillet.toml)
+    #[arg(long, value_name = "URL", global = true)]
+    pub registry: Option<String>,
+    /// The registry command
+    #[command(subcommand)]
+    pub command: RegistryCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RegistryCommand {
+    /// Create or migrate the registry's schema (safe to run from many machines at once)
+    Init {
+        /// Print the report as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Publish skills: each DIR is a skill folder, or a folder whose skills are all published
+    Publish {
+        /// Skill folders or roots (default: the current folder)
+        #[arg(value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// Who publishes (the skill becomes OWNER/NAME)
+        #[arg(long)]
+        owner: String,
+        /// Refuse unless the skill's latest version is N (0: not published yet); one skill only
+        #[arg(long, value_name = "N")]
+        expect_seq: Option<i32>,
+        /// A folder holding the embedding model (else SKILLET_EMBED_MODEL or the Hugging Face
+        /// cache); without it skills are published for search by words only
+        #[arg(long, value_name = "DIR")]
+        embed_model: Option<PathBuf>,
+        /// Print the results as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search the registry by words and meaning, ranked as `skills match` ranks
+    Search {
+        /// What the skill should do
+        query: String,
+        /// How many results
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
+        top_k: u16,
+        /// How to rank (hybrid falls back to words when the model is missing)
+        #[arg(long, value_enum, default_value_t = MatchModeArg::Hybrid)]
+        mode: MatchModeArg,
+        /// A folder holding the embedding model
+        #[arg(long, value_name = "DIR")]
+        embed_model: Option<PathBuf>,
+        /// Print the results as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install OWNER/NAME[@SEQ] into the project's .agents/skills (or --user, --dir), verified
+    Install {
+        /// The skill: OWNER/NAME, or OWNER/NAME@SEQ for one version
+        #[arg(value_name = "OWNER/NAME[@SEQ]")]
+        skill: String,
+        #[command(flatten)]
+        target: InstallTargetArgs,
+        /// Replace a skill of the same name from elsewhere, or with local changes
+        #[arg(long)]
+        force: bool,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Update installed skills (all in the lock file, or those named) to their latest version
+    Update {
+        /// Names (NAME or OWNER/NAME) to update; none: every one in the lock file
+        names: Vec<String>,
+        #[command(flatten)]
+        target: InstallTargetArgs,
+        /// Replace local changes
+        #[arg(long)]
+        force: bool,
+        /// Print the results as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the registry's skills, or one skill's versions (seq, hash, yanked)
+    List {
+        /// OWNER/NAME: its versions
+        #[arg(value_name = "OWNER/NAME")]
+        skill: Option<String>,
+        /// Print as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Hide a version from search and install (kept for lock files that name it)
+    Yank {
+        /// OWNER/NAME@SEQ
+        #[arg(value_name = "OWNER/NAME@SEQ")]
+        skill: String,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Where `install` and `update` work.
+#[derive(Debug, Args, Clone)]
+pub struct InstallTargetArgs {
+    /// The user's skills (~/.agents/skills, lock file in ~/.config/skillet)
+    #[arg(long, conflicts_with = "dir")]
+    pub user: bool,
+    /// Another skills folder (the lock file stays at the project root)
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// `skillet trust`.

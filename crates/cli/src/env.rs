@@ -28,6 +28,8 @@ pub const HF_ENDPOINT: &str = "HF_ENDPOINT";
 pub const HF_HUB_OFFLINE: &str = "HF_HUB_OFFLINE";
 /// The base of user cache folders (the embedding cache).
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// The shared skill registry, a PostgreSQL URL (`skillet registry`).
+pub const SKILLET_REGISTRY_URL: &str = "SKILLET_REGISTRY_URL";
 /// How much `skillet mcp` logs on stderr: `off`, `error`, `info` (the default) or `debug`.
 pub const SKILLET_LOG: &str = "SKILLET_LOG";
 

@@ -166,15 +166,13 @@ pub async fn check(pools: &Pools, client: &tokio_postgres::Client) -> Result<(),
         .map_err(|error| RegistryError::from_db(&pools.at, &error))?;
     let (initialized, vector): (bool, bool) = (row.get(0), row.get(1));
     if !initialized {
-        if !vector {
-            // Say both: init would fail on the extension first.
-            return Err(RegistryError::NoVector(
-                "the extension `vector` is not installed in this database, and no skillet \
-                 registry was created yet"
-                    .into(),
-            ));
-        }
+        // `init` creates the extension, or says why it cannot.
         return Err(RegistryError::NotInitialized);
+    }
+    if !vector {
+        return Err(RegistryError::NoVector(
+            "the extension `vector` was removed from this database".into(),
+        ));
     }
     let found: i32 = client
         .query_one(

@@ -218,6 +218,20 @@ pub async fn fetch(
         None => format!("{owner}/{name}"),
     };
     let Some(version) = version else {
+        if seq.is_none() {
+            let versions: i64 = client
+                .query_one(
+                    "SELECT count(*) FROM skillet_versions v JOIN skillet_skills k \
+                     ON k.id = v.skill_id WHERE k.owner = $1 AND k.name = $2",
+                    &[&owner, &name],
+                )
+                .await
+                .map_err(db)?
+                .get(0);
+            if versions > 0 {
+                return Err(RegistryError::Yanked(format!("every version of {shown}")));
+            }
+        }
         return Err(RegistryError::NotFound(shown));
     };
     let (version_id, seq, expected, yanked): (i64, i32, Vec<u8>, bool) = (

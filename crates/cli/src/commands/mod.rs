@@ -6,6 +6,7 @@ mod config;
 mod matching;
 mod mcp;
 mod pricing;
+mod registry;
 mod run;
 mod session;
 pub mod sessions;
@@ -45,6 +46,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Config(args)) => config::run(&context, &args),
         Some(Command::Mcp(args)) => mcp::run(&context, &args),
         Some(Command::Trust(args)) => trust::run(&context, &args),
+        Some(Command::Registry(args)) => registry::run(&context, args),
         Some(Command::Completions { .. }) => Ok(ExitCode::SUCCESS),
         None => chat::run(&context, &chat_args(cli.chat)?),
     }
@@ -61,6 +63,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Skills(_) => "skills",
         Command::Mcp(_) => "mcp",
         Command::Trust(_) => "trust",
+        Command::Registry(_) => "registry",
     }
 }
 

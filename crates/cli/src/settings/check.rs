@@ -24,6 +24,7 @@ const FILE_KEYS: &[&str] = &[
     "network",
     "writable",
     "enabled",
+    "registry_url",
 ];
 /// A key this close to a known one (in edits) is suggested as a typo of it.
 const MAX_TYPO_EDITS: usize = 2;
@@ -87,6 +88,15 @@ impl FileConfig {
                 origin: Origin::File(path.to_path_buf()),
                 value: url.clone(),
             });
+        }
+        if let Some(url) = &self.registry_url
+            && !is_postgres_url(url)
+        {
+            return invalid(
+                "registry_url",
+                format!("{url:?}"),
+                "a PostgreSQL URL (postgresql://USER@HOST:PORT/DB)",
+            );
         }
         let writable = self.sandbox.as_ref().and_then(|s| s.writable.as_deref());
         if let Some(relative) = writable
@@ -178,6 +188,14 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// Whether `url` is a PostgreSQL URL (`postgres://` or `postgresql://`, no blank or control
+/// character); the registry's client checks the rest when it connects.
+pub fn is_postgres_url(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    (lower.starts_with("postgresql://") || lower.starts_with("postgres://"))
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// Whether a base URL is `http://HOST…` or `https://HOST…`, with no spaces.

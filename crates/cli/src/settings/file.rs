@@ -41,6 +41,8 @@ pub struct FileConfig {
     pub skill_match: Option<String>,
     /// The `bash` sandbox.
     pub sandbox: Option<SandboxFile>,
+    /// The shared skill registry (a PostgreSQL URL) `skillet registry` uses.
+    pub registry_url: Option<String>,
 }
 
 /// The `[sandbox]` table.
@@ -108,6 +110,9 @@ impl FileConfig {
         if let Some(base_url) = &self.base_url {
             grants.push(format!("base_url = {base_url:?}"));
         }
+        if let Some(url) = &self.registry_url {
+            grants.push(format!("registry_url = {url:?}"));
+        }
         if self.save_skills.as_deref() == Some("user") {
             grants.push("save_skills = \"user\"".to_string());
         }
@@ -139,6 +144,10 @@ impl FileConfig {
         }
         if self.base_url.take().is_some() {
             refused.push("base_url");
+        }
+        // Where skills are installed from, and credentials sent to.
+        if self.registry_url.take().is_some() {
+            refused.push("registry_url");
         }
         if self.save_skills.as_deref() == Some("user") {
             self.save_skills = None;

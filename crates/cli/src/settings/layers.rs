@@ -68,6 +68,26 @@ pub(super) fn read_files(sources: &Sources<'_>) -> Result<Files, SettingsError> 
     })
 }
 
+/// The registry `skillet registry` uses: `--registry`, else `SKILLET_REGISTRY_URL`, else
+/// `registry_url` from the first file that sets it (a project's only once trusted: it says where
+/// skills are installed from and where credentials go). Warnings as the settings give them.
+pub fn registry_url(
+    flag: Option<&str>,
+    sources: &Sources<'_>,
+) -> Result<(Option<String>, Vec<String>), SettingsError> {
+    let mut files = read_files(sources)?;
+    let picked = pick(
+        "registry_url",
+        flag.map(|url| (url.to_string(), "--registry")),
+        (sources.var)(crate::env::SKILLET_REGISTRY_URL)
+            .filter(|url| !url.is_empty())
+            .map(|url| (url, crate::env::SKILLET_REGISTRY_URL)),
+        files.value(|f| f.registry_url.clone()),
+        &mut files.warnings,
+    );
+    Ok((picked.map(|(url, _)| url), files.warnings))
+}
+
 /// The project's `skillet.toml` and what in it only trust grants, one `key = value` each
 /// (`None`: no file). The file is read as the settings read it, so a broken one is the same
 /// error here.

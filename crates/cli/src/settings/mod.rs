@@ -39,7 +39,7 @@ use crate::env;
 
 pub use error::SettingsError;
 pub use explain::{Explanation, Origin, default_budget_why};
-pub use layers::project_grants;
+pub use layers::{project_grants, registry_url};
 pub use resolve::provider_name;
 
 /// The config file's name, in the project root and in the user config folder.
