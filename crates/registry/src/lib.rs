@@ -31,7 +31,7 @@ pub use install::{
 pub use prepare::{
     MAX_OWNER_CHARS, Prepared, RESERVED_OWNERS, check_owner, parse_reference, prepare, term_counts,
 };
-pub use publish::{CHANNEL, DIMENSIONS, Published};
+pub use publish::{CHANNEL, DIMENSIONS, EVENTS_LOCK, Published};
 pub use schema::{InitReport, SCHEMA_VERSION};
 pub use search::{CANDIDATES, EF_SEARCH, Found, MAX_TOP_K, Results, SearchSettings};
 pub use versions::{Fetched, SkillRow, VersionRow, Yanked};

@@ -18,7 +18,7 @@ pub const CHANNEL: &str = "skillet_registry";
 /// The advisory lock every publish and yank holds from its event to its commit, so that
 /// events are numbered in the order they commit and a listener reading "after id N" never
 /// skips one that committed late.
-pub(crate) const EVENTS_LOCK: i64 = 0x736b_696c_6c65_7402;
+pub const EVENTS_LOCK: i64 = 0x736b_696c_6c65_7402;
 
 /// The dimensions of the vectors the registry stores (all-MiniLM-L6-v2).
 pub const DIMENSIONS: usize = 384;
