@@ -231,21 +231,21 @@ fn publishers_and_searchers_at_once_leave_every_version_once_and_gapless() {
             );
         }
     }
-    let mut searches = 0;
+    let mut search_count = 0;
     for child in searchers {
         let out = finish(child);
         assert!(!out.contains("SEARCH ERROR"), "{out}");
         let line = out.lines().find(|l| l.starts_with("SEARCHED ")).unwrap();
         let counts: Vec<u64> = line[9..].split(' ').map(|n| n.parse().unwrap()).collect();
         assert_eq!(counts[1], 0, "search errors: {out}");
-        searches += counts[0];
+        search_count += counts[0];
     }
     assert!(
         published.len() >= SKILLS,
         "too few publishes ran: {}",
         published.len()
     );
-    assert!(searches > 0);
+    assert!(search_count > 0);
 
     // Every version the publishers were told of is there exactly once, with its hash, and
     // nothing else is; each skill's sequence is 1..n without a gap; the head says n.
@@ -297,7 +297,7 @@ fn publishers_and_searchers_at_once_leave_every_version_once_and_gapless() {
         assert_eq!(seq, before + 1, "events out of order: {event:?}");
     }
     eprintln!(
-        "{} versions published by {PUBLISHERS} processes and {searches} searches by {SEARCHERS} in {RUN_FOR:?}",
+        "{} versions published by {PUBLISHERS} processes and {search_count} searches by {SEARCHERS} in {RUN_FOR:?}",
         stored.len()
     );
 }
