@@ -68,14 +68,21 @@ CREATE TABLE skillet_search (
 CREATE INDEX skillet_search_embedding ON skillet_search USING hnsw (embedding vector_cosine_ops);
 
 -- skillet's own words index (its tokeniser and stemmer, BM25 in SQL), so a registry's word
--- scores are the ones a local library gives.
+-- scores are the ones a local library gives. A term's postings are read from the primary key
+-- alone (it carries the count and the document's length), and each term's document frequency
+-- is kept in step, so a search reads only the postings of its own terms.
 CREATE TABLE skillet_terms (
     term text NOT NULL,
     skill_id bigint NOT NULL REFERENCES skillet_search (skill_id) ON DELETE CASCADE,
     tf integer NOT NULL CHECK (tf > 0),
-    PRIMARY KEY (term, skill_id)
+    length integer NOT NULL,
+    PRIMARY KEY (term, skill_id) INCLUDE (tf, length)
 );
 CREATE INDEX skillet_terms_skill ON skillet_terms (skill_id);
+CREATE TABLE skillet_term_stats (
+    term text PRIMARY KEY,
+    df integer NOT NULL CHECK (df >= 0)
+);
 
 -- BM25's collection figures, kept in step by every publish and yank.
 CREATE TABLE skillet_search_stats (

@@ -242,6 +242,12 @@ pub(crate) async fn refresh_search(
         )
         .await?;
     tx.execute(
+        "UPDATE skillet_term_stats s SET df = s.df - 1 FROM skillet_terms t \
+         WHERE t.skill_id = $1 AND t.term = s.term",
+        &[&skill_id],
+    )
+    .await?;
+    tx.execute(
         "DELETE FROM skillet_terms WHERE skill_id = $1",
         &[&skill_id],
     )
@@ -259,10 +265,18 @@ pub(crate) async fn refresh_search(
             )
             .await?;
         tx.execute(
-            "INSERT INTO skillet_terms (term, skill_id, tf) \
-                 SELECT t.term, $2, t.tf FROM skillet_versions v, \
-                   unnest(v.terms, v.term_counts) AS t(term, tf) WHERE v.id = $1",
+            "INSERT INTO skillet_terms (term, skill_id, tf, length) \
+             SELECT t.term, $2, t.tf, v.length FROM skillet_versions v, \
+               unnest(v.terms, v.term_counts) AS t(term, tf) WHERE v.id = $1",
             &[&version_id, &skill_id],
+        )
+        .await?;
+        tx.execute(
+            "INSERT INTO skillet_term_stats (term, df) \
+             SELECT t.term, 1 FROM skillet_versions v, unnest(v.terms) AS t(term) \
+             WHERE v.id = $1 \
+             ON CONFLICT (term) DO UPDATE SET df = skillet_term_stats.df + 1",
+            &[&version_id],
         )
         .await?;
         Some(length)

@@ -172,27 +172,27 @@ fn rank(mut candidates: Vec<Found>, mode: Mode, top_k: usize) -> Vec<Found> {
 }
 
 /// $1 the query's terms, $2 its vector (or NULL), $3 word candidates, $4 meaning candidates,
-/// $5 k1, $6 b. BM25 is skillet's: idf = ln((N - df + 0.5) / (df + 0.5) + 1).
+/// $5 k1, $6 b. BM25 is skillet's: idf = ln((N - df + 0.5) / (df + 0.5) + 1). Each term's
+/// postings are read by its own index lookup (LATERAL), never by a scan of the whole table.
 const SEARCH_SQL: &str = "
 WITH q AS (SELECT DISTINCT unnest($1::text[]) AS term),
 stats AS (
   SELECT documents::float8 AS n,
          CASE WHEN documents > 0 THEN total_length::float8 / documents ELSE 0 END AS avgdl
   FROM skillet_search_stats WHERE id = 1),
-df AS (
-  SELECT t.term, count(*)::float8 AS df
-  FROM skillet_terms t JOIN q ON q.term = t.term GROUP BY t.term),
+idf AS (
+  SELECT st.term, ln((stats.n - st.df + 0.5) / (st.df + 0.5) + 1.0) AS idf
+  FROM skillet_term_stats st JOIN q ON q.term = st.term CROSS JOIN stats
+  WHERE st.df > 0),
 scored AS (
-  SELECT t.skill_id,
-         sum(ln((stats.n - df.df + 0.5) / (df.df + 0.5) + 1.0)
-             * t.tf * ($5::float8 + 1.0)
-             / (t.tf + $5::float8 * (1.0 - $6::float8
-                                     + $6::float8 * s.length / greatest(stats.avgdl, 1.0)))) AS words
-  FROM skillet_terms t
-  JOIN df ON df.term = t.term
-  JOIN skillet_search s ON s.skill_id = t.skill_id
-  CROSS JOIN stats
-  GROUP BY t.skill_id),
+  SELECT p.skill_id,
+         sum(idf.idf * p.tf * ($5::float8 + 1.0)
+             / (p.tf + $5::float8 * (1.0 - $6::float8
+                                     + $6::float8 * p.length / greatest(stats.avgdl, 1.0)))) AS words
+  FROM idf CROSS JOIN stats
+  CROSS JOIN LATERAL (
+    SELECT t.skill_id, t.tf, t.length FROM skillet_terms t WHERE t.term = idf.term) p
+  GROUP BY p.skill_id),
 lexical AS (SELECT skill_id FROM scored ORDER BY words DESC, skill_id LIMIT $3::int8),
 semantic AS (
   SELECT skill_id FROM skillet_search

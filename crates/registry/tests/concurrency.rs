@@ -287,6 +287,14 @@ fn publishers_and_searchers_at_once_leave_every_version_once_and_gapless() {
         (&search[0][3], &search[0][1]),
         (&search[0][0], &search[0][4])
     );
+    // Each term's document frequency is its count of postings.
+    let terms = rows(
+        &db.url,
+        "SELECT count(*) FROM skillet_term_stats s FULL JOIN \
+           (SELECT term, count(*) AS n FROM skillet_terms GROUP BY term) t ON t.term = s.term \
+         WHERE coalesce(s.df, 0) <> coalesce(t.n, 0)",
+    );
+    assert_eq!(terms[0][0], "0", "document frequencies out of step");
     // One event per version, numbered in commit order (each skill's in sequence order).
     let events = rows(&db.url, "SELECT name, seq FROM skillet_events ORDER BY id");
     assert_eq!(events.len(), stored.len());
