@@ -59,15 +59,18 @@ case "${1:-}" in
     # trusted on the socket, which only this machine's users reach.
     sed -i '1i local all skillet_password_test scram-sha-256' "$dir/data/pg_hba.conf"
     as_owner "$dir/install/bin/pg_ctl" -D "$dir/data" -w -l "$dir/data/server.log" \
-      -o "-c listen_addresses= -k $dir/sock -c max_connections=200 -c fsync=off" start >&2 \
+      -o "-c listen_addresses= -k $dir/sock -c unix_socket_permissions=0700 -c max_connections=200 -c fsync=off" start >&2 \
       || { cat "$dir/data/server.log" >&2; echo "pg_ctl start failed" >&2; exit 1; }
     echo "postgresql://postgres@/postgres?host=$dir/sock"
     ;;
   stop)
     dir=${2:?usage: scripts/pg.sh stop DIR}
-    if [ -d "$dir/data" ]; then
-      as_owner "$dir/install/bin/pg_ctl" -D "$dir/data" -m fast -w stop >&2 || true
+    # Only a folder this script made is removed.
+    if [ ! -f "$dir/data/PG_VERSION" ] || [ ! -e "$dir/install" ]; then
+      echo "scripts/pg.sh: $dir is not a server folder of scripts/pg.sh; nothing removed" >&2
+      exit 1
     fi
+    as_owner "$dir/install/bin/pg_ctl" -D "$dir/data" -m fast -w stop >&2 || true
     rm -rf "$dir"
     ;;
   *)

@@ -350,3 +350,38 @@ fn an_untrusted_project_cannot_choose_the_registry() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("registry_url"), "{}", out.stderr);
 }
+
+#[test]
+fn a_lock_file_cannot_send_an_update_outside_the_project() {
+    let sandbox = Sandbox::empty();
+    for dir in [
+        "../../home/.claude/skills/pdf-forms",
+        "/tmp/pdf-forms",
+        ".agents/skills/other",
+    ] {
+        std::fs::write(
+            sandbox.project.join("skillet.lock"),
+            format!(
+                "version = 1\n\n[[skill]]\nname = \"pdf-forms\"\nowner = \"acme\"\nseq = 1\nhash = \"sha256:00\"\ndir = \"{dir}\"\n"
+            ),
+        )
+        .unwrap();
+        let out = run(skillet(&sandbox, None).args([
+            "registry",
+            "--registry",
+            "postgresql://nobody@127.0.0.1:1/skills",
+            "update",
+        ]));
+        assert_eq!(out.code, 1, "{dir}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("names the folder"),
+            "{dir}: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stderr.contains("cannot reach"),
+            "{dir}: refused before any fetch: {}",
+            out.stderr
+        );
+    }
+}

@@ -12,7 +12,10 @@ CREATE TABLE skillet_registry_meta (
 -- One row per owner/name; head_seq is the last version's sequence number (0 before any).
 CREATE TABLE skillet_skills (
     id bigserial PRIMARY KEY,
-    owner text NOT NULL CHECK (owner ~ '^[a-z0-9]+(-[a-z0-9]+)*$' AND length(owner) <= 39),
+    owner text NOT NULL CHECK (owner ~ '^[a-z0-9]+(-[a-z0-9]+)*$' AND length(owner) <= 39
+        AND owner NOT IN ('admin', 'administrator', 'anthropic', 'api', 'claude', 'codex',
+                          'global', 'official', 'openai', 'registry', 'root', 'skillet',
+                          'skills', 'system')),
     name text NOT NULL CHECK (name ~ '^[a-z0-9]+(-[a-z0-9]+)*$' AND length(name) <= 64),
     head_seq integer NOT NULL DEFAULT 0 CHECK (head_seq >= 0),
     created_at timestamptz NOT NULL DEFAULT now(),
@@ -101,3 +104,66 @@ CREATE TABLE skillet_events (
     seq integer NOT NULL,
     at timestamptz NOT NULL DEFAULT now()
 );
+
+-- Who may publish under an owner: the database role that first published there (a team
+-- makes that a group role: UPDATE skillet_owners SET role = 'acme_publishers'). Enforced by
+-- the database, not only by skillet, so another SQL client cannot publish or yank as someone
+-- else.
+CREATE TABLE skillet_owners (
+    owner text PRIMARY KEY,
+    role name NOT NULL
+);
+
+CREATE FUNCTION skillet_check_owner(skill bigint) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    who text;
+    allowed name;
+BEGIN
+    SELECT owner INTO who FROM skillet_skills WHERE id = skill;
+    INSERT INTO skillet_owners (owner, role) VALUES (who, session_user)
+        ON CONFLICT (owner) DO NOTHING;
+    SELECT role INTO allowed FROM skillet_owners WHERE owner = who;
+    IF NOT pg_has_role(session_user, allowed, 'MEMBER') THEN
+        RAISE EXCEPTION 'skillet: the owner % belongs to the database role %, and % is not a member of it',
+            who, allowed, session_user USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END $$;
+
+-- A version is immutable: only a yank (once) and a missing vector (once) may change it.
+CREATE FUNCTION skillet_guard_version() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM skillet_check_owner(NEW.skill_id);
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'skillet: published versions are never deleted (yank hides one)'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF (NEW.id, NEW.skill_id, NEW.seq, NEW.content_hash, NEW.description, NEW.terms,
+        NEW.term_counts, NEW.length, NEW.published_by, NEW.published_at)
+       IS DISTINCT FROM
+       (OLD.id, OLD.skill_id, OLD.seq, OLD.content_hash, OLD.description, OLD.terms,
+        OLD.term_counts, OLD.length, OLD.published_by, OLD.published_at)
+       OR (OLD.yanked_at IS NOT NULL AND NEW.yanked_at IS DISTINCT FROM OLD.yanked_at)
+       OR (OLD.embedding IS NOT NULL AND NEW.embedding IS DISTINCT FROM OLD.embedding) THEN
+        RAISE EXCEPTION 'skillet: a published version cannot be changed'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF NEW.yanked_at IS DISTINCT FROM OLD.yanked_at THEN
+        PERFORM skillet_check_owner(NEW.skill_id);
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER skillet_guard_version BEFORE INSERT OR UPDATE OR DELETE ON skillet_versions
+    FOR EACH ROW EXECUTE FUNCTION skillet_guard_version();
+
+CREATE FUNCTION skillet_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'skillet: % rows are never changed or deleted', TG_TABLE_NAME
+        USING ERRCODE = 'insufficient_privilege';
+END $$;
+CREATE TRIGGER skillet_immutable BEFORE UPDATE OR DELETE ON skillet_blobs
+    FOR EACH ROW EXECUTE FUNCTION skillet_immutable();
+CREATE TRIGGER skillet_immutable BEFORE UPDATE OR DELETE ON skillet_version_files
+    FOR EACH ROW EXECUTE FUNCTION skillet_immutable();

@@ -275,7 +275,11 @@ impl Walk {
             let entry = entry.map_err(read)?;
             entries.push((entry.file_name(), entry.file_type().map_err(read)?));
             if entries.len() > MAX_BUNDLE_FILES {
-                break;
+                return Err(BundleError::TooLarge {
+                    path: dir.to_path_buf(),
+                    what: "too many entries in one folder".into(),
+                    limit: format!("{MAX_BUNDLE_FILES} entries"),
+                });
             }
         }
         entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));

@@ -24,6 +24,9 @@ pub struct Pools {
     pub(crate) writes: Pool,
     /// Where it is, as shown to the user (hosts, port, database; never the password).
     pub at: String,
+    /// Whether the schema was found to be this skillet's once already (checked once per
+    /// process, not per call: a search stays one round trip).
+    pub(crate) schema_checked: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Pools {
@@ -71,6 +74,7 @@ impl Pools {
             reads: pool(config)?,
             writes: pool(primary)?,
             at,
+            schema_checked: std::sync::Arc::default(),
         })
     }
 

@@ -22,7 +22,7 @@ pub enum RegistryError {
     },
     /// The server refused the user.
     #[error(
-        "the registry at {at} refused the credentials: {cause}\n  hint: check the user and password in the URL (or PGPASSWORD / ~/.pgpass rules of your setup)"
+        "the registry at {at} refused the credentials: {cause}\n  hint: check the user and the password in the URL (postgresql://USER:PASSWORD@HOST/DB, the password percent-encoded)"
     )]
     Credentials {
         /// Where (no password).
@@ -132,9 +132,37 @@ impl RegistryError {
                     at: at.to_string(),
                     cause: message,
                 },
+                // The schema's own guards (owners, immutable versions).
+                "42501" if message.starts_with("skillet: ") => {
+                    let message = message.trim_start_matches("skillet: ");
+                    let hint = if message.contains("belongs to the database role") {
+                        "\n  hint: the registry's operators grant publishing under an owner (its \
+                         role in skillet_owners: GRANT that role to you)"
+                    } else {
+                        ""
+                    };
+                    Self::Refused(format!("{message}{hint}"))
+                }
+                "42501" => Self::Database(format!(
+                    "{message} (SQLSTATE {code})\n  hint: this database role may not write the \
+                     registry; its operators grant publishers SELECT, INSERT and UPDATE on the \
+                     skillet_* tables, DELETE on skillet_search and skillet_terms, and USAGE on \
+                     their sequences"
+                )),
+                // lock_not_available, deadlock_detected, serialization_failure
+                "55P03" | "40P01" | "40001" => Self::Database(format!(
+                    "{message} (SQLSTATE {code})\n  hint: another writer held the registry; \
+                     nothing was changed: run the command again"
+                )),
                 // undefined_table: a command ran before `init`.
                 "42P01" if message.contains("skillet_") => Self::NotInitialized,
                 _ => Self::Database(format!("{message} (SQLSTATE {code})")),
+            };
+        }
+        if error.to_string().contains("password missing") {
+            return Self::Credentials {
+                at: at.to_string(),
+                cause: "the server asks for a password and the URL gives none".into(),
             };
         }
         if error.is_closed() || is_connect_error(error) {

@@ -108,6 +108,58 @@ impl Lock {
     }
 }
 
+impl Locked {
+    /// Fails when `fetched` is this entry's version with other content than it records: a
+    /// registry changed a published version.
+    pub fn check(&self, fetched: &Fetched, lock: &Path) -> Result<(), RegistryError> {
+        let hash = format!("sha256:{}", hex(&fetched.content_hash));
+        if self.owner == fetched.owner && self.seq == fetched.seq && self.hash != hash {
+            return Err(RegistryError::Tampered {
+                skill: fetched.reference(),
+                what: format!(
+                    "the registry now serves other content for it than {} records ({})",
+                    lock.display(),
+                    self.hash
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The folder this entry names, for a lock file in `base`: the entry's own skill folder
+    /// (its last part is the skill's name), never `..` or (unless `absolute_allowed`, for the
+    /// user's own lock file) outside `base`. A project's lock file is the repository's: it
+    /// must not send an update anywhere else.
+    pub fn folder(&self, base: &Path, absolute_allowed: bool) -> Result<PathBuf, RegistryError> {
+        let refuse = |why: &str| {
+            RegistryError::Refused(format!(
+                "the lock file entry for {}/{} names the folder {:?}, which {why}\n  hint: fix \
+                 or remove that entry in {}",
+                self.owner,
+                self.name,
+                self.dir,
+                base.join(LOCK_FILE).display()
+            ))
+        };
+        let path = Path::new(&self.dir);
+        if path.is_absolute() && !absolute_allowed {
+            return Err(refuse("is outside the project"));
+        }
+        if path.components().any(|c| {
+            !matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::RootDir
+            )
+        }) {
+            return Err(refuse("leaves its folder (`..` or `.`)"));
+        }
+        if path.file_name().and_then(|n| n.to_str()) != Some(self.name.as_str()) {
+            return Err(refuse("is not a folder named after the skill"));
+        }
+        Ok(base.join(path))
+    }
+}
+
 /// How `dir` is written in a lock file in `base`.
 pub fn shown_dir(base: &Path, dir: &Path) -> String {
     match dir.strip_prefix(base) {
@@ -154,6 +206,9 @@ pub fn install(
     let mut lock = Lock::read(&target.lock)?;
     let entry = lock.entry(base, &dest).cloned();
     let hash = format!("sha256:{}", hex(&fetched.content_hash));
+    if let Some(entry) = &entry {
+        entry.check(fetched, &target.lock)?;
+    }
     let mut replaced = None;
     if dest.exists() {
         let on_disk = Bundle::read(&dest).ok().map(|b| b.content_hash());
@@ -202,30 +257,7 @@ pub fn install(
             None => {}
         }
     }
-    let write = |path: &Path| {
-        let path = path.display().to_string();
-        move |source| RegistryError::Write { path, source }
-    };
-    std::fs::create_dir_all(&target.root).map_err(write(&target.root))?;
-    // Hidden, so no discovery picks it up half-written; removed on any failure.
-    let staging = tempfile::Builder::new()
-        .prefix(".skillet-install-")
-        .tempdir_in(&target.root)
-        .map_err(write(&target.root))?;
-    let staged = staging.path().join("skill");
-    std::fs::create_dir(&staged).map_err(write(&staged))?;
-    fetched.bundle.write_to(&staged).map_err(write(&staged))?;
-    if dest.exists() {
-        let old = staging.path().join("old");
-        std::fs::rename(&dest, &old).map_err(write(&dest))?;
-        if let Err(error) = std::fs::rename(&staged, &dest) {
-            // Put the old one back.
-            let _ = std::fs::rename(&old, &dest);
-            return Err(write(&dest)(error));
-        }
-    } else {
-        std::fs::rename(&staged, &dest).map_err(write(&dest))?;
-    }
+    place(fetched, &target.root, &dest)?;
     let shown = shown_dir(base, &dest);
     lock.skills.retain(|entry| entry.dir != shown);
     lock.skills.push(Locked {
@@ -244,6 +276,36 @@ pub fn install(
         replaced,
         changed: true,
     })
+}
+
+/// Writes the files beside `dest` (in a hidden staging folder under `root`) and renames them
+/// into place, putting the old folder back if that fails.
+fn place(fetched: &Fetched, root: &Path, dest: &Path) -> Result<(), RegistryError> {
+    let write = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| RegistryError::Write { path, source }
+    };
+    std::fs::create_dir_all(root).map_err(write(root))?;
+    // Hidden, so no discovery picks it up half-written; removed on any failure.
+    let staging = tempfile::Builder::new()
+        .prefix(".skillet-install-")
+        .tempdir_in(root)
+        .map_err(write(root))?;
+    let staged = staging.path().join("skill");
+    std::fs::create_dir(&staged).map_err(write(&staged))?;
+    fetched.bundle.write_to(&staged).map_err(write(&staged))?;
+    if dest.exists() {
+        let old = staging.path().join("old");
+        std::fs::rename(dest, &old).map_err(write(dest))?;
+        if let Err(error) = std::fs::rename(&staged, dest) {
+            // Put the old one back.
+            let _ = std::fs::rename(&old, dest);
+            return Err(write(dest)(error));
+        }
+    } else {
+        std::fs::rename(&staged, dest).map_err(write(dest))?;
+    }
+    Ok(())
 }
 
 /// The fetched SKILL.md must name the skill it is installed as.

@@ -20,6 +20,12 @@ pub const CHANNEL: &str = "skillet_registry";
 /// skips one that committed late.
 pub const EVENTS_LOCK: i64 = 0x736b_696c_6c65_7402;
 
+/// What a publish or a yank may wait for: a lock held longer (another writer stalled) fails
+/// the call rather than hang it, and a writer that stops talking is cut off, its transaction
+/// rolled back, so it cannot hold the events lock for everyone.
+pub(crate) const WRITE_LIMITS: &str =
+    "SET LOCAL lock_timeout = '30s'; SET LOCAL idle_in_transaction_session_timeout = '60s'";
+
 /// The dimensions of the vectors the registry stores (all-MiniLM-L6-v2).
 pub const DIMENSIONS: usize = 384;
 
@@ -61,6 +67,7 @@ pub async fn publish(
     crate::schema::check(pools, &client).await?;
     let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error);
     let transaction = client.transaction().await.map_err(db)?;
+    transaction.batch_execute(WRITE_LIMITS).await.map_err(db)?;
     let published = publish_in(&transaction, prepared, owner, expect_seq, embedding)
         .await
         .map_err(|error| match error {
@@ -171,11 +178,20 @@ async fn insert_version(
     let hash = prepared.content_hash.to_vec();
     let files = prepared.bundle.files();
     let digests: Vec<Vec<u8>> = files.iter().map(|f| f.sha256().to_vec()).collect();
-    let contents: Vec<&[u8]> = files.iter().map(|f| f.bytes.as_slice()).collect();
+    // Blobs in digest order, each once: two publishes sharing contents at other paths take
+    // their keys in the same order, so neither waits on the other in a cycle.
+    let mut blobs: Vec<(&[u8], &[u8])> = digests
+        .iter()
+        .zip(files)
+        .map(|(digest, file)| (digest.as_slice(), file.bytes.as_slice()))
+        .collect();
+    blobs.sort_unstable_by_key(|(digest, _)| *digest);
+    blobs.dedup_by_key(|(digest, _)| *digest);
+    let (blob_digests, contents): (Vec<&[u8]>, Vec<&[u8]>) = blobs.into_iter().unzip();
     tx.execute(
         "INSERT INTO skillet_blobs (sha256, bytes) SELECT * FROM unnest($1::bytea[], $2::bytea[]) \
          ON CONFLICT (sha256) DO NOTHING",
-        &[&digests, &contents],
+        &[&blob_digests, &contents],
     )
     .await?;
     let terms: Vec<&str> = prepared.terms.iter().map(|(t, _)| t.as_str()).collect();

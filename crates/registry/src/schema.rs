@@ -45,7 +45,8 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
     let row = client
         .query_one(
             "SELECT current_setting('server_version'), \
-             (SELECT default_version FROM pg_available_extensions WHERE name = 'vector')",
+             (SELECT default_version FROM pg_available_extensions WHERE name = 'vector'), \
+             (SELECT extversion FROM pg_extension WHERE extname = 'vector')",
             &[],
         )
         .await
@@ -57,6 +58,16 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
             "the extension `vector` is not available on PostgreSQL {server}"
         )));
     };
+    // Too old a pgvector is said before anything is created.
+    let present: Option<String> = row.get(2);
+    let version = present.unwrap_or_else(|| available.clone());
+    if parse_version(&version).is_none_or(|v| v < MIN_VECTOR) {
+        return Err(RegistryError::NoVector(format!(
+            "pgvector {version} is what this database would use; the registry needs {} or later \
+             (HNSW indexes)",
+            show(MIN_VECTOR)
+        )));
+    }
     let transaction = client.transaction().await.map_err(db)?;
     transaction
         .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
@@ -156,6 +167,10 @@ fn vector_advice(installed: &str, available: &str) -> Result<Vec<String>, Regist
 
 /// Fails unless the schema is the one this skillet speaks.
 pub async fn check(pools: &Pools, client: &tokio_postgres::Client) -> Result<(), RegistryError> {
+    use std::sync::atomic::Ordering;
+    if pools.schema_checked.load(Ordering::Relaxed) {
+        return Ok(());
+    }
     let row = client
         .query_one(
             "SELECT to_regclass('skillet_migrations') IS NOT NULL, \
@@ -191,7 +206,10 @@ pub async fn check(pools: &Pools, client: &tokio_postgres::Client) -> Result<(),
             found,
             known: SCHEMA_VERSION,
         }),
-        std::cmp::Ordering::Equal => Ok(()),
+        std::cmp::Ordering::Equal => {
+            pools.schema_checked.store(true, Ordering::Relaxed);
+            Ok(())
+        }
     }
 }
 

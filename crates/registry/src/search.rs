@@ -99,14 +99,11 @@ pub async fn search(
     );
     let k1 = f64::from(K1);
     let b = f64::from(B);
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
-        &terms,
-        &vector,
-        &settings.candidates,
-        &settings.candidates,
-        &k1,
-        &b,
-    ];
+    let candidates = settings
+        .candidates
+        .max(i64::try_from(top_k).unwrap_or(i64::MAX));
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
+        [&terms, &vector, &candidates, &candidates, &k1, &b];
     let (begun, rows, committed) = tokio::join!(
         client.batch_execute(&set),
         client.query(&statement, &params),
@@ -143,7 +140,13 @@ pub async fn search(
 fn rank(mut candidates: Vec<Found>, mode: Mode, top_k: usize) -> Vec<Found> {
     let best_words = candidates.iter().map(|c| c.words).fold(0.0_f32, f32::max);
     for found in &mut candidates {
-        match (mode, found.cosine) {
+        // A skill published without a vector ranks by meaning as a local skill the model
+        // could not embed does: as a zero vector (cosine 0), never on the words' scale.
+        let cosine = match mode {
+            Mode::Lexical => None,
+            Mode::Semantic | Mode::Hybrid => Some(found.cosine.unwrap_or(0.0)),
+        };
+        match (mode, cosine) {
             (Mode::Semantic, Some(cosine)) => {
                 found.score = cosine;
                 found.relevant = cosine >= SEMANTIC_THRESHOLD;
@@ -158,7 +161,7 @@ fn rank(mut candidates: Vec<Found>, mode: Mode, top_k: usize) -> Vec<Found> {
             }
         }
     }
-    if mode == Mode::Lexical || candidates.iter().all(|c| c.cosine.is_none()) {
+    if mode == Mode::Lexical {
         candidates.retain(|c| c.words > 0.0);
     }
     candidates.sort_by(|a, b| {

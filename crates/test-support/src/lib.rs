@@ -159,6 +159,33 @@ impl TestDatabase {
     pub fn execute(&self, sql: &str) {
         run_sql(&self.url, sql);
     }
+
+    /// Runs SQL in it, the server's refusal returned rather than failing the test.
+    pub fn try_execute(&self, sql: &str) -> Result<(), String> {
+        let (url, sql) = (self.url.clone(), sql.to_string());
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async {
+                let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                let task = tokio::spawn(connection);
+                let result = client.batch_execute(&sql).await.map_err(|error| {
+                    error
+                        .as_db_error()
+                        .map_or_else(|| error.to_string(), |db| db.message().to_string())
+                });
+                drop(client);
+                let _ = task.await;
+                result
+            })
+        })
+        .join()
+        .expect("the SQL thread")
+    }
 }
 
 impl Drop for TestDatabase {

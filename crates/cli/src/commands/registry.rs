@@ -390,7 +390,6 @@ async fn update(
 ) -> anyhow::Result<ExitCode> {
     let target = target(context, target_args)?;
     let lock = Lock::read(&target.lock)?;
-    let base = target.lock.parent().unwrap_or(Path::new(".")).to_path_buf();
     let wanted = |entry: &skillet_registry::Locked| {
         names.is_empty()
             || names.iter().any(|name| {
@@ -414,36 +413,9 @@ async fn update(
     let mut results = Vec::new();
     let mut failed = 0;
     for entry in lock.skills.iter().filter(|e| wanted(e)) {
-        let dir = base.join(&entry.dir);
-        let root = dir.parent().unwrap_or(&base).to_path_buf();
         let reference = format!("{}/{}", entry.owner, entry.name);
-        let outcome = match registry.fetch(&entry.owner, &entry.name, None, false).await {
-            Ok(latest) if latest.seq <= entry.seq => {
-                let note = if latest.seq < entry.seq {
-                    format!(
-                        "{reference}@{} is yanked; the latest is @{} (`skillet registry install \
-                         {reference}@{}` moves to it)",
-                        entry.seq, latest.seq, latest.seq
-                    )
-                } else {
-                    format!("{reference}@{}: up to date", entry.seq)
-                };
-                text.push_str(&note);
-                text.push('\n');
-                Ok(json!({"skill": reference, "seq": entry.seq, "note": note}))
-            }
-            Ok(latest) => {
-                let entry_target = Target {
-                    root,
-                    lock: target.lock.clone(),
-                };
-                skillet_registry::install(&latest, &entry_target, force).map(|installed| {
-                    text.push_str(&installed_line(&installed));
-                    json!({"skill": reference, "installed": installed})
-                })
-            }
-            Err(error) => Err(error),
-        };
+        let outcome =
+            update_one(registry, entry, &target, target_args.user, force, &mut text).await;
         match outcome {
             Ok(value) => results.push(value),
             Err(error) => {
@@ -470,6 +442,46 @@ async fn update(
     } else {
         ExitCode::from(EXIT_FAILURE)
     })
+}
+
+/// Brings one locked skill to its latest version (or says why not), adding its line to `text`.
+async fn update_one(
+    registry: &Registry,
+    entry: &skillet_registry::Locked,
+    target: &Target,
+    user: bool,
+    force: bool,
+    text: &mut String,
+) -> Result<serde_json::Value, RegistryError> {
+    let base = target.lock.parent().unwrap_or(Path::new("."));
+    let reference = format!("{}/{}", entry.owner, entry.name);
+    let dir = entry.folder(base, user)?;
+    let root = dir.parent().unwrap_or(base).to_path_buf();
+    let latest = registry
+        .fetch(&entry.owner, &entry.name, None, false)
+        .await?;
+    entry.check(&latest, &target.lock)?;
+    if latest.seq <= entry.seq {
+        let note = if latest.seq < entry.seq {
+            format!(
+                "{reference}@{} is yanked; the latest is @{} (`skillet registry install \
+                 {reference}@{}` moves to it)",
+                entry.seq, latest.seq, latest.seq
+            )
+        } else {
+            format!("{reference}@{}: up to date", entry.seq)
+        };
+        text.push_str(&note);
+        text.push('\n');
+        return Ok(json!({"skill": reference, "seq": entry.seq, "note": note}));
+    }
+    let entry_target = Target {
+        root,
+        lock: target.lock.clone(),
+    };
+    let installed = skillet_registry::install(&latest, &entry_target, force)?;
+    text.push_str(&installed_line(&installed));
+    Ok(json!({"skill": reference, "installed": installed}))
 }
 
 async fn list(registry: &Registry, skill: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
@@ -581,7 +593,12 @@ async fn search(
     let vector = if mode == Mode::Lexical {
         None
     } else {
-        query_vector(query, embed_model)
+        let need = if mode == Mode::Semantic {
+            Need::Semantic
+        } else {
+            Need::Optional
+        };
+        query_vector(query, embed_model, need)
     };
     if vector.is_none() && mode == Mode::Semantic {
         return Ok(ExitCode::from(EXIT_FAILURE));
@@ -653,10 +670,10 @@ async fn search(
 }
 
 /// The query's vector, or `None` (said why) without the model.
-fn query_vector(query: &str, embed_model: Option<&Path>) -> Option<Vec<f32>> {
+fn query_vector(query: &str, embed_model: Option<&Path>, need: Need) -> Option<Vec<f32>> {
     let env = model_env(embed_model);
     let mut report = stderr_events();
-    let dir = find_or_download(&env, Need::Optional, &mut |event: ModelEvent<'_>| {
+    let dir = find_or_download(&env, need, &mut |event: ModelEvent<'_>| {
         report(event);
     })?;
     let embedder = skillet_retrieval::embed::Embedder::load(&dir)

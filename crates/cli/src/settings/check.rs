@@ -94,7 +94,7 @@ impl FileConfig {
         {
             return invalid(
                 "registry_url",
-                format!("{url:?}"),
+                format!("{:?}", crate::output::redacted_url(url)),
                 "a PostgreSQL URL (postgresql://USER@HOST:PORT/DB)",
             );
         }

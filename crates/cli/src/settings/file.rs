@@ -111,7 +111,10 @@ impl FileConfig {
             grants.push(format!("base_url = {base_url:?}"));
         }
         if let Some(url) = &self.registry_url {
-            grants.push(format!("registry_url = {url:?}"));
+            grants.push(format!(
+                "registry_url = {:?}",
+                crate::output::redacted_url(url)
+            ));
         }
         if self.save_skills.as_deref() == Some("user") {
             grants.push("save_skills = \"user\"".to_string());

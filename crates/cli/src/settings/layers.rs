@@ -76,15 +76,24 @@ pub fn registry_url(
     sources: &Sources<'_>,
 ) -> Result<(Option<String>, Vec<String>), SettingsError> {
     let mut files = read_files(sources)?;
+    let from_file = files.value(|f| f.registry_url.clone());
+    let shown_file = from_file.as_ref().map(|(url, _)| url.clone());
     let picked = pick(
         "registry_url",
         flag.map(|url| (url.to_string(), "--registry")),
         (sources.var)(crate::env::SKILLET_REGISTRY_URL)
             .filter(|url| !url.is_empty())
             .map(|url| (url, crate::env::SKILLET_REGISTRY_URL)),
-        files.value(|f| f.registry_url.clone()),
+        from_file,
         &mut files.warnings,
     );
+    // A note that names the file's URL never shows its password.
+    if let Some(url) = shown_file {
+        let redacted = crate::output::redacted_url(&url);
+        for warning in &mut files.warnings {
+            *warning = warning.replace(&url, &redacted);
+        }
+    }
     Ok((picked.map(|(url, _)| url), files.warnings))
 }
 
