@@ -125,11 +125,12 @@ pub enum RegistryCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Install OWNER/NAME[@SEQ] into the project's .agents/skills (or --user, --dir), verified
+    /// Install OWNER/NAME[@SEQ] into the project's .agents/skills (or --user, --dir), verified;
+    /// without a skill, every skill the lock file lists, at its recorded version and hash
     Install {
         /// The skill: OWNER/NAME, or OWNER/NAME@SEQ for one version
         #[arg(value_name = "OWNER/NAME[@SEQ]")]
-        skill: String,
+        skill: Option<String>,
         #[command(flatten)]
         target: InstallTargetArgs,
         /// Replace a skill of the same name from elsewhere, or with local changes

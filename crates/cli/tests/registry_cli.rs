@@ -261,6 +261,22 @@ fn publish_search_install_update_list_and_yank() {
         "{}",
         out.stdout
     );
+    // A fresh checkout installs what the lock names, the yanked version too.
+    std::fs::remove_dir_all(&installed).unwrap();
+    let out = registry(&["install"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("installed acme/pdf-forms@2"),
+        "{}",
+        out.stdout
+    );
+    assert!(installed.join("notes.md").is_file());
+    let out = registry(&["install"]);
+    assert!(
+        out.stdout.contains("acme/pdf-forms@2: already installed"),
+        "{}",
+        out.stdout
+    );
     let out = registry(&["yank", "acme/pdf-forms"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     let out = registry(&["install", "acme/Bad"]);
@@ -384,4 +400,27 @@ fn a_lock_file_cannot_send_an_update_outside_the_project() {
             out.stderr
         );
     }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_install_does_not_follow_the_projects_link_out_of_it() {
+    let sandbox = Sandbox::empty();
+    let outside = sandbox.root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, sandbox.project.join(".agents")).unwrap();
+    let out = run(skillet(&sandbox, None).args([
+        "registry",
+        "--registry",
+        "postgresql://nobody@127.0.0.1:1/skills",
+        "install",
+        "acme/pdf-forms",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("leads outside the project"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }

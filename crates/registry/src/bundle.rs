@@ -111,6 +111,11 @@ impl Bundle {
             bytes: 0,
         };
         walk.folder(dir, 0)?;
+        check_collisions(&walk.files).map_err(|(path, why)| BundleError::TooLarge {
+            path: dir.join(path),
+            what: why.into(),
+            limit: "one file per name, whatever the case".into(),
+        })?;
         let bundle = Self::new(walk.files, walk.skipped);
         if bundle.skill_file().is_none() {
             return Err(BundleError::NoSkillFile {
@@ -128,6 +133,7 @@ impl Bundle {
                 why,
             })?;
         }
+        check_collisions(&files).map_err(|(path, why)| BundleError::BadPath { path, why })?;
         Ok(Self::new(files, Vec::new()))
     }
 
@@ -171,7 +177,12 @@ impl Bundle {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::fs::write(&path, &file.bytes)?;
+            // Never over a file written before: a collision is an error, not a silent swap.
+            let mut out = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)?;
+            std::io::Write::write_all(&mut out, &file.bytes)?;
             if file.executable {
                 set_executable(&path)?;
             }
@@ -225,6 +236,36 @@ pub fn check_path(path: &str) -> Result<(), &'static str> {
     }
     if path.split('/').count() > MAX_BUNDLE_DEPTH + 1 {
         return Err("it is too deep");
+    }
+    Ok(())
+}
+
+/// Fails on two paths that one file system could take for the same file (they differ only in
+/// case: `SKILL.md` and `skill.md` on macOS or Windows), or on a path that is also a folder:
+/// the second would overwrite the first, and what was verified would not be what is there.
+fn check_collisions(files: &[BundleFile]) -> Result<(), (String, &'static str)> {
+    let mut seen = std::collections::HashSet::new();
+    let folders: std::collections::HashSet<String> = files
+        .iter()
+        .flat_map(|file| {
+            let lower = file.path.to_lowercase();
+            let parts: Vec<&str> = lower.split('/').collect();
+            (1..parts.len())
+                .map(|n| parts[..n].join("/"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for file in files {
+        let lower = file.path.to_lowercase();
+        if folders.contains(&lower) {
+            return Err((file.path.clone(), "it is both a file and a folder"));
+        }
+        if !seen.insert(lower) {
+            return Err((
+                file.path.clone(),
+                "another file has the same name but for case",
+            ));
+        }
     }
     Ok(())
 }
@@ -426,6 +467,10 @@ mod tests {
         ] {
             assert!(check_path(bad).is_err(), "{bad:?}");
             assert!(Bundle::from_files(vec![file(bad, b"")]).is_err(), "{bad:?}");
+        }
+        for twins in [["SKILL.md", "skill.md"], ["a/b", "A/B"], ["a", "a/b"]] {
+            let files = twins.iter().map(|path| file(path, b"")).collect();
+            assert!(Bundle::from_files(files).is_err(), "{twins:?}");
         }
         for good in ["SKILL.md", "scripts/run.sh", "references/a b.md", "ü/ß.md"] {
             assert_eq!(check_path(good), Ok(()), "{good:?}");

@@ -97,6 +97,14 @@ impl Lock {
         );
         let mut file = tempfile::NamedTempFile::new_in(dir).map_err(write)?;
         std::io::Write::write_all(&mut file, text.as_bytes()).map_err(write)?;
+        // Readable like any file of the project (a temporary file starts as 0600).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            file.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))
+                .map_err(write)?;
+        }
         file.persist(path).map_err(|error| write(error.error))?;
         Ok(())
     }

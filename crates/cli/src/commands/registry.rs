@@ -78,7 +78,10 @@ pub fn run(context: &Context, args: RegistryArgs) -> anyhow::Result<ExitCode> {
                 target,
                 force,
                 json,
-            } => install(context, &registry, &skill, &target, force, json).await,
+            } => match skill {
+                Some(skill) => install(context, &registry, &skill, &target, force, json).await,
+                None => install_locked(context, &registry, &target, force, json).await,
+            },
             RegistryCommand::Update {
                 names,
                 target,
@@ -332,14 +335,37 @@ fn target(context: &Context, args: &InstallTargetArgs) -> anyhow::Result<Target>
             lock: config.join(LOCK_FILE),
         });
     }
-    let root = match &args.dir {
-        Some(dir) => context.env.cwd.join(dir),
-        None => project.join(".agents/skills"),
+    let root = if let Some(dir) = &args.dir {
+        context.env.cwd.join(dir)
+    } else {
+        let root = project.join(".agents/skills");
+        // The repository's own `.agents` may be a link: an install goes into the project.
+        if !leads_inside(&root, &project) {
+            return Err(UsageError::new(format!(
+                "{} leads outside the project (a link), so nothing is installed there",
+                root.display()
+            ))
+            .with_hint("--dir DIR installs into a folder you name")
+            .into());
+        }
+        root
     };
     Ok(Target {
         root,
         lock: project.join(LOCK_FILE),
     })
+}
+
+/// Whether `path` (or, where it does not exist yet, its nearest existing folder) really is
+/// inside `project`, links resolved.
+fn leads_inside(path: &Path, project: &Path) -> bool {
+    let Ok(project) = std::fs::canonicalize(project) else {
+        return false;
+    };
+    path.ancestors()
+        .find(|ancestor| std::fs::symlink_metadata(ancestor).is_ok())
+        .and_then(|existing| std::fs::canonicalize(existing).ok())
+        .is_some_and(|real| real.starts_with(&project))
 }
 
 fn installed_line(installed: &Installed) -> String {
@@ -378,6 +404,67 @@ async fn install(
         stdout_text(&text)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Installs what the lock file lists, each at its recorded version (a yanked one too: the lock
+/// names it) and only with its recorded content.
+async fn install_locked(
+    context: &Context,
+    registry: &Registry,
+    target_args: &InstallTargetArgs,
+    force: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let target = target(context, target_args)?;
+    let lock = Lock::read(&target.lock)?;
+    let base = target.lock.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let mut text = String::new();
+    let mut results = Vec::new();
+    let mut failed = 0;
+    for entry in &lock.skills {
+        let reference = format!("{}/{}@{}", entry.owner, entry.name, entry.seq);
+        let outcome = async {
+            let dir = entry.folder(&base, target_args.user)?;
+            let fetched = registry
+                .fetch(&entry.owner, &entry.name, Some(entry.seq), true)
+                .await?;
+            entry.check(&fetched, &target.lock)?;
+            let entry_target = Target {
+                root: dir.parent().unwrap_or(&base).to_path_buf(),
+                lock: target.lock.clone(),
+            };
+            skillet_registry::install(&fetched, &entry_target, force)
+        }
+        .await;
+        match outcome {
+            Ok(installed) => {
+                text.push_str(&installed_line(&installed));
+                results.push(json!({"skill": reference, "installed": installed}));
+            }
+            Err(error) => {
+                failed += 1;
+                warn(&format!("error: {error}"));
+                results.push(json!({"skill": reference, "error": error.to_string()}));
+            }
+        }
+    }
+    if lock.skills.is_empty() {
+        let _ = writeln!(
+            text,
+            "nothing to install: {} lists no skills",
+            target.lock.display()
+        );
+    }
+    if json {
+        stdout_json(&json!({"lock": target.lock, "results": results}))?;
+    } else {
+        stdout_text(&text)?;
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILURE)
+    })
 }
 
 async fn update(
