@@ -2,12 +2,13 @@
 
 CREATE EXTENSION IF NOT EXISTS vector;
 
--- What this registry is: the model its vectors come from (a client with another model ranks
--- by words only rather than compare vectors of different spaces).
+-- What this registry is: the model its vectors come from (skillet embeds with this one only;
+-- the vector column's 384 dimensions are its).
 CREATE TABLE skillet_registry_meta (
     key text PRIMARY KEY,
     value text NOT NULL
 );
+INSERT INTO skillet_registry_meta VALUES ('embedding_model', 'sentence-transformers/all-MiniLM-L6-v2');
 
 -- One row per owner/name; head_seq is the last version's sequence number (0 before any).
 CREATE TABLE skillet_skills (

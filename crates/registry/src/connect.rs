@@ -22,6 +22,10 @@ pub const POOL_SIZE: usize = 4;
 pub struct Pools {
     pub(crate) reads: Pool,
     pub(crate) writes: Pool,
+    /// The primary's configuration, for a listener's own connection (never pooled: LISTEN is
+    /// session state, which a transaction pooler would lose and a hot standby refuses).
+    pub(crate) primary: tokio_postgres::Config,
+    pub(crate) tls: tokio_postgres_rustls::MakeRustlsConnect,
     /// Where it is, as shown to the user (hosts, port, database; never the password).
     pub at: String,
     /// Whether the schema was found to be this skillet's once already (checked once per
@@ -72,7 +76,9 @@ impl Pools {
         };
         Ok(Self {
             reads: pool(config)?,
-            writes: pool(primary)?,
+            writes: pool(primary.clone())?,
+            primary,
+            tls,
             at,
             schema_checked: std::sync::Arc::default(),
         })

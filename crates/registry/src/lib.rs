@@ -16,6 +16,7 @@ pub mod bundle;
 mod connect;
 mod error;
 mod install;
+mod listen;
 mod prepare;
 mod publish;
 pub mod schema;
@@ -28,6 +29,7 @@ pub use error::RegistryError;
 pub use install::{
     Installed, LOCK_FILE, LOCK_VERSION, Lock, Locked, MAX_LOCK_BYTES, Target, install, shown_dir,
 };
+pub use listen::{Change, Event, FIRST_RECONNECT_WAIT, MAX_RECONNECT_WAIT};
 pub use prepare::{
     MAX_OWNER_CHARS, Prepared, RESERVED_OWNERS, check_owner, parse_reference, prepare, term_counts,
 };
@@ -102,6 +104,18 @@ impl Registry {
     /// Yanks a version.
     pub async fn yank(&self, owner: &str, name: &str, seq: i32) -> Result<Yanked, RegistryError> {
         versions::yank(&self.pools, owner, name, seq).await
+    }
+
+    /// The newest event's number (0 when none): where to start following changes from.
+    pub async fn latest_event(&self) -> Result<i64, RegistryError> {
+        listen::latest_event(&self.pools).await
+    }
+
+    /// Sends every change after event `after` to `changes`, then each new one as it commits,
+    /// until `changes` closes; a lost connection is said, retried, and caught up on. Runs on
+    /// a connection of its own to the primary (LISTEN is session state).
+    pub async fn listen(&self, after: i64, changes: tokio::sync::mpsc::Sender<Change>) {
+        listen::listen(&self.pools, after, changes).await;
     }
 
     /// A version's files, verified.

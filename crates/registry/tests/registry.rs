@@ -10,6 +10,7 @@
 )]
 
 use std::path::Path;
+use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use skillet_registry::{Lock, Registry, RegistryError, SearchSettings, Target, install, prepare};
@@ -758,4 +759,101 @@ fn only_the_owners_role_publishes_and_yanks_under_it() {
             1
         );
     });
+}
+
+#[test]
+fn changes_arrive_in_order_and_are_caught_up_after_a_lost_connection() {
+    let Some(url) = server("changes_arrive_in_order_and_are_caught_up_after_a_lost_connection")
+    else {
+        return;
+    };
+    let db = TestDatabase::create(&url);
+    let skills = tempfile::tempdir().unwrap();
+    runtime().block_on(async {
+        let registry = Registry::new(&db.url).unwrap();
+        registry.init().await.unwrap();
+        let publish = |name: &'static str| {
+            let dir = write_skill(skills.path(), name, "A skill for the listener test.", name);
+            let registry = registry.clone();
+            async move {
+                registry
+                    .publish(&prepare(&dir).unwrap(), "acme", None, None)
+                    .await
+                    .unwrap()
+            }
+        };
+        publish("before-one").await;
+        let start = registry.latest_event().await.unwrap();
+        assert_eq!(start, 1);
+        let (sender, mut changes) = tokio::sync::mpsc::channel(16);
+        let listener = {
+            let registry = Registry::new(&db.url).unwrap();
+            tokio::spawn(async move { registry.listen(start, sender).await })
+        };
+        publish("first").await;
+        publish("second").await;
+        let one = next_event(&mut changes).await;
+        let two = next_event(&mut changes).await;
+        assert_eq!(
+            (one.id, one.name.as_str(), one.kind.as_str()),
+            (2, "first", "publish")
+        );
+        assert_eq!((two.id, two.name.as_str()), (3, "second"));
+        // The listener's connection dies; what is published meanwhile still arrives.
+        db.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid() \
+               AND query LIKE '%FROM skillet_events WHERE id >%'",
+        );
+        publish("while-down").await;
+        registry.yank("acme", "first", 1).await.unwrap();
+        let mut lost = false;
+        let mut back = false;
+        let mut events = Vec::new();
+        while events.len() < 2 {
+            match tokio::time::timeout(Duration::from_secs(20), changes.recv())
+                .await
+                .expect("a change within 20 s")
+                .expect("the listener runs")
+            {
+                skillet_registry::Change::Lost(why) => {
+                    assert!(why.contains("terminating connection"), "{why}");
+                    lost = true;
+                }
+                skillet_registry::Change::Back => back = true,
+                skillet_registry::Change::Event(event) => events.push(event),
+            }
+        }
+        assert!(
+            lost && back,
+            "the loss and the return are said: {lost} {back} {events:?}"
+        );
+        let got: Vec<(i64, &str, &str)> = events
+            .iter()
+            .map(|e| (e.id, e.kind.as_str(), e.name.as_str()))
+            .collect();
+        assert_eq!(got, [(4, "publish", "while-down"), (5, "yank", "first")]);
+        drop(changes);
+        // With its receiver gone, the listener ends at the next event.
+        publish("after").await;
+        tokio::time::timeout(Duration::from_secs(20), listener)
+            .await
+            .expect("the listener ends")
+            .unwrap();
+    });
+}
+
+/// The next event a listener sends (losses and returns passed over).
+async fn next_event(
+    changes: &mut tokio::sync::mpsc::Receiver<skillet_registry::Change>,
+) -> skillet_registry::Event {
+    loop {
+        let change = tokio::time::timeout(Duration::from_secs(20), changes.recv())
+            .await
+            .expect("a change within 20 s")
+            .expect("the listener runs");
+        if let skillet_registry::Change::Event(event) = change {
+            return event;
+        }
+    }
 }
