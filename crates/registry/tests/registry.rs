@@ -4,6 +4,7 @@
 
 #![allow(
     clippy::unwrap_used,
+    clippy::expect_used,
     clippy::panic,
     clippy::too_many_lines,
     reason = "tests"
