@@ -55,7 +55,7 @@ impl Pools {
             config.application_name("skillet");
         }
         let at = describe(&config);
-        let tls = tls()?;
+        let tls = tls(&at)?;
         let mut primary = config.clone();
         primary.target_session_attrs(TargetSessionAttrs::ReadWrite);
         let pool = |config: tokio_postgres::Config| {
@@ -102,14 +102,20 @@ impl Pools {
 }
 
 /// rustls with the platform's certificate verifier (the system's roots).
-fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, RegistryError> {
+fn tls(at: &str) -> Result<tokio_postgres_rustls::MakeRustlsConnect, RegistryError> {
     use rustls_platform_verifier::BuilderVerifierExt as _;
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|error| RegistryError::BadUrl(format!("TLS: {error}")))?
+        .map_err(|error| RegistryError::Tls {
+            at: at.to_string(),
+            cause: error.to_string(),
+        })?
         .with_platform_verifier()
-        .map_err(|error| RegistryError::BadUrl(format!("TLS: {error}")))?
+        .map_err(|error| RegistryError::Tls {
+            at: at.to_string(),
+            cause: error.to_string(),
+        })?
         .with_no_client_auth();
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
 }

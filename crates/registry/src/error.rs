@@ -20,6 +20,16 @@ pub enum RegistryError {
         /// The system's words.
         cause: String,
     },
+    /// TLS could not be set up or the server's certificate was not accepted.
+    #[error(
+        "TLS with the registry at {at} failed: {cause}\n  hint: the server's certificate must chain to a root this system trusts; sslmode=disable in the URL turns TLS off (only on a network you trust)"
+    )]
+    Tls {
+        /// Where (no password).
+        at: String,
+        /// What failed.
+        cause: String,
+    },
     /// The server refused the user.
     #[error(
         "the registry at {at} refused the credentials: {cause}\n  hint: check the user and the password in the URL (postgresql://USER:PASSWORD@HOST/DB, the password percent-encoded)"
@@ -163,6 +173,13 @@ impl RegistryError {
             return Self::Credentials {
                 at: at.to_string(),
                 cause: "the server asks for a password and the URL gives none".into(),
+            };
+        }
+        let chain = cause_chain(error);
+        if chain.contains("TLS") || chain.contains("certificate") {
+            return Self::Tls {
+                at: at.to_string(),
+                cause: chain,
             };
         }
         if error.is_closed() || is_connect_error(error) {

@@ -340,3 +340,44 @@ fn check_skill_name(fetched: &Fetched) -> Result<(), RegistryError> {
         })
     }
 }
+
+/// A fetched version in a content-addressed cache: `cache/HASH/NAME`, written once (beside it,
+/// then renamed into place) and checked against its hash again whenever it is reused, so a
+/// cached copy edited since is replaced, never trusted. Keyed by content, never by a version
+/// label: a registry that served other content for the same version gets another folder.
+/// For reading a skill that is not installed: nothing in the cache is a skill root.
+pub fn cache(fetched: &Fetched, cache_dir: &Path) -> Result<PathBuf, RegistryError> {
+    check_skill_name(fetched)?;
+    let write = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| RegistryError::Write { path, source }
+    };
+    let entry = cache_dir.join(hex(&fetched.content_hash));
+    let dir = entry.join(&fetched.name);
+    if let Ok(bundle) = Bundle::read(&dir)
+        && bundle.content_hash() == fetched.content_hash
+        && bundle.skipped.is_empty()
+    {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(&entry).map_err(write(&entry))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".skillet-cache-")
+        .tempdir_in(&entry)
+        .map_err(write(&entry))?;
+    let staged = staging.path().join("skill");
+    std::fs::create_dir(&staged).map_err(write(&staged))?;
+    fetched.bundle.write_to(&staged).map_err(write(&staged))?;
+    if dir.exists() {
+        // A copy that no longer matches: moved aside and dropped with the staging folder.
+        std::fs::rename(&dir, staging.path().join("old")).map_err(write(&dir))?;
+    }
+    if let Err(error) = std::fs::rename(&staged, &dir) {
+        // Another process put a copy there first: it is used if it matches.
+        let theirs = Bundle::read(&dir).map(|b| b.content_hash());
+        if theirs.ok() != Some(fetched.content_hash) {
+            return Err(write(&dir)(error));
+        }
+    }
+    Ok(dir)
+}

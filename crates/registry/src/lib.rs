@@ -27,7 +27,8 @@ pub use bundle::{Bundle, BundleError, BundleFile};
 pub use connect::{CONNECT_TIMEOUT, POOL_SIZE, POOL_WAIT};
 pub use error::RegistryError;
 pub use install::{
-    Installed, LOCK_FILE, LOCK_VERSION, Lock, Locked, MAX_LOCK_BYTES, Target, install, shown_dir,
+    Installed, LOCK_FILE, LOCK_VERSION, Lock, Locked, MAX_LOCK_BYTES, Target, cache, install,
+    shown_dir,
 };
 pub use listen::{Change, Event, FIRST_RECONNECT_WAIT, MAX_RECONNECT_WAIT};
 pub use prepare::{

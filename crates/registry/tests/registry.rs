@@ -463,6 +463,26 @@ fn install_verifies_writes_whole_and_keeps_a_lock() {
                 .contains("v2")
         );
         assert_eq!(Lock::read(&target.lock).unwrap().skills[0].seq, 2);
+        // The content-addressed cache: written once, reused while it matches, rewritten when
+        // edited, keyed by the content hash.
+        let cache_dir = project.path().join("cache");
+        let cached = skillet_registry::cache(&newer, &cache_dir).unwrap();
+        assert!(cached.ends_with(format!(
+            "{}/pdf-forms",
+            skillet_registry::bundle::hex(&newer.content_hash)
+        )));
+        assert!(
+            std::fs::read_to_string(cached.join("SKILL.md"))
+                .unwrap()
+                .contains("v2")
+        );
+        std::fs::write(cached.join("SKILL.md"), "edited").unwrap();
+        assert_eq!(skillet_registry::cache(&newer, &cache_dir).unwrap(), cached);
+        assert!(
+            std::fs::read_to_string(cached.join("SKILL.md"))
+                .unwrap()
+                .contains("v2")
+        );
         // No staging folder is left behind.
         let leftovers: Vec<_> = std::fs::read_dir(&target.root)
             .unwrap()

@@ -296,6 +296,7 @@ async fn publish(
             Err(
                 error @ (RegistryError::Unreachable { .. }
                 | RegistryError::Credentials { .. }
+                | RegistryError::Tls { .. }
                 | RegistryError::NotInitialized
                 | RegistryError::NoVector(_)
                 | RegistryError::OldSchema { .. }
