@@ -838,7 +838,8 @@ fn changes_arrive_in_order_and_are_caught_up_after_a_lost_connection() {
                 .expect("the listener runs")
             {
                 skillet_registry::Change::Lost(why) => {
-                    assert!(why.contains("terminating connection"), "{why}");
+                    // The server's last word, or only the closed socket, as timing has it.
+                    assert!(why.contains("cannot reach the registry"), "{why}");
                     lost = true;
                 }
                 skillet_registry::Change::Back => back = true,
