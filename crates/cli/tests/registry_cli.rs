@@ -13,16 +13,10 @@ mod common;
 
 use common::{Sandbox, run, skillet, write_skill};
 use pretty_assertions::assert_eq;
-use skillet_test_support::{TestDatabase, registry_server, skip};
+use skillet_test_support::TestDatabase;
 
 fn server(test: &str) -> Option<String> {
-    let url = registry_server();
-    if url.is_none() {
-        skip(&format!(
-            "SKIPPED {test}: no PostgreSQL with pgvector (SKILLET_TEST_PG_URL unset; scripts/test.sh starts one)"
-        ));
-    }
-    url
+    skillet_test_support::registry_server_for(test)
 }
 
 fn skill(description: &str, body: &str, name: &str) -> String {

@@ -16,16 +16,10 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use skillet_registry::{Lock, Registry, RegistryError, SearchSettings, Target, install, prepare};
 use skillet_retrieval::{Matcher, Mode};
-use skillet_test_support::{TestDatabase, registry_server, skip};
+use skillet_test_support::TestDatabase;
 
 fn server(test: &str) -> Option<String> {
-    let url = registry_server();
-    if url.is_none() {
-        skip(&format!(
-            "SKIPPED {test}: no PostgreSQL with pgvector (SKILLET_TEST_PG_URL unset; scripts/test.sh starts one)"
-        ));
-    }
-    url
+    skillet_test_support::registry_server_for(test)
 }
 
 fn runtime() -> tokio::runtime::Runtime {

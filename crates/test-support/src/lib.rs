@@ -119,6 +119,18 @@ pub fn registry_server() -> Option<String> {
     }
 }
 
+/// [`registry_server`] for test `test`, saying where the person running the tests sees it that
+/// the test is skipped when there is none.
+pub fn registry_server_for(test: &str) -> Option<String> {
+    let url = registry_server();
+    if url.is_none() {
+        skip(&format!(
+            "SKIPPED {test}: no PostgreSQL with pgvector (SKILLET_TEST_PG_URL unset; scripts/test.sh starts one)"
+        ));
+    }
+    url
+}
+
 /// A database of its own for one test on the server at `server_url`, dropped when the value
 /// is (`DROP DATABASE … WITH (FORCE)`).
 pub struct TestDatabase {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use skillet_library::model::{ModelEvent, Need, find_or_download};
 use skillet_registry::{
-    Fetched, Installed, LOCK_FILE, Lock, Prepared, Registry, RegistryError, SearchSettings, Target,
+    Fetched, Installed, LOCK_FILE, Lock, Registry, RegistryError, SearchSettings, Target,
     parse_reference, prepare,
 };
 use skillet_retrieval::Mode;
@@ -96,9 +96,17 @@ pub fn run(context: &Context, args: RegistryArgs) -> anyhow::Result<ExitCode> {
 
 /// The registry named by the flag, the environment or a config file.
 fn open(context: &Context, flag: Option<&str>) -> anyhow::Result<Registry> {
-    let library = skillet_skills::discover(&context.roots);
-    let (trusted_project, _) = super::trust::recorded_standing(context, &library);
     let project_root = context.project_root();
+    // Trust (which reads every skill to see what it unlocks) matters only when the project's
+    // own skillet.toml names a registry.
+    let project_names_one = crate::settings::project_grants(&project_root)
+        .ok()
+        .flatten()
+        .is_some_and(|(_, grants)| grants.iter().any(|g| g.starts_with("registry_url")));
+    let trusted_project = project_names_one && {
+        let library = skillet_skills::discover(&context.roots);
+        super::trust::recorded_standing(context, &library).0
+    };
     let (url, warnings) = crate::settings::registry_url(
         flag,
         &Sources {
@@ -191,32 +199,28 @@ fn skill_dirs(context: &Context, dirs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf
     Ok(found)
 }
 
-/// The vectors of the prepared skills' texts, or `None` (said why) without the model.
-fn embed(prepared: &[Prepared], embed_model: Option<&Path>) -> Option<Vec<Vec<f32>>> {
+/// The vectors of `texts`, or `None` (said why, as `need` asks) without the model.
+fn embed(texts: &[&str], embed_model: Option<&Path>, need: Need) -> Option<Vec<Vec<f32>>> {
     let env = model_env(embed_model);
     let mut report = stderr_events();
-    let dir = find_or_download(&env, Need::Optional, &mut |event: ModelEvent<'_>| {
+    let dir = find_or_download(&env, need, &mut |event: ModelEvent<'_>| {
         report(event);
     })?;
-    let embedder = match skillet_retrieval::embed::Embedder::load(&dir) {
-        Ok(embedder) => embedder,
-        Err(error) => {
+    let embedder = skillet_retrieval::embed::Embedder::load(&dir)
+        .map_err(|error| {
             warn(&format!(
                 "warning: the embedding model failed to load: {error}"
             ));
-            return None;
-        }
-    };
-    let texts: Vec<&str> = prepared.iter().map(|p| p.embedding_text.as_str()).collect();
+        })
+        .ok()?;
     let mut vectors = Vec::with_capacity(texts.len());
     for batch in texts.chunks(EMBED_BATCH) {
-        match embedder.embed(batch) {
-            Ok(batch) => vectors.extend(batch),
-            Err(error) => {
-                warn(&format!("warning: embedding failed: {error}"));
-                return None;
-            }
-        }
+        vectors.extend(
+            embedder
+                .embed(batch)
+                .map_err(|error| warn(&format!("warning: embedding failed: {error}")))
+                .ok()?,
+        );
     }
     Some(vectors)
 }
@@ -264,7 +268,8 @@ async fn publish(
     let vectors = if prepared.is_empty() {
         None
     } else {
-        embed(&prepared, embed_model)
+        let texts: Vec<&str> = prepared.iter().map(|p| p.embedding_text.as_str()).collect();
+        embed(&texts, embed_model, Need::Optional)
     };
     if vectors.is_none() && !prepared.is_empty() {
         warn(
@@ -449,23 +454,7 @@ async fn install_locked(
             }
         }
     }
-    if lock.skills.is_empty() {
-        let _ = writeln!(
-            text,
-            "nothing to install: {} lists no skills",
-            target.lock.display()
-        );
-    }
-    if json {
-        stdout_json(&json!({"lock": target.lock, "results": results}))?;
-    } else {
-        stdout_text(&text)?;
-    }
-    Ok(if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_FAILURE)
-    })
+    report_lock_run(&lock, &target, "install", text, &results, failed, json)
 }
 
 async fn update(
@@ -513,10 +502,23 @@ async fn update(
             }
         }
     }
+    report_lock_run(&lock, &target, "update", text, &results, failed, json)
+}
+
+/// Prints what a run over the lock file did (`what`: install or update) and its exit code.
+fn report_lock_run(
+    lock: &Lock,
+    target: &Target,
+    what: &str,
+    mut text: String,
+    results: &[serde_json::Value],
+    failed: usize,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     if lock.skills.is_empty() {
         let _ = writeln!(
             text,
-            "nothing to update: {} lists no skills",
+            "nothing to {what}: {} lists no skills",
             target.lock.display()
         );
     }
@@ -686,7 +688,7 @@ async fn search(
         } else {
             Need::Optional
         };
-        query_vector(query, embed_model, need)
+        embed(&[query], embed_model, need).and_then(|mut vectors| vectors.pop())
     };
     if vector.is_none() && mode == Mode::Semantic {
         return Ok(ExitCode::from(EXIT_FAILURE));
@@ -755,27 +757,6 @@ async fn search(
     }
     stdout_text(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The query's vector, or `None` (said why) without the model.
-fn query_vector(query: &str, embed_model: Option<&Path>, need: Need) -> Option<Vec<f32>> {
-    let env = model_env(embed_model);
-    let mut report = stderr_events();
-    let dir = find_or_download(&env, need, &mut |event: ModelEvent<'_>| {
-        report(event);
-    })?;
-    let embedder = skillet_retrieval::embed::Embedder::load(&dir)
-        .map_err(|error| {
-            warn(&format!(
-                "warning: the embedding model failed to load: {error}"
-            ));
-        })
-        .ok()?;
-    embedder
-        .embed(&[query])
-        .map_err(|error| warn(&format!("warning: embedding failed: {error}")))
-        .ok()?
-        .pop()
 }
 
 /// At most `max` characters of `text`, cut with `…`.
