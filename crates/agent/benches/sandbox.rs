@@ -113,6 +113,8 @@ mod bash_tool {
             skill_trust: skillet_library::trust::SkillTrust::untrusted(),
             skill_shell: true,
             save_skills: None,
+            source: None,
+            fetched: Arc::default(),
         };
         let tools = ToolTable::standard(false);
         let bash = tools.get("bash").expect("the bash tool");

@@ -77,6 +77,9 @@ pub struct AgentConfig {
     pub skill_shell: bool,
     /// Where `save_skill` writes new skills, and the roots to find them in (none: refused).
     pub save_skills: Option<crate::tools::save_skill::SaveSkills>,
+    /// Skills beyond the folders, such as the shared registry: with one, `search_skills` is
+    /// offered and searches it too, and its skills load by reference as text only.
+    pub skill_source: Option<Arc<dyn skillet_library::source::SkillSource>>,
 }
 
 /// What is done with the skills that match a user message (always by appending to that
@@ -120,6 +123,7 @@ impl AgentConfig {
             skill_trust: skillet_library::trust::SkillTrust::untrusted(),
             skill_shell: true,
             save_skills: None,
+            skill_source: None,
         }
     }
 }
@@ -284,8 +288,19 @@ impl Agent {
                 catalog.listed
             );
         }
-        let gate = Arc::new(Gate::new(config.permissions.clone()));
-        let usage = Arc::new(Mutex::new(Usage::default()));
+        if let Some(source) = &config.skill_source {
+            let _ = write!(
+                system,
+                "\n\nsearch_skills also searches {}, whose skills are shared by others and not in the list. A result marked \"not installed\" loads with load_skill by its OWNER/NAME@SEQ, as text only: it runs nothing and grants no tools.",
+                source.label()
+            );
+        }
+        let search = search || config.skill_source.is_some();
+        let shared = Shared {
+            gate: Arc::new(Gate::new(config.permissions.clone())),
+            usage: Arc::new(Mutex::new(Usage::default())),
+            fetched: crate::tools::load_skill::Fetched::default(),
+        };
         let skills = Arc::new(LiveSkills::new(
             Arc::clone(library),
             config.skill_index.clone(),
@@ -299,8 +314,7 @@ impl Agent {
                     &catalog.text,
                     config,
                     (subagent, search),
-                    Arc::clone(&gate),
-                    Arc::clone(&usage),
+                    &shared,
                 )
             };
         let subagent_core = build_core(None, provider.clone(), system.clone());
@@ -753,7 +767,13 @@ pub fn catalog_budget(model: &str) -> usize {
     (window.saturating_mul(4) / 100).clamp(CATALOG_BUDGET_BOUNDS.0, CATALOG_BUDGET_BOUNDS.1)
 }
 
-#[expect(clippy::too_many_arguments, reason = "one private constructor")]
+/// What a session's main loop and its subagents share.
+struct Shared {
+    gate: Arc<Gate>,
+    usage: Arc<Mutex<Usage>>,
+    fetched: crate::tools::load_skill::Fetched,
+}
+
 fn build_core(
     provider: Provider,
     system: String,
@@ -761,8 +781,7 @@ fn build_core(
     catalog: &str,
     config: &AgentConfig,
     (subagent, search): (Option<Arc<dyn Subagent>>, bool),
-    gate: Arc<Gate>,
-    usage: Arc<Mutex<Usage>>,
+    shared: &Shared,
 ) -> Core {
     let tools = ToolTable::with(subagent.is_some(), search);
     let context = ToolContext {
@@ -772,12 +791,14 @@ fn build_core(
         placement: config.placement,
         todos: Mutex::new(Vec::new()),
         subagent,
-        gate,
+        gate: Arc::clone(&shared.gate),
         protected: config.protected.clone(),
         sandbox: config.sandbox.clone(),
         skill_trust: config.skill_trust.clone(),
         skill_shell: config.skill_shell,
         save_skills: config.save_skills.clone(),
+        source: config.skill_source.clone(),
+        fetched: Arc::clone(&shared.fetched),
     };
     let specs = tools.specs(&context);
     Core {
@@ -787,7 +808,7 @@ fn build_core(
         tools,
         context,
         config: config.clone(),
-        usage,
+        usage: Arc::clone(&shared.usage),
         audited: Arc::default(),
         last_context_tokens: std::sync::atomic::AtomicU64::new(0),
     }

@@ -1,5 +1,6 @@
 //! Where file tools may work: beneath the working directory, plus read-only beneath the folders
-//! of discovered skills (so Layer 3 works for skills in `~/.claude/skills`). Nothing else.
+//! of discovered skills (so Layer 3 works for skills in `~/.claude/skills`) and of the source's
+//! skills loaded in this session (their verified copies in the cache). Nothing else.
 //!
 //! A path is placed under one of those roots lexically here; every open, read and write then
 //! goes through [`skillet_skills::confine::Beneath`], which has the kernel resolve it beneath
@@ -75,6 +76,7 @@ pub fn resolve(
             .iter()
             .find(|skill| normalized.starts_with(&skill.dir))
             .map(|skill| skill.dir.clone())
+            .or_else(|| crate::tools::load_skill::fetched_dir(context, &normalized))
     {
         dir
     } else {

@@ -107,6 +107,12 @@ pub struct ToolContext {
     pub skill_shell: bool,
     /// Where `save_skill` writes (none: it is refused).
     pub save_skills: Option<crate::tools::save_skill::SaveSkills>,
+    /// Skills beyond the folders (the shared registry): `search_skills` searches it too, and
+    /// `load_skill` loads its skills by reference (`OWNER/NAME@SEQ`) as text only.
+    pub source: Option<Arc<dyn skillet_library::source::SkillSource>>,
+    /// The source's skills loaded in this session (shared with subagents): their folders are
+    /// readable as a discovered skill's are.
+    pub fetched: crate::tools::load_skill::Fetched,
 }
 
 /// The skills a session sees: the library and its index, swapped whole between turns (shared by
@@ -192,7 +198,8 @@ impl ToolTable {
         Self::with(with_task, false)
     }
 
-    /// The standard tools, plus `search_skills` when the catalog could not list every skill.
+    /// The standard tools, plus `search_skills` when the catalog could not list every skill or
+    /// a skill source is searched too.
     pub fn with(with_task: bool, with_search: bool) -> Self {
         let mut tools: Vec<Box<dyn Tool>> = vec![
             Box::new(tools::load_skill::LoadSkill),

@@ -88,6 +88,8 @@ fn context(fixture: &Fixture, permissions: Permissions, sandbox: SandboxPolicy) 
         skill_trust: skillet_library::trust::SkillTrust::untrusted(),
         skill_shell: true,
         save_skills: None,
+        source: None,
+        fetched: Arc::default(),
     }
 }
 

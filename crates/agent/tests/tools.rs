@@ -57,6 +57,8 @@ fn fixture() -> Fixture {
         skill_trust: skillet_library::trust::SkillTrust::untrusted(),
         skill_shell: true,
         save_skills: None,
+        source: None,
+        fetched: Arc::default(),
     };
     Fixture {
         _temp: temp,

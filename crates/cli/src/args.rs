@@ -211,6 +211,10 @@ pub struct McpArgs {
     /// A folder holding the embedding model (else SKILLET_EMBED_MODEL or the Hugging Face cache)
     #[arg(long, value_name = "DIR")]
     pub embed_model: Option<PathBuf>,
+    /// A shared registry (a PostgreSQL URL) that search_skills searches too (else
+    /// SKILLET_REGISTRY_URL, else registry_url in skillet.toml)
+    #[arg(long, value_name = "URL")]
+    pub registry: Option<String>,
 }
 
 /// `skillet chat` and plain `skillet`.

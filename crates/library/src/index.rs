@@ -194,6 +194,20 @@ impl SkillIndex {
         })
     }
 
+    /// The query's vector from the model this index ranks with (`None` without a model), for
+    /// searching a source whose skills were embedded by the same model.
+    pub fn embed_query(&self, query: &str) -> Result<Option<Vec<f32>>, EmbedError> {
+        match &self.embedder {
+            Some(embedder) => Ok(embedder.embed(&[query])?.pop()),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether it ranks by meaning too.
+    pub fn has_model(&self) -> bool {
+        self.embedder.is_some()
+    }
+
     /// The name of a ranked skill.
     pub fn name(&self, index: usize) -> &str {
         &self.names[index]

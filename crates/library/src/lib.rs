@@ -2,7 +2,8 @@
 //! the discovered skills ready to rank ([`index`]: the skill index and its embedding cache), and
 //! the embedding model ([`model`]: where it is found, downloading it, building the index with it),
 //! watching the skill roots for changes ([`watch`]), which projects the user trusts to act
-//! ([`trust`]), and the rule deciding which skills a request triggers, with the trigger tests
+//! ([`trust`]), sources of skills beyond the folders such as the shared registry ([`source`]:
+//! the trait, and a fetched skill shown as untrusted text), and the rule deciding which skills a request triggers, with the trigger tests
 //! built on it ([`triggers`]).
 //!
 //! It sits above the pure engines (`skillet-skills`, `skillet-retrieval`) and below `agent`,
@@ -13,6 +14,7 @@
 
 pub mod index;
 pub mod model;
+pub mod source;
 pub mod triggers;
 pub mod trust;
 pub mod watch;

@@ -17,6 +17,15 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 
 use crate::{ServeError, Shared, SkilletServer};
 
+/// A task stopped when the value is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// The path the server answers on.
 pub const MCP_PATH: &str = "/mcp";
 /// The largest request body taken (a request is a small JSON-RPC message).
@@ -65,6 +74,7 @@ pub async fn serve_http(
     let loader = shared.clone();
     tokio::task::spawn_blocking(move || loader.load_model());
     let _watcher = crate::watch(&shared).await;
+    let _following = AbortOnDrop(tokio::spawn(crate::remote::follow(shared.clone())));
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,

@@ -1,7 +1,9 @@
 //! `skillet mcp`: a skill library served to any MCP client (Claude Code, Claude Desktop, Cursor,
 //! VS Code, Codex, Goose, Zed) with skillet's three layers and its ranking, no LLM key needed.
 //!
-//! - Tools ([`tools`]): `search_skills`, `load_skill`, `read_skill_file`, `list_skills`.
+//! - Tools ([`tools`]): `search_skills`, `load_skill`, `read_skill_file`, `list_skills`; with a
+//!   skill source (the shared registry, [`Shared::with_source`]) `search_skills` searches it
+//!   too and its skills load by `OWNER/NAME@SEQ` as text only, its changes followed.
 //! - Instructions at initialize ([`instructions`]): how to use them and as much of the catalog as
 //!   fits in 2,000 characters.
 //! - Prompts: each skill the user may invoke, with an `arguments` argument.
@@ -17,6 +19,7 @@ mod http;
 pub mod instructions;
 pub mod manifest;
 mod mime;
+mod remote;
 pub mod resources;
 mod server;
 pub mod state;
@@ -115,7 +118,9 @@ pub async fn serve_stdio(shared: Shared) -> Result<(), ServeError> {
     let loader = shared.clone();
     tokio::task::spawn_blocking(move || loader.load_model());
     let _watcher = watch(&shared).await;
+    let following = tokio::spawn(remote::follow(shared.clone()));
     let waited = service.waiting().await;
+    following.abort();
     // The last answers reach stdout whole before the process ends.
     let _ = tokio::time::timeout(FLUSH_AT_END, writer).await;
     waited.map_err(|error| ServeError::Session(error.to_string()))?;

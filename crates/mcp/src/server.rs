@@ -84,7 +84,7 @@ impl SkilletServer {
 }
 
 /// Runs `work` on the snapshot on a blocking thread.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     shared: &Shared,
     work: impl FnOnce(&Snapshot) -> T + Send + 'static,
 ) -> Result<T, McpError> {
@@ -176,6 +176,7 @@ impl ServerHandler for SkilletServer {
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(tools::list(
             &self.shared.snapshot(),
+            self.shared.source_view().as_ref(),
         )))
     }
 
@@ -196,6 +197,11 @@ impl ServerHandler for SkilletServer {
             ));
         }
         let arguments = request.arguments.unwrap_or_default();
+        if let Some(source) = self.shared.source()
+            && let Some(result) = crate::remote::call(&self.shared, source, &name, &arguments).await
+        {
+            return result.map(CallToolResponse::from);
+        }
         blocking(&self.shared, move |snapshot| {
             tools::call(snapshot, &name, &arguments)
         })

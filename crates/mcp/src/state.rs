@@ -13,6 +13,7 @@ use rmcp::model::Skill as McpSkill;
 use rmcp::service::Peer;
 use skillet_library::index::SkillIndex;
 use skillet_library::model::{ModelEnv, ModelEvent, Need, find_or_download, index_with};
+use skillet_library::source::SkillSource;
 use skillet_skills::{Library, Root, discover};
 
 /// How long telling one session of a change may take before it is given up (a client that
@@ -104,6 +105,9 @@ pub struct Shared {
     peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
     /// Changes, for 2026-07-28 sessions' `subscriptions/listen` streams.
     changes: tokio::sync::broadcast::Sender<Changes>,
+    /// Skills beyond the roots (the shared registry), and how many it offers once known.
+    source: Option<Arc<dyn SkillSource>>,
+    source_count: Arc<Mutex<Option<usize>>>,
 }
 
 /// Logs what the model lookup and indexing report.
@@ -142,6 +146,47 @@ impl Shared {
             swapping: Arc::new(Mutex::new(())),
             peers: Arc::new(Mutex::new(Vec::new())),
             changes: tokio::sync::broadcast::channel(CHANGE_BACKLOG).0,
+            source: None,
+            source_count: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The same, also searching `source` and loading its skills (as text only).
+    #[must_use]
+    pub fn with_source(mut self, source: Arc<dyn SkillSource>) -> Self {
+        self.source = Some(source);
+        self
+    }
+
+    /// The skill source, if any.
+    pub fn source(&self) -> Option<&Arc<dyn SkillSource>> {
+        self.source.as_ref()
+    }
+
+    /// What the tools say of the source.
+    pub fn source_view(&self) -> Option<crate::tools::SourceView> {
+        self.source.as_ref().map(|source| crate::tools::SourceView {
+            label: source.label().to_string(),
+            count: self.source_count.lock().ok().and_then(|count| *count),
+        })
+    }
+
+    /// Counts the source's skills again; whether the count changed (the tools' description
+    /// says it). A source that cannot answer keeps the last count, and it is logged.
+    pub async fn recount_source(&self) -> bool {
+        let Some(source) = &self.source else {
+            return false;
+        };
+        match source.count().await {
+            Ok(now) => self.source_count.lock().is_ok_and(|mut count| {
+                let changed = *count != Some(now);
+                *count = Some(now);
+                changed
+            }),
+            Err(error) => {
+                crate::log_at(crate::LogLevel::Error, &format!("registry: {error}"));
+                false
+            }
         }
     }
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
+use skillet_library::source::{Found, Origin};
 use skillet_retrieval::Mode;
 use skillet_skills::{Invoker, LoadError, Skill, escape_invisible, read_head_in_skill};
 
@@ -37,25 +38,49 @@ const MAX_ECHOED_NAME_CHARS: usize = 128;
 /// The most characters of a description in `search_skills` and `list_skills` results.
 const MAX_RESULT_DESCRIPTION_CHARS: usize = 400;
 
-/// Every tool, as listed for `snapshot`'s library.
-pub fn list(snapshot: &Snapshot) -> Vec<Tool> {
+/// What the tools say of the skill source, when there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceView {
+    /// Where it is (no secret in it).
+    pub label: String,
+    /// How many skills it offers, once known.
+    pub count: Option<usize>,
+}
+
+/// Every tool, as listed for `snapshot`'s library (and the source, when there is one).
+pub fn list(snapshot: &Snapshot, source: Option<&SourceView>) -> Vec<Tool> {
     let count = snapshot.library.model_invocable().count();
     let names: Vec<&str> = snapshot
         .library
         .model_invocable()
         .map(|skill| skill.name.as_str())
         .collect();
-    let mut name = json!({"type": "string", "description": "The skill's name, as search_skills or list_skills gave it"});
+    let mut name = json!({"type": "string", "description": if source.is_some() {
+        "The skill's name, as search_skills or list_skills gave it (OWNER/NAME@SEQ for a registry skill)"
+    } else {
+        "The skill's name, as search_skills or list_skills gave it"
+    }});
     let enum_chars: usize = names.iter().map(|name| name.chars().count() + 3).sum();
-    if !names.is_empty() && enum_chars <= MAX_NAME_ENUM_CHARS {
+    // A registry skill's reference is no listed name: an enum would forbid it.
+    if source.is_none() && !names.is_empty() && enum_chars <= MAX_NAME_ENUM_CHARS {
         name["enum"] = json!(names);
     }
+    let shared = source.map_or_else(String::new, |source| {
+        let how_many = source
+            .count
+            .map_or_else(|| "the skills".to_string(), |n| format!("the {n} skills"));
+        format!(
+            " and {how_many} shared in {} (those marked as in the registry are not installed: \
+             load_skill takes their OWNER/NAME@SEQ and gives them as text only, nothing run)",
+            source.label
+        )
+    });
     vec![
         tool(
             "search_skills",
             "Search skills",
             &format!(
-                "Find the skills for a task among the {count} in this library, ranked by words and meaning. \
+                "Find the skills for a task among the {count} in this library{shared}, ranked by words and meaning. \
                  Returns each skill's name, description, score and whether it is relevant (clears the \
                  threshold). Then call load_skill with the best name."
             ),
@@ -70,8 +95,10 @@ pub fn list(snapshot: &Snapshot) -> Vec<Tool> {
                     "name": {"type": "string"},
                     "description": {"type": "string"},
                     "score": {"type": "number"},
-                    "relevant": {"type": "boolean"}
-                }, "required": ["name", "description", "score", "relevant"]}}
+                    "relevant": {"type": "boolean"},
+                    "source": {"type": "string", "enum": ["local", "registry"], "description": "local: in this library; registry: shared, not installed here"},
+                    "installed_seq": {"type": "integer", "description": "A registry skill's version installed here, when another than this one"}
+                }, "required": ["name", "description", "score", "relevant", "source"]}}
             }, "required": ["ranking", "results"]})),
         ),
         tool(
@@ -95,7 +122,7 @@ pub fn list(snapshot: &Snapshot) -> Vec<Tool> {
                 MAX_FILE_TEXT_BYTES / 1024
             ),
             json!({"type": "object", "properties": {
-                "name": {"type": "string", "description": "The skill's name"},
+                "name": {"type": "string", "description": "The skill's name (OWNER/NAME@SEQ for a registry skill)"},
                 "path": {"type": "string", "description": "The file's path inside the skill's folder"}
             }, "required": ["name", "path"]}),
             None,
@@ -224,7 +251,25 @@ fn short(text: &str) -> String {
     cut
 }
 
-fn search(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResult, String> {
+/// A search's local half: the library ranked, and what the source half needs.
+pub(crate) struct LocalSearch {
+    /// The query.
+    pub query: String,
+    /// How many results were asked for.
+    pub k: usize,
+    /// The local results, best first (at most `k`).
+    pub found: Vec<Found>,
+    /// The mode the library was ranked in.
+    pub used: Mode,
+    /// Why it ranked by words only, if it did.
+    pub note: Option<&'static str>,
+}
+
+/// Ranks the library for a `search_skills` call (blocking: embeds the query).
+pub(crate) fn search_local(
+    snapshot: &Snapshot,
+    arguments: &JsonObject,
+) -> Result<LocalSearch, String> {
     let query = required(arguments, "query")?;
     if query.trim().is_empty() {
         return Err("'query' is empty: say what you need done".to_string());
@@ -247,46 +292,92 @@ fn search(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResult,
         (Ranking::Hybrid, Mode::Hybrid | Mode::Semantic) => None,
         (Ranking::Hybrid, Mode::Lexical) => Some("ranked by words only"),
     };
+    let found = ranked
+        .iter()
+        .filter_map(|hit| {
+            let skill = snapshot.library.get(snapshot.index.name(hit.index))?;
+            skill.model_invocable().then(|| Found {
+                name: skill.name.clone(),
+                description: skill.description.clone(),
+                score: hit.score,
+                relevant: hit.relevant,
+                origin: Origin::Local,
+            })
+        })
+        .take(k)
+        .collect();
+    Ok(LocalSearch {
+        query: query.to_string(),
+        k,
+        found,
+        used,
+        note,
+    })
+}
+
+/// The result of a `search_skills` call: `found` (the local results, or merged with a
+/// source's), and `notes` to add (the source's failure, say).
+pub(crate) fn search_result(
+    local: &LocalSearch,
+    found: &[Found],
+    notes: &[String],
+) -> CallToolResult {
     let mut results = Vec::new();
     let mut text = String::new();
-    for hit in ranked {
-        let Some(skill) = snapshot.library.get(snapshot.index.name(hit.index)) else {
-            continue;
+    for found in found {
+        let description = short(&found.description);
+        let (origin, installed) = match found.origin {
+            Origin::Local => (String::new(), None),
+            Origin::Source { installed } => (
+                installed.map_or_else(
+                    || ", in the registry, not installed".to_string(),
+                    |seq| format!(", in the registry, not installed (@{seq} is)"),
+                ),
+                installed,
+            ),
         };
-        if !skill.model_invocable() || results.len() == k {
-            continue;
-        }
-        let description = short(&skill.description);
         let _ = writeln!(
             text,
-            "{} (score {:.3}{}): {description}",
-            skill.name,
-            hit.score,
-            if hit.relevant { ", relevant" } else { "" }
+            "{} (score {:.3}{}{origin}): {description}",
+            found.name,
+            found.score,
+            if found.relevant { ", relevant" } else { "" }
         );
-        results.push(json!({
-            "name": skill.name,
+        let mut item = json!({
+            "name": found.name,
             "description": description,
-            "score": hit.score,
-            "relevant": hit.relevant,
-        }));
+            "score": found.score,
+            "relevant": found.relevant,
+            "source": if found.origin == Origin::Local { "local" } else { "registry" },
+        });
+        if let Some(seq) = installed {
+            item["installed_seq"] = json!(seq);
+        }
+        results.push(item);
     }
     if results.is_empty() {
-        text = format!("no skill matches '{}'\n", echoed(query));
+        text = format!("no skill matches '{}'\n", echoed(&local.query));
     }
-    if let Some(note) = note {
+    let mut all_notes: Vec<&str> = local.note.into_iter().collect();
+    all_notes.extend(notes.iter().map(String::as_str));
+    for note in &all_notes {
         let _ = writeln!(text, "({note})");
     }
     let mut structured = json!({
-        "ranking": if used == Mode::Lexical { "words" } else { "hybrid" },
+        "ranking": if local.used == Mode::Lexical { "words" } else { "hybrid" },
         "results": results,
     });
-    if let Some(note) = note {
-        structured["note"] = json!(note);
+    if !all_notes.is_empty() {
+        structured["note"] = json!(all_notes.join("; "));
     }
     let mut result = CallToolResult::structured(structured);
     result.content = vec![ContentBlock::text(text.trim_end().to_string())];
-    Ok(result)
+    result
+}
+
+fn search(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResult, String> {
+    let local = search_local(snapshot, arguments)?;
+    Ok(search_result(&local, &local.found, &[]))
 }
 
 fn load(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResult, String> {

@@ -8,6 +8,8 @@
 //! - [`prepare()`]: a folder strictly validated, read, hashed and its words counted.
 //! - [`bundle`]: a skill's files and the content hash (length-prefixed, paths sorted by bytes).
 //! - [`install()`] and [`Lock`]: writing a fetched version, nothing half-done, and `skillet.lock`.
+//! - [`RegistrySource`]: the registry as a `skillet_library::source::SkillSource`, which the
+//!   agent and the MCP server search and load from without knowing it is a database.
 //!
 //! The crate speaks SQL so that nothing above it does: the CLI, the agent and the MCP server
 //! see skills, versions and results.
@@ -21,6 +23,7 @@ mod prepare;
 mod publish;
 pub mod schema;
 mod search;
+mod source;
 mod versions;
 
 pub use bundle::{Bundle, BundleError, BundleFile};
@@ -37,6 +40,7 @@ pub use prepare::{
 pub use publish::{CHANNEL, DIMENSIONS, EVENTS_LOCK, Published};
 pub use schema::{InitReport, SCHEMA_VERSION};
 pub use search::{CANDIDATES, EF_SEARCH, Found, MAX_TOP_K, Results, SearchSettings};
+pub use source::{RegistrySource, SOURCE_TIMEOUT};
 pub use versions::{Fetched, SkillRow, VersionRow, Yanked};
 
 use skillet_retrieval::Mode;
@@ -91,6 +95,11 @@ impl Registry {
     /// Every skill.
     pub async fn list(&self) -> Result<Vec<SkillRow>, RegistryError> {
         versions::list(&self.pools).await
+    }
+
+    /// How many skills search offers.
+    pub async fn count(&self) -> Result<i64, RegistryError> {
+        versions::count(&self.pools).await
     }
 
     /// One skill's versions, newest first.

@@ -88,6 +88,17 @@ pub async fn list(pools: &Pools) -> Result<Vec<SkillRow>, RegistryError> {
         .collect())
 }
 
+/// How many skills search offers (those with a version that is not yanked).
+pub async fn count(pools: &Pools) -> Result<i64, RegistryError> {
+    let client = pools.read().await?;
+    crate::schema::check(pools, &client).await?;
+    client
+        .query_one("SELECT count(*) FROM skillet_search", &[])
+        .await
+        .map(|row| row.get(0))
+        .map_err(|error| RegistryError::from_db(&pools.at, &error))
+}
+
 /// One skill's versions, newest first.
 pub async fn versions(
     pools: &Pools,

@@ -1,6 +1,11 @@
 //! `load_skill {name}`: Layer 2, the engine's output verbatim. When a skill loads, its folder is
 //! audited (`skillet-audit`) once per session; a critical finding is told to the user in a
 //! notice. The skill still loads: the audit warns, it does not block.
+//!
+//! A name of the form `OWNER/NAME[@SEQ]` is a skill of the session's source (the shared
+//! registry) that `search_skills` found: that version is fetched into a verified cache and
+//! shown as untrusted text ([`skillet_library::source::render_fetched`]): its commands do not
+//! run and it grants no tools, whatever the project's trust, until the user installs it.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -8,7 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use skillet_audit::{Severity, SkillReport};
-use skillet_skills::Invoker;
+use skillet_library::source::{SkillRef, SkillSource, fetched_skill, render_fetched};
+use skillet_skills::{Invoker, Skill};
 
 use crate::tool::{
     BoxFuture, CatalogPlacement, Tool, ToolContext, ToolError, ToolKind, string_arg,
@@ -48,8 +54,14 @@ impl Tool for LoadSkill {
             .model_invocable()
             .map(|skill| skill.name.as_str())
             .collect();
-        let mut name = json!({"type": "string", "description": "The skill's name, as listed"});
+        let mut name = json!({"type": "string", "description": if context.source.is_some() {
+            "The skill's name, as listed, or OWNER/NAME@SEQ as search_skills gave it"
+        } else {
+            "The skill's name, as listed"
+        }});
+        // A source's references are no listed name: an enum would forbid them.
         if context.placement != CatalogPlacement::System
+            && context.source.is_none()
             && !names.is_empty()
             && names.len() <= MAX_ENUM_SKILLS
         {
@@ -78,6 +90,11 @@ impl Tool for LoadSkill {
                 Some(_) => return Err(ToolError::new("'arguments' must be a string")),
             };
             let library = context.skills.library();
+            if library.get(name).is_none()
+                && let (Some(source), Some(reference)) = (&context.source, SkillRef::parse(name))
+            {
+                return load_fetched(context, source.as_ref(), &reference, arguments).await;
+            }
             let skill = library
                 .invocable(name, Invoker::Model)
                 .map_err(|error| ToolError::new(error.to_string()))?;
@@ -90,6 +107,64 @@ impl Tool for LoadSkill {
             Ok(invoked.text)
         })
     }
+}
+
+/// A skill of the source, fetched (verified) and shown as untrusted text; its folder becomes
+/// readable for the rest of the session.
+async fn load_fetched(
+    context: &ToolContext,
+    source: &dyn SkillSource,
+    reference: &SkillRef,
+    arguments: Option<&str>,
+) -> Result<String, ToolError> {
+    let fetched = source
+        .fetch(reference)
+        .await
+        .map_err(|error| ToolError::new(format!("cannot load {reference}: {error}")))?;
+    let skill = fetched_skill(&fetched).ok_or_else(|| {
+        ToolError::new(format!(
+            "cannot load {}: its copy holds no readable SKILL.md named {}",
+            fetched.skill, fetched.skill.name
+        ))
+    })?;
+    let text = render_fetched(&fetched, &skill, arguments, source.label())
+        .map_err(|error| ToolError::new(format!("cannot load {}: {error}", fetched.skill)))?;
+    if let Ok(mut loaded) = context.fetched.lock()
+        && !loaded.iter().any(|known| known.name == skill.name)
+    {
+        loaded.push(skill);
+    }
+    Ok(text)
+}
+
+/// The source's skills loaded in a session (each named by its reference, its folder the
+/// verified copy), shared by the session and its subagents.
+pub type Fetched = Arc<Mutex<Vec<Skill>>>;
+
+/// The folder of a fetched skill that `path` lies in, if any.
+pub(crate) fn fetched_dir(context: &ToolContext, path: &std::path::Path) -> Option<PathBuf> {
+    let loaded = context.fetched.lock().ok()?;
+    loaded
+        .iter()
+        .find(|skill| path.starts_with(&skill.dir))
+        .map(|skill| skill.dir.clone())
+}
+
+/// The fetched skill a `load_skill` name gave (`OWNER/NAME` is the newest loaded of it).
+fn fetched_named(context: &ToolContext, name: &str) -> Option<Skill> {
+    let reference = SkillRef::parse(name)?;
+    let loaded = context.fetched.lock().ok()?;
+    loaded
+        .iter()
+        .rev()
+        .find(|skill| {
+            SkillRef::parse(&skill.name).is_some_and(|known| {
+                known.owner == reference.owner
+                    && known.name == reference.name
+                    && (reference.seq.is_none() || reference.seq == known.seq)
+            })
+        })
+        .cloned()
 }
 
 /// The skill folders audited on load in a session, shared by the session and its subagents.
@@ -106,12 +181,11 @@ pub(crate) async fn audit_notice(
     if name != NAME {
         return None;
     }
-    let skill = core
-        .context
-        .skills
-        .library()
-        .get(string_arg(input, "name").ok()?)?
-        .clone();
+    let name = string_arg(input, "name").ok()?;
+    let skill = match core.context.skills.library().get(name) {
+        Some(skill) => skill.clone(),
+        None => fetched_named(&core.context, name)?,
+    };
     let audited = Arc::clone(&core.audited);
     tokio::task::spawn_blocking(move || audit_once(&audited, &skill))
         .await

@@ -1,9 +1,13 @@
 //! `search_skills {query, top_k?}`: finds skills by what they do, for libraries too large for
-//! the catalog. Offered only when the catalog left skills out.
+//! the catalog and in the session's skill source (the shared registry), whose results are
+//! marked "not installed" and named `OWNER/NAME@SEQ` for `load_skill`. Offered when the catalog
+//! left skills out or a source is configured. A source that fails is said, and the local
+//! results still come.
 
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
+use skillet_library::source::{Found, Origin, merge};
 use skillet_retrieval::Mode;
 
 use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg, usize_arg};
@@ -22,9 +26,14 @@ impl Tool for SearchSkills {
     }
 
     fn description(&self, context: &ToolContext) -> String {
+        let also = context
+            .source
+            .as_ref()
+            .map(|source| format!(" and the skills shared in {}", source.label()))
+            .unwrap_or_default();
         format!(
-            "Search the {} available skills by what you need done; returns names, descriptions \
-             and scores (higher is closer). Then call load_skill with a name.",
+            "Search the {} available skills{also} by what you need done; returns names, \
+             descriptions and scores (higher is closer). Then call load_skill with a name.",
             context.skills.library().model_invocable().count()
         )
     }
@@ -50,30 +59,77 @@ impl Tool for SearchSkills {
             let k = usize_arg(input, "top_k")?
                 .unwrap_or(DEFAULT_TOP_K)
                 .clamp(1, MAX_TOP_K);
-            let index = context
-                .skills
-                .index()
-                .ok_or_else(|| ToolError::new("skill search is not available in this session"))?;
-            let library = context.skills.library();
-            // Ask for more than needed: skills the model may not load are filtered out.
-            let (_, ranked) = index
-                .rank(query, Mode::Hybrid, k * 2)
-                .map_err(|error| ToolError::new(format!("skill search failed: {error}")))?;
-            let mut out = String::new();
-            let mut shown = 0;
-            for hit in ranked {
-                let Some(skill) = library.get(index.name(hit.index)) else {
-                    continue;
-                };
-                if !skill.model_invocable() || shown == k {
-                    continue;
-                }
-                let description: String = skill.description.chars().take(300).collect();
-                let _ = writeln!(out, "{} ({:.3}): {description}", skill.name, hit.score);
-                shown += 1;
+            let index = context.skills.index();
+            if index.is_none() && context.source.is_none() {
+                return Err(ToolError::new(
+                    "skill search is not available in this session",
+                ));
             }
-            if out.is_empty() {
-                return Ok(format!("no skill matches '{query}'"));
+            let library = context.skills.library();
+            let mut local = Vec::new();
+            let mut vector = None;
+            if let Some(index) = &index {
+                // Ask for more than needed: skills the model may not load are filtered out.
+                let (_, ranked) = index
+                    .rank(query, Mode::Hybrid, k * 2)
+                    .map_err(|error| ToolError::new(format!("skill search failed: {error}")))?;
+                for hit in ranked {
+                    let Some(skill) = library.get(index.name(hit.index)) else {
+                        continue;
+                    };
+                    if skill.model_invocable() && local.len() < k {
+                        local.push(Found {
+                            name: skill.name.clone(),
+                            description: skill.description.clone(),
+                            score: hit.score,
+                            relevant: hit.relevant,
+                            origin: Origin::Local,
+                        });
+                    }
+                }
+                if context.source.is_some() {
+                    vector = index
+                        .embed_query(query)
+                        .map_err(|error| ToolError::new(format!("skill search failed: {error}")))?;
+                }
+            }
+            let mut notes = Vec::new();
+            let found = match &context.source {
+                None => local,
+                Some(source) => match source.search(query, vector.as_deref(), k).await {
+                    Ok(remote) => {
+                        if remote.by_words_only && index.as_ref().is_some_and(|i| i.has_model()) {
+                            notes.push(format!("{} was searched by words only", source.label()));
+                        }
+                        merge(local, &remote, &library, k)
+                    }
+                    Err(error) => {
+                        notes.push(format!("{} was not searched: {error}", source.label()));
+                        local
+                    }
+                },
+            };
+            let mut out = String::new();
+            for found in &found {
+                let description: String = found.description.chars().take(300).collect();
+                let origin = match found.origin {
+                    Origin::Local => String::new(),
+                    Origin::Source { installed: None } => ", not installed".to_string(),
+                    Origin::Source {
+                        installed: Some(seq),
+                    } => format!(", not installed (@{seq} is)"),
+                };
+                let _ = writeln!(
+                    out,
+                    "{} ({:.3}{origin}): {description}",
+                    found.name, found.score
+                );
+            }
+            if found.is_empty() {
+                let _ = writeln!(out, "no skill matches '{query}'");
+            }
+            for note in notes {
+                let _ = writeln!(out, "({note})");
             }
             Ok(out.trim_end().to_string())
         })

@@ -19,10 +19,18 @@ pub fn run(context: &Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
         })?;
         skillet_mcp::set_log_level(level);
     }
-    let shared = skillet_mcp::Shared::new(
+    let registry = super::registry::configured_url(context, args.registry.as_deref())?;
+    let mut shared = skillet_mcp::Shared::new(
         context.roots.clone(),
         model_env(args.embed_model.as_deref()),
     );
+    if let Some(source) = registry
+        .as_deref()
+        .and_then(|url| super::registry::source(context, url))
+    {
+        skillet_mcp::log(&format!("also searching {}", source.label()));
+        shared = shared.with_source(source);
+    }
     // Reading files and ranking run on the blocking pool: one thread is enough for the protocol.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -96,6 +96,20 @@ pub fn run(context: &Context, args: RegistryArgs) -> anyhow::Result<ExitCode> {
 
 /// The registry named by the flag, the environment or a config file.
 fn open(context: &Context, flag: Option<&str>) -> anyhow::Result<Registry> {
+    let Some(url) = configured_url(context, flag)? else {
+        return Err(UsageError::new("no registry is configured")
+            .with_hint(
+                "give --registry postgresql://USER@HOST/DB, set SKILLET_REGISTRY_URL, or \
+                 registry_url in ~/.config/skillet/skillet.toml",
+            )
+            .into());
+    };
+    Ok(Registry::new(&url)?)
+}
+
+/// The registry URL from the flag, the environment or a config file (a project's only once
+/// trusted), its notes printed; `None` when none is configured.
+pub fn configured_url(context: &Context, flag: Option<&str>) -> anyhow::Result<Option<String>> {
     let project_root = context.project_root();
     // Trust (which reads every skill to see what it unlocks) matters only when the project's
     // own skillet.toml names a registry.
@@ -120,15 +134,35 @@ fn open(context: &Context, flag: Option<&str>) -> anyhow::Result<Registry> {
     for warning in warnings {
         warn(&warning);
     }
-    let Some(url) = url else {
-        return Err(UsageError::new("no registry is configured")
-            .with_hint(
-                "give --registry postgresql://USER@HOST/DB, set SKILLET_REGISTRY_URL, or \
-                 registry_url in ~/.config/skillet/skillet.toml",
-            )
-            .into());
-    };
-    Ok(Registry::new(&url)?)
+    Ok(url)
+}
+
+/// The registry at `url` as a skill source for the agent or the MCP server: fetched versions
+/// cached under `$XDG_CACHE_HOME/skillet/registry` (else `~/.cache/skillet/registry`), the
+/// project's and the user's lock files saying what is installed. A URL that does not parse is
+/// said, and no registry is searched.
+pub fn source(
+    context: &Context,
+    url: &str,
+) -> Option<std::sync::Arc<dyn skillet_library::source::SkillSource>> {
+    let registry = Registry::new(url)
+        .map_err(|error| {
+            warn(&format!(
+                "warning: {error}\n  (search_skills searches the local skills only)"
+            ));
+        })
+        .ok()?;
+    let cache = env::path(env::XDG_CACHE_HOME)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| context.env.home.as_ref().map(|home| home.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("skillet")
+        .join("registry");
+    let mut locks = vec![context.project_root().join(LOCK_FILE)];
+    locks.extend(user_config_dir().map(|dir| dir.join(LOCK_FILE)));
+    Some(std::sync::Arc::new(skillet_registry::RegistrySource::new(
+        registry, cache, locks,
+    )))
 }
 
 fn stdout_json(value: &serde_json::Value) -> anyhow::Result<()> {

@@ -200,6 +200,10 @@ pub fn start(
             dir,
             roots: context.roots.clone(),
         }),
+        skill_source: settings
+            .registry_url
+            .as_deref()
+            .and_then(|url| super::registry::source(context, url)),
     };
     let (agent, locked) = match resume {
         None => {

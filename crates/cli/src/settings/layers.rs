@@ -75,26 +75,40 @@ pub fn registry_url(
     flag: Option<&str>,
     sources: &Sources<'_>,
 ) -> Result<(Option<String>, Vec<String>), SettingsError> {
-    let mut files = read_files(sources)?;
+    let files = read_files(sources)?;
+    let mut warnings = files.warnings.clone();
+    let url = registry_url_in(flag, sources.var, &files, &mut warnings);
+    Ok((url, warnings))
+}
+
+/// [`registry_url`] from files already read; a note about it joins `warnings`.
+pub(super) fn registry_url_in(
+    flag: Option<&str>,
+    var: &dyn Fn(&str) -> Option<String>,
+    files: &Files,
+    warnings: &mut Vec<String>,
+) -> Option<String> {
     let from_file = files.value(|f| f.registry_url.clone());
     let shown_file = from_file.as_ref().map(|(url, _)| url.clone());
+    let mut notes = Vec::new();
     let picked = pick(
         "registry_url",
         flag.map(|url| (url.to_string(), "--registry")),
-        (sources.var)(crate::env::SKILLET_REGISTRY_URL)
+        var(crate::env::SKILLET_REGISTRY_URL)
             .filter(|url| !url.is_empty())
             .map(|url| (url, crate::env::SKILLET_REGISTRY_URL)),
         from_file,
-        &mut files.warnings,
+        &mut notes,
     );
     // A note that names the file's URL never shows its password.
     if let Some(url) = shown_file {
         let redacted = crate::output::redacted_url(&url);
-        for warning in &mut files.warnings {
-            *warning = warning.replace(&url, &redacted);
+        for note in &mut notes {
+            *note = note.replace(&url, &redacted);
         }
     }
-    Ok((picked.map(|(url, _)| url), files.warnings))
+    warnings.extend(notes);
+    picked.map(|(url, _)| url)
 }
 
 /// The project's `skillet.toml` and what in it only trust grants, one `key = value` each

@@ -85,6 +85,9 @@ pub struct Settings {
     pub skill_match: SkillMatch,
     /// How `bash` is sandboxed.
     pub sandbox: SandboxSettings,
+    /// The shared registry `search_skills` also searches (`SKILLET_REGISTRY_URL`, else
+    /// `registry_url` in a file; a project's only once trusted).
+    pub registry_url: Option<String>,
     /// What the user should be told: keys a project file may not set, and values in a file
     /// that the environment overrides.
     pub warnings: Vec<String>,

@@ -8,7 +8,7 @@ use skillet_agent::tool::CatalogPlacement;
 use skillet_llm::{ProviderKind, defaults};
 
 use super::check::is_http_url;
-use super::layers::{pick, read_files, sandbox_settings};
+use super::layers::{pick, read_files, registry_url_in, sandbox_settings};
 use super::{
     DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, Explanation, Origin, Settings, SettingsError,
     Sources,
@@ -182,6 +182,7 @@ impl Settings {
             catalog_budget.as_ref().map(|(_, o)| o.clone()),
         );
         let sandbox = sandbox_settings(&files);
+        let registry_url = registry_url_in(None, var, &files, &mut warnings);
         let data_dir = sources
             .user_data_dir
             .clone()
@@ -209,6 +210,7 @@ impl Settings {
                 skill_match_file.map(|(m, _)| m).as_deref(),
             ),
             sandbox,
+            registry_url,
             warnings,
             explanation: Explanation {
                 files: files.looked,
