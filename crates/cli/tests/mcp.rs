@@ -13,16 +13,13 @@
 mod common;
 
 use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use common::mcp_client::{Server, text};
 use common::{Sandbox, write_skill};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
-
-/// How long an answer may take.
-const WAIT: Duration = Duration::from_secs(20);
 
 /// `skillet mcp --skills-dir SKILLS` in the sandbox's project, with only its clean environment.
 fn mcp_command(sandbox: &Sandbox, skills: &std::path::Path) -> Command {
@@ -46,141 +43,9 @@ fn spawn(sandbox: &Sandbox, skills: &std::path::Path) -> Child {
         .unwrap()
 }
 
-/// `skillet mcp` running in a sandbox, spoken to line by line.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    next_id: u64,
-}
-
-impl Server {
-    fn start(sandbox: &Sandbox, skills: &std::path::Path) -> Self {
-        let mut child = spawn(sandbox, skills);
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut server = Self {
-            child,
-            stdin,
-            lines,
-            next_id: 1,
-        };
-        let init = server.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
-        );
-        assert_eq!(init["result"]["serverInfo"]["name"], "skillet", "{init}");
-        server.notify("notifications/initialized", json!({}));
-        server
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    /// Sends a request and returns the response with its id (notifications are skipped).
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        self.response(&json!(id))
-    }
-
-    fn response(&mut self, id: &Value) -> Value {
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(WAIT)
-                .unwrap_or_else(|_| panic!("no answer to request {id}"));
-            let message: Value = serde_json::from_str(&line).unwrap_or_else(|error| {
-                panic!("stdout holds a line that is not JSON ({error}): {line}")
-            });
-            if message.get("id") == Some(id) {
-                return message;
-            }
-        }
-    }
-
-    /// Waits for a notification of `method`; the methods of every notification seen on the way.
-    fn notification(&mut self, method: &str) -> Vec<String> {
-        let mut seen = Vec::new();
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(WAIT)
-                .unwrap_or_else(|_| panic!("no {method} notification; saw {seen:?}"));
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if let Some(name) = message["method"].as_str() {
-                seen.push(name.to_string());
-                if name == method {
-                    return seen;
-                }
-            }
-        }
-    }
-
-    /// The methods of the notifications that arrive within `time`.
-    fn notifications_within(&mut self, time: Duration) -> Vec<String> {
-        let mut seen = Vec::new();
-        while let Ok(line) = self.lines.recv_timeout(time) {
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if let Some(name) = message["method"].as_str() {
-                seen.push(name.to_string());
-            }
-        }
-        seen
-    }
-
-    /// The response to request `id`, or an error response without an id (what the SDK sends
-    /// when it cannot read the request's id).
-    fn response_or_anonymous_error(&mut self, id: &Value) -> Value {
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(WAIT)
-                .unwrap_or_else(|_| panic!("no answer to request {id}"));
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message.get("id") == Some(id)
-                || (message.get("error").is_some() && message.get("id").is_none_or(Value::is_null))
-            {
-                return message;
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        let response = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
-        response["result"].clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Text of a tool result.
-fn text(result: &Value) -> String {
-    result["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+/// [`mcp_command`] started and initialized.
+fn start(sandbox: &Sandbox, skills: &std::path::Path) -> Server {
+    Server::start(spawn(sandbox, skills))
 }
 
 /// A library: a form-filling skill with references and a binary asset, a deploy skill only the
@@ -237,7 +102,7 @@ fn library() -> (Sandbox, std::path::PathBuf) {
 #[test]
 fn the_tools_are_listed_read_only_with_short_descriptions() {
     let (sandbox, skills) = library();
-    let mut server = Server::start(&sandbox, &skills);
+    let mut server = start(&sandbox, &skills);
     let tools = server.request("tools/list", json!({}));
     let tools = tools["result"]["tools"].as_array().unwrap().clone();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -310,7 +175,7 @@ fn the_first_initialize_carries_instructions_and_the_skills_extension() {
 #[test]
 fn the_tools_search_load_read_and_list() {
     let (sandbox, skills) = library();
-    let mut server = Server::start(&sandbox, &skills);
+    let mut server = start(&sandbox, &skills);
     // Search: by words here (no model), and it says so.
     let found = server.call("search_skills", json!({"query": "fill a pdf form"}));
     assert_eq!(found["isError"], false, "{found}");
@@ -426,7 +291,7 @@ fn prompts_take_arguments_like_chat_does() {
         "named",
         "---\nname: named\ndescription: Uses named arguments\narguments: [file, mode]\n---\nfile=$file mode=$mode all=$ARGUMENTS\n",
     );
-    let mut server = Server::start(&sandbox, &skills);
+    let mut server = start(&sandbox, &skills);
     // A skill that names its arguments offers each as a prompt argument, in order.
     let listed = server.request("prompts/list", json!({}));
     let with_names = listed["result"]["prompts"]
@@ -508,7 +373,7 @@ fn resources_page_and_read_and_diagnostics_say_what_was_skipped() {
         )
         .unwrap();
     }
-    let mut server = Server::start(&sandbox, &skills);
+    let mut server = start(&sandbox, &skills);
     let mut uris = Vec::new();
     let mut cursor: Option<String> = None;
     let mut pages = 0;
@@ -589,7 +454,7 @@ fn resources_page_and_read_and_diagnostics_say_what_was_skipped() {
 #[test]
 fn the_skills_extension_lists_complete_manifests_whose_digests_match_the_files() {
     let (sandbox, skills) = library();
-    let mut server = Server::start(&sandbox, &skills);
+    let mut server = start(&sandbox, &skills);
     let listed = server.request("skills/list", json!({}));
     let entries = listed["result"]["skills"].as_array().unwrap().clone();
     let names: Vec<&str> = entries
@@ -637,7 +502,7 @@ fn the_skills_extension_lists_complete_manifests_whose_digests_match_the_files()
 #[test]
 fn a_malformed_message_gets_an_error_and_the_server_goes_on() {
     let (sandbox, skills) = library();
-    let mut server = Server::start(&sandbox, &skills);
+    let mut server = start(&sandbox, &skills);
     writeln!(server.stdin, "this is not json").unwrap();
     server.stdin.flush().unwrap();
     // A line that is not JSON: a parse error, with a null id (it has none).
@@ -675,7 +540,7 @@ fn a_malformed_message_gets_an_error_and_the_server_goes_on() {
 #[test]
 fn a_skill_made_on_disk_is_announced_and_served() {
     let (sandbox, skills) = library();
-    let mut server = Server::start(&sandbox, &skills);
+    let mut server = start(&sandbox, &skills);
     let before = server.call("list_skills", json!({}));
     assert_eq!(before["structuredContent"]["total"], 3);
     // Reading is no change: nothing is announced.
@@ -760,7 +625,7 @@ fn a_skill_over_the_extensions_limits_is_reported_not_listed() {
         )
         .unwrap();
     }
-    let mut server = Server::start(&sandbox, &skills);
+    let mut server = start(&sandbox, &skills);
     let listed = server.request("skills/list", json!({}));
     let names: Vec<&str> = listed["result"]["skills"]
         .as_array()

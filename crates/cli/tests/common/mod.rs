@@ -3,6 +3,8 @@
 
 #![allow(dead_code, reason = "each test file uses a part")]
 
+pub mod mcp_client;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
