@@ -1,6 +1,11 @@
 //! A line-by-line MCP client of `skillet mcp` over stdio, for the tests that drive the server:
 //! requests answered by id, notifications waited for.
 
+#![allow(
+    clippy::needless_pass_by_value,
+    reason = "json!(…) arguments read best in place"
+)]
+
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Child, ChildStdin};
 use std::sync::mpsc::{Receiver, channel};
