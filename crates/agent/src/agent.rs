@@ -295,7 +295,13 @@ impl Agent {
                 source.label()
             );
         }
-        let search = search || config.skill_source.is_some();
+        // A resumed session keeps the tools it was given: one that had search_skills answers
+        // its calls (saying so when there is nothing to search now).
+        let search = search
+            || config.skill_source.is_some()
+            || resumed
+                .as_ref()
+                .is_some_and(|header| header.tools.iter().any(|tool| tool.name == "search_skills"));
         let shared = Shared {
             gate: Arc::new(Gate::new(config.permissions.clone())),
             usage: Arc::new(Mutex::new(Usage::default())),

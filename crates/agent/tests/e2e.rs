@@ -926,7 +926,7 @@ async fn save_skill_writes_a_skill_that_validates_and_loads_and_asks_each_time()
     let server = MockServer::start();
     let skill = json!({
         "name": "release-notes",
-        "description": "Write release notes: \"what changed\" --- from git log. Use when asked for notes.",
+        "description": "Write release notes: \"what changed\" --- from git log, grouped by kind of change, with the authors named. Use when asked for notes.",
         "body": "# Release notes\n\nRun scripts/log.sh, then group by type.",
         "files": {"scripts/log.sh": "git log --oneline\n"}
     });

@@ -170,18 +170,21 @@ fn default_roots_come_from_the_project_and_home() {
     assert_eq!(out.stdout, "  - near: Nearer\n  - mine: From the project\n");
 }
 
+/// A description `validate` gives no advice on: long enough, saying when to use the skill.
+const FINDABLE: &str = "Checks that the project builds and its tests pass, and says what failed. Use when the user asks whether the change is ready.";
+
 #[test]
 fn validate_reports_file_line_and_field_and_sets_the_exit_code() {
     let sandbox = tempfile::tempdir().unwrap();
     write_skill(
         sandbox.path(),
         "good",
-        "---\nname: good\ndescription: Fine\n---\n",
+        &format!("---\nname: good\ndescription: {FINDABLE}\n---\n"),
     );
     write_skill(
         sandbox.path(),
         "bad",
-        "---\nname: Bad\ndescription: Fine\n---\n",
+        "---\nname: Bad\ndescription: Draws railway maps from timetable files, one line a colour, stations to scale. Use when the user has a GTFS feed.\n---\n",
     );
     let out = run(skillet(sandbox.path()).args(["skills", "validate", "good"]));
     assert_eq!(out.code, 0, "{}", out.stdout);

@@ -300,3 +300,102 @@ fn five_corpus_skills_with_trigger_files_and_a_broad_description_caught_firing()
         }
     }
 }
+
+#[test]
+fn validate_advises_on_descriptions_a_model_cannot_tell_apart() {
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.project.join(".agents/skills");
+    // Two skills from one template, told apart by a product name; a third of its own.
+    for (name, product) in [("mem-automation", "Mem"), ("mem0-automation", "Mem0")] {
+        write_skill(
+            &skills,
+            name,
+            &format!(
+                "---\nname: {name}\ndescription: Automate {product} tasks via the Rube MCP server. Always search the tools first for their current schemas, then call them. Use when the user asks for {product}.\n---\nSteps.\n"
+            ),
+        );
+    }
+    write_skill(
+        &skills,
+        "pdf-forms",
+        "---\nname: pdf-forms\ndescription: Fill in PDF forms, read their fields and flatten them into plain pages. Use when the user has a PDF form to complete or inspect.\n---\nSteps.\n",
+    );
+    write_skill(
+        &skills,
+        "terse",
+        "---\nname: terse\ndescription: Spreadsheet helper\n---\nSteps.\n",
+    );
+    // Without the model: the text advice only, and the comparison said to be missing.
+    let out = run(common::skillet(&sandbox, None).args(["skills", "validate", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let warnings = |stdout: &str, skill: &str| -> Vec<String> {
+        let document: Value = serde_json::from_str(stdout).unwrap();
+        document
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["name"] == skill)
+            .flat_map(|v| v["warnings"].as_array().unwrap().clone())
+            .map(|w| w["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        warnings(&out.stdout, "terse"),
+        [
+            "Field 'description' has 2 words; under 20, a model has little to match a request against",
+            "Field 'description' does not say when to use the skill",
+        ]
+    );
+    assert_eq!(warnings(&out.stdout, "pdf-forms"), Vec::<String>::new());
+    assert!(
+        out.stderr
+            .contains("descriptions were not compared with the other skills'"),
+        "{}",
+        out.stderr
+    );
+    let Some(model) = skillet_test_support::embedding_model_dir() else {
+        skillet_test_support::skip(
+            "SKIPPED: validate's near-duplicate advice: no embedding model (scripts/fetch-model.sh, or SKILLET_EMBED_MODEL)",
+        );
+        return;
+    };
+    let mut command = common::skillet(&sandbox, None);
+    command
+        .env("SKILLET_EMBED_MODEL", &model)
+        .args(["skills", "validate", "--json"]);
+    let out = run(&mut command);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mem = warnings(&out.stdout, "mem-automation");
+    assert_eq!(mem.len(), 1, "{mem:?}");
+    assert!(
+        mem[0].starts_with("Field 'description' means nearly what skill 'mem0-automation' in "),
+        "{mem:?}"
+    );
+    assert!(
+        warnings(&out.stdout, "mem0-automation")[0].contains("skill 'mem-automation'"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(warnings(&out.stdout, "pdf-forms"), Vec::<String>::new());
+    // One skill named: compared with the library all the same.
+    let mut command = common::skillet(&sandbox, None);
+    command.env("SKILLET_EMBED_MODEL", &model).args([
+        "skills",
+        "validate",
+        ".agents/skills/mem0-automation",
+    ]);
+    let out = run(&mut command);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("means nearly what skill 'mem-automation'"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("1 skill checked: 0 with errors; 0 errors, 1 warning"),
+        "{}",
+        out.stdout
+    );
+}

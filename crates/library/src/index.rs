@@ -203,6 +203,21 @@ impl SkillIndex {
         }
     }
 
+    /// The skill whose text means most nearly what skill `document`'s does, and their cosine
+    /// (`None` without a model, or for a skill without a usable vector).
+    pub fn closest(&self, document: usize) -> Option<(usize, f32)> {
+        let vector = self.matcher.vector(document)?;
+        if vector.iter().all(|x| *x == 0.0) {
+            return None;
+        }
+        self.matcher
+            .similarities(vector)?
+            .into_iter()
+            .enumerate()
+            .filter(|(other, _)| *other != document)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
     /// Whether it ranks by meaning too.
     pub fn has_model(&self) -> bool {
         self.embedder.is_some()

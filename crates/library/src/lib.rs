@@ -3,7 +3,8 @@
 //! the embedding model ([`model`]: where it is found, downloading it, building the index with it),
 //! watching the skill roots for changes ([`watch`]), which projects the user trusts to act
 //! ([`trust`]), sources of skills beyond the folders such as the shared registry ([`source`]:
-//! the trait, and a fetched skill shown as untrusted text), and the rule deciding which skills a request triggers, with the trigger tests
+//! the trait, and a fetched skill shown as untrusted text), whether a skill can be told from
+//! the others ([`findability`]), and the rule deciding which skills a request triggers, with the trigger tests
 //! built on it ([`triggers`]).
 //!
 //! It sits above the pure engines (`skillet-skills`, `skillet-retrieval`) and below `agent`,
@@ -12,6 +13,7 @@
 //! it read ([`model::ModelEnv`]) and is told what happens ([`model::ModelEvent`]), to print or
 //! to log.
 
+pub mod findability;
 pub mod index;
 pub mod model;
 pub mod source;

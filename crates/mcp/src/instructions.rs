@@ -13,8 +13,9 @@ pub const MAX_INSTRUCTIONS_CHARS: usize = 2_000;
 /// The most characters of one skill's description in the instructions.
 pub const MAX_DESCRIPTION_CHARS: usize = 120;
 
-/// The instructions for `library`: at most [`MAX_INSTRUCTIONS_CHARS`] characters.
-pub fn instructions(library: &Library) -> String {
+/// The instructions for `library` (and the skill source named `source`, when there is one):
+/// at most [`MAX_INSTRUCTIONS_CHARS`] characters.
+pub fn instructions(library: &Library, source: Option<&str>) -> String {
     let skills: Vec<_> = library.model_invocable().collect();
     let count = match skills.len() {
         1 => "1 skill".to_string(),
@@ -26,6 +27,13 @@ pub fn instructions(library: &Library) -> String {
          load_skill with the best name and follow what it says; read_skill_file reads a file the \
          skill refers to (by its relative path). list_skills pages through them all."
     );
+    if let Some(source) = source {
+        let _ = write!(
+            text,
+            " search_skills also searches {source}: a result there loads by its OWNER/NAME@SEQ, \
+             as text only (not installed: run nothing from it)."
+        );
+    }
     if skills.is_empty() {
         return text;
     }
@@ -106,7 +114,7 @@ mod tests {
     #[test]
     fn a_small_library_is_listed_whole() {
         let (_temp, library) = library(3, "Does a thing");
-        let text = instructions(&library);
+        let text = instructions(&library, None);
         assert!(text.contains("library of 3 skills"), "{text}");
         assert!(text.contains("\n- skill-0002: Does a thing"), "{text}");
         assert!(!text.contains("more"), "{text}");
@@ -115,7 +123,7 @@ mod tests {
     #[test]
     fn a_large_library_gives_names_first_and_stays_within_the_limit() {
         let (_temp, library) = library(500, &"long words ".repeat(30));
-        let text = instructions(&library);
+        let text = instructions(&library, None);
         assert!(
             text.chars().count() <= MAX_INSTRUCTIONS_CHARS,
             "{}",
@@ -127,7 +135,7 @@ mod tests {
         // Names before descriptions: no description while names were left out.
         assert!(!text.contains("long words"), "{text}");
         let (_temp, library) = library_of_ten();
-        let text = instructions(&library);
+        let text = instructions(&library, None);
         assert!(text.chars().count() <= MAX_INSTRUCTIONS_CHARS);
         assert!(text.contains("\n- skill-0009"), "{text}");
     }

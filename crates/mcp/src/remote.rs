@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use skillet_library::source::{
-    SkillRef, SkillSource, SourceChange, fetched_skill, merge, render_fetched,
+    SkillRef, SkillSource, SourceChange, fetched_skill, fetched_text, search_with,
 };
 use skillet_skills::read_head_in_skill;
 
@@ -27,17 +27,12 @@ pub(crate) async fn call(
 ) -> Option<Result<CallToolResult, McpError>> {
     match name {
         "search_skills" => Some(search(shared, source, arguments.clone()).await),
+        // A reference is always the source's: no local skill can pass for it.
         "load_skill" | "read_skill_file" => {
             let asked = arguments.get("name").and_then(|name| name.as_str())?;
             let reference = SkillRef::parse(asked)?;
-            if shared.snapshot().library.get(asked).is_some() {
-                return None;
-            }
             Some(Ok(fetched_call(
-                source.as_ref(),
-                name,
-                &reference,
-                arguments,
+                shared, source, name, &reference, arguments,
             )
             .await))
         }
@@ -57,65 +52,65 @@ async fn search(
             Ranking::Hybrid => snapshot.index.embed_query(&local.query).ok().flatten(),
             Ranking::Loading | Ranking::WordsOnly => None,
         };
-        Ok::<_, String>((local, vector, Arc::clone(&snapshot.library)))
+        Ok::<_, String>((local, vector))
     })
     .await?;
-    let (local, vector, library) = match searched {
+    let (local, vector) = match searched {
         Ok(parts) => parts,
         Err(message) => return Ok(CallToolResult::error(vec![ContentBlock::text(message)])),
     };
-    let mut notes = Vec::new();
-    let found = match source
-        .search(&local.query, vector.as_deref(), local.k)
-        .await
-    {
-        Ok(remote) => {
-            if remote.by_words_only && vector.is_some() {
-                notes.push(format!("{} was searched by words only", source.label()));
-            }
-            merge(local.found.clone(), &remote, &library, local.k)
-        }
-        Err(error) => {
-            crate::log_at(crate::LogLevel::Error, &format!("registry: {error}"));
-            notes.push(format!("{} was not searched: {error}", source.label()));
-            local.found.clone()
-        }
-    };
+    let (found, notes) = search_with(
+        source.as_ref(),
+        local.found.clone(),
+        &local.query,
+        vector.as_deref(),
+        local.k,
+    )
+    .await;
+    for note in &notes {
+        crate::log_at(crate::LogLevel::Error, &format!("registry: {note}"));
+    }
     Ok(tools::search_result(&local, &found, &notes))
 }
 
 /// `load_skill` or `read_skill_file` for a registry skill: its version fetched (verified, from
-/// the cache when there), then read off the async threads.
+/// the cache when there; a version fetched before is reused), then read off the async threads.
 async fn fetched_call(
-    source: &dyn SkillSource,
+    shared: &Shared,
+    source: &Arc<dyn SkillSource>,
     tool: &str,
     reference: &SkillRef,
     arguments: &JsonObject,
 ) -> CallToolResult {
     let error = |message: String| CallToolResult::error(vec![ContentBlock::text(message)]);
-    let fetched = match source.fetch(reference).await {
-        Ok(fetched) => fetched,
-        Err(why) => return error(format!("cannot load {reference}: {why}")),
+    let fetched = match shared.fetched(reference) {
+        Some(fetched) => fetched,
+        None => match source.fetch(reference).await {
+            Ok(fetched) => {
+                shared.remember_fetched(reference, &fetched);
+                fetched
+            }
+            Err(why) => return error(format!("cannot load {reference}: {why}")),
+        },
     };
-    let label = source.label().to_string();
+    let source = Arc::clone(source);
     let tool = tool.to_string();
     let arguments = arguments.clone();
     let answered = tokio::task::spawn_blocking(move || {
-        let Some(skill) = fetched_skill(&fetched) else {
-            return Err(format!(
-                "cannot load {}: its copy holds no readable SKILL.md named {}",
-                fetched.skill, fetched.skill.name
-            ));
-        };
         if tool == "load_skill" {
             let given = match arguments.get("arguments") {
                 None | Some(serde_json::Value::Null) => None,
                 Some(serde_json::Value::String(text)) => Some(text.clone()),
                 Some(_) => return Err("'arguments' must be a string".to_string()),
             };
-            return render_fetched(&fetched, &skill, given.as_deref(), &label)
-                .map_err(|why| format!("cannot load {}: {why}", fetched.skill));
+            return fetched_text(&fetched, source.as_ref(), given.as_deref()).map(|(_, text)| text);
         }
+        let Some(skill) = fetched_skill(&fetched) else {
+            return Err(format!(
+                "cannot read {}: its copy holds no readable SKILL.md named {}",
+                fetched.skill, fetched.skill.name
+            ));
+        };
         let Some(path) = arguments.get("path").and_then(|path| path.as_str()) else {
             return Err("'path' is required".to_string());
         };

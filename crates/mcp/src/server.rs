@@ -166,7 +166,10 @@ impl ServerHandler for SkilletServer {
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("skillet", env!("CARGO_PKG_VERSION")))
-            .with_instructions(crate::instructions::instructions(&snapshot.library))
+            .with_instructions(crate::instructions::instructions(
+                &snapshot.library,
+                self.shared.source().map(|source| source.label()),
+            ))
     }
 
     async fn list_tools(

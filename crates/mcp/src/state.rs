@@ -4,6 +4,7 @@
 //! under a request in flight. Swaps happen one at a time (under one lock), so the model loading
 //! and a rediscovery never undo each other.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
@@ -13,7 +14,7 @@ use rmcp::model::Skill as McpSkill;
 use rmcp::service::Peer;
 use skillet_library::index::SkillIndex;
 use skillet_library::model::{ModelEnv, ModelEvent, Need, find_or_download, index_with};
-use skillet_library::source::SkillSource;
+use skillet_library::source::{FetchedSkill, SkillRef, SkillSource};
 use skillet_skills::{Library, Root, discover};
 
 /// How long telling one session of a change may take before it is given up (a client that
@@ -108,7 +109,13 @@ pub struct Shared {
     /// Skills beyond the roots (the shared registry), and how many it offers once known.
     source: Option<Arc<dyn SkillSource>>,
     source_count: Arc<Mutex<Option<usize>>>,
+    /// The source's versions fetched so far (by exact version), at most [`MAX_FETCHED`].
+    fetched: Arc<Mutex<HashMap<SkillRef, FetchedSkill>>>,
 }
+
+/// The most fetched versions whose verified copies are remembered (past it, all are forgotten
+/// and fetched again when asked for).
+pub const MAX_FETCHED: usize = 256;
 
 /// Logs what the model lookup and indexing report.
 fn log_event(event: ModelEvent<'_>) {
@@ -148,7 +155,31 @@ impl Shared {
             changes: tokio::sync::broadcast::channel(CHANGE_BACKLOG).0,
             source: None,
             source_count: Arc::new(Mutex::new(None)),
+            fetched: Arc::new(Mutex::new(HashMap::new())),
         }
+    }
+
+    /// The verified copy of `skill` fetched before, when it names a version and the copy is
+    /// still there.
+    pub fn fetched(&self, skill: &SkillRef) -> Option<FetchedSkill> {
+        skill.seq?;
+        let fetched = self.fetched.lock().ok()?.get(skill).cloned()?;
+        fetched.dir.is_dir().then_some(fetched)
+    }
+
+    /// Remembers a fetched version, by the reference asked for (when it names a version) and by
+    /// its exact version.
+    pub fn remember_fetched(&self, asked: &SkillRef, fetched: &FetchedSkill) {
+        let Ok(mut remembered) = self.fetched.lock() else {
+            return;
+        };
+        if remembered.len() >= MAX_FETCHED {
+            remembered.clear();
+        }
+        if asked.seq.is_some() {
+            remembered.insert(asked.clone(), fetched.clone());
+        }
+        remembered.insert(fetched.skill.clone(), fetched.clone());
     }
 
     /// The same, also searching `source` and loading its skills (as text only).

@@ -77,7 +77,7 @@ pub fn list(snapshot: &Snapshot, source: Option<&SourceView>) -> Vec<Tool> {
     });
     vec![
         tool(
-            "search_skills",
+            ("search_skills", source.is_some()),
             "Search skills",
             &format!(
                 "Find the skills for a task among the {count} in this library{shared}, ranked by words and meaning. \
@@ -102,7 +102,7 @@ pub fn list(snapshot: &Snapshot, source: Option<&SourceView>) -> Vec<Tool> {
             }, "required": ["ranking", "results"]})),
         ),
         tool(
-            "load_skill",
+            ("load_skill", source.is_some()),
             "Load a skill",
             "Load a skill's instructions (its SKILL.md body, its folder and the files it has) to follow \
              them. arguments, when given, fill the skill's $ARGUMENTS, $0, $1, … (or are appended).",
@@ -113,7 +113,7 @@ pub fn list(snapshot: &Snapshot, source: Option<&SourceView>) -> Vec<Tool> {
             None,
         ),
         tool(
-            "read_skill_file",
+            ("read_skill_file", source.is_some()),
             "Read a skill's file",
             &format!(
                 "Read a file of a skill by its path relative to the skill's folder (for example \
@@ -128,7 +128,7 @@ pub fn list(snapshot: &Snapshot, source: Option<&SourceView>) -> Vec<Tool> {
             None,
         ),
         tool(
-            "list_skills",
+            ("list_skills", false),
             "List skills",
             "List the skills the model may load, with their descriptions and where they come from, \
              a page at a time (offset and limit). search_skills is the better way to find one.",
@@ -152,8 +152,9 @@ pub fn list(snapshot: &Snapshot, source: Option<&SourceView>) -> Vec<Tool> {
     ]
 }
 
+/// A tool's definition; `open_world`: it reads what a skill source (the shared registry) holds.
 fn tool(
-    name: &'static str,
+    (name, open_world): (&'static str, bool),
     title: &str,
     description: &str,
     input: Value,
@@ -172,7 +173,7 @@ fn tool(
                 .read_only(true)
                 .destructive(false)
                 .idempotent(true)
-                .open_world(false),
+                .open_world(open_world),
         );
     if let Some(output) = output {
         tool = tool.with_raw_output_schema(object(output));

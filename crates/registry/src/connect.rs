@@ -42,6 +42,11 @@ impl std::fmt::Debug for Pools {
     }
 }
 
+/// How long a connection is idle before TCP keepalives probe it (unless the URL says).
+pub const KEEPALIVES_IDLE: std::time::Duration = std::time::Duration::from_mins(1);
+/// The default of `keepalives_idle`, which skillet lowers to [`KEEPALIVES_IDLE`].
+const LIBPQ_KEEPALIVES_IDLE: std::time::Duration = std::time::Duration::from_hours(2);
+
 impl Pools {
     /// Pools for the registry at `url` (nothing is connected yet).
     pub fn new(url: &str) -> Result<Self, RegistryError> {
@@ -53,6 +58,11 @@ impl Pools {
         }
         if config.get_application_name().is_none() {
             config.application_name("skillet");
+        }
+        // libpq's default idle time before TCP keepalives is two hours: a follower whose
+        // connection a NAT dropped would not notice for that long.
+        if config.get_keepalives_idle() == LIBPQ_KEEPALIVES_IDLE {
+            config.keepalives_idle(KEEPALIVES_IDLE);
         }
         let at = describe(&config);
         let tls = tls(&at)?;

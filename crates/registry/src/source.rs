@@ -173,10 +173,15 @@ impl RegistrySource {
         let mut wait = FIRST_RECONNECT_WAIT;
         let mut lost = false;
         let after = loop {
-            match self.registry.latest_event().await {
-                Ok(after) => break after,
-                Err(error) => {
-                    if !changes(SourceChange::Lost(self.error(None, error).to_string())) {
+            let latest = tokio::time::timeout(SOURCE_TIMEOUT, self.registry.latest_event());
+            match latest.await {
+                Ok(Ok(after)) => break after,
+                failed => {
+                    let why = match failed {
+                        Ok(Err(error)) => self.error(None, error),
+                        _ => self.timed_out(),
+                    };
+                    if !changes(SourceChange::Lost(why.to_string())) {
                         return;
                     }
                     lost = true;
@@ -194,10 +199,13 @@ impl RegistrySource {
             while let Some(change) = received.recv().await {
                 let change = match change {
                     Change::Event(event) => {
-                        let skill = SkillRef {
-                            owner: event.owner,
-                            name: event.name,
-                            seq: Some(event.seq),
+                        // The event table is written by publishers: a row that names no skill
+                        // is passed over.
+                        let Some(skill) = SkillRef::parse(&format!(
+                            "{}/{}@{}",
+                            event.owner, event.name, event.seq
+                        )) else {
+                            continue;
                         };
                         if event.kind == "yank" {
                             SourceChange::Yanked(skill)
@@ -239,6 +247,10 @@ impl SkillSource for RegistrySource {
         skill: &'a SkillRef,
     ) -> BoxFuture<'a, Result<FetchedSkill, SourceError>> {
         Box::pin(self.fetch_now(skill))
+    }
+
+    fn install_hint(&self, skill: &SkillRef) -> String {
+        format!("skillet registry install {skill}")
     }
 
     fn count(&self) -> BoxFuture<'_, Result<usize, SourceError>> {

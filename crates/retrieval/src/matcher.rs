@@ -119,6 +119,12 @@ impl Matcher {
         self.len == 0
     }
 
+    /// A document's vector (normalised), when the documents have vectors.
+    pub fn vector(&self, document: usize) -> Option<&[f32]> {
+        let (dimensions, vectors) = self.vectors.as_ref()?;
+        vectors.chunks_exact(*dimensions).nth(document)
+    }
+
     /// Cosine similarity of the query vector with every document (exact search over the flat
     /// matrix).
     pub fn similarities(&self, query: &[f32]) -> Option<Vec<f32>> {

@@ -80,8 +80,8 @@ pub use frontmatter::{FrontmatterStatus, MAX_YAML_DEPTH, strict_frontmatter};
 pub use load::{
     Invoker, LoadError, MAX_LISTED_FILES, MAX_LISTING_ENTRIES, MAX_NAMES_IN_ERROR,
     MAX_SKILL_FILE_BYTES, MAX_SUGGESTION_NAME_CHARS, SkillFiles, list_skill_files, not_run,
-    read_head_in_skill, read_in_skill, render_expanded, render_invoked, render_skill,
-    resolve_in_skill, shown_dir, skill_files, skill_files_up_to,
+    read_head_in_skill, read_in_skill, render_expanded, render_expanded_noting, render_invoked,
+    render_skill, resolve_in_skill, shown_dir, skill_files, skill_files_up_to,
 };
 pub use regular::{open_regular, read_capped};
 pub use roots::{
@@ -95,6 +95,6 @@ pub use skill::{
 };
 pub use validate::{
     MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_VALIDATED_BYTES,
-    RECOMMENDED_MAX_BODY_LINES, Validation, find_skill_file, name_problems, validate_file,
-    validate_path, validate_text,
+    MIN_DESCRIPTION_WORDS, RECOMMENDED_MAX_BODY_LINES, Validation, find_skill_file,
+    has_trigger_clause, name_problems, validate_file, validate_path, validate_text,
 };

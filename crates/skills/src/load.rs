@@ -202,6 +202,12 @@ pub fn not_run(command: &str, why: &str) -> String {
 /// run or noted): the body wrapped in `<skill name="…">`, the skill's folder, and its own files
 /// (listed, not read).
 pub fn render_expanded(skill: &Skill, body: &str) -> String {
+    render_expanded_noting(skill, body, "not loaded; read or run them when needed")
+}
+
+/// [`render_expanded`] with another note on the skill's files (for a skill whose scripts must
+/// not be run, say).
+pub fn render_expanded_noting(skill: &Skill, body: &str, files_note: &str) -> String {
     let listing = skill_files(&skill.dir);
     let mut text = String::with_capacity(body.len() + 512);
     let _ = writeln!(
@@ -225,7 +231,7 @@ pub fn render_expanded(skill: &Skill, body: &str) -> String {
         "Relative paths in this skill (scripts/, references/, assets/, …) resolve against that folder.\n",
     );
     if !listing.files.is_empty() {
-        text.push_str("Files in the skill folder (not loaded; read or run them when needed):\n");
+        let _ = writeln!(text, "Files in the skill folder ({files_note}):");
         for file in &listing.files {
             let _ = writeln!(
                 text,

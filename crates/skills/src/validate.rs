@@ -35,6 +35,8 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 /// The body length the specification recommends staying under, in lines.
 pub const RECOMMENDED_MAX_BODY_LINES: usize = 500;
+/// Descriptions shorter than this many words get advice: too little for a request to match.
+pub const MIN_DESCRIPTION_WORDS: usize = 20;
 /// The largest skill file validation reads, in bytes; a larger one is an error, not read.
 pub const MAX_VALIDATED_BYTES: u64 = 20 * 1024 * 1024;
 
@@ -337,6 +339,8 @@ impl Checker<'_> {
                     "say what the skill does and when to use it: the model picks skills by their description",
                 ),
             );
+        } else {
+            self.findability(mapping, &description);
         }
         let chars = description.chars().count();
         if chars > MAX_DESCRIPTION_CHARS {
@@ -404,6 +408,37 @@ impl Checker<'_> {
         }
     }
 
+    /// Advice on whether a model can pick the skill from its description: long enough to say
+    /// what it does, and saying when to use it (a `when_to_use` field counts).
+    fn findability(&mut self, mapping: &Mapping, description: &str) {
+        let line = field_line(self.text, "description");
+        let words = description.split_whitespace().count();
+        if words < MIN_DESCRIPTION_WORDS {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    self.file,
+                    format!(
+                        "Field 'description' has {words} words; under {MIN_DESCRIPTION_WORDS}, a model has little to match a request against"
+                    ),
+                )
+                .with_field("description")
+                .with_line(line)
+                .with_hint("say what the skill does, on what, and when to use it, in the words a user would use"),
+            );
+        }
+        if !has_trigger_clause(description) && mapping.get("when_to_use").is_none() {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    self.file,
+                    "Field 'description' does not say when to use the skill",
+                )
+                .with_field("description")
+                .with_line(line)
+                .with_hint("add a clause such as \"Use when the user asks to …\": models load a skill when a request matches it"),
+            );
+        }
+    }
+
     fn body(&mut self, body: &str) {
         let lines = body.lines().count();
         if lines > RECOMMENDED_MAX_BODY_LINES {
@@ -418,6 +453,29 @@ impl Checker<'_> {
             );
         }
     }
+}
+
+/// Whether a description says when to use its skill: "when", "whenever", "if the user",
+/// "if you", "use for/it/this/to/on/with/after/before/during/in", or a form of "trigger".
+pub fn has_trigger_clause(description: &str) -> bool {
+    let words: Vec<String> = description
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let after = |at: usize| words.get(at + 1).map_or("", String::as_str);
+    words
+        .iter()
+        .enumerate()
+        .any(|(at, word)| match word.as_str() {
+            "when" | "whenever" | "trigger" | "triggers" | "triggered" => true,
+            "if" => matches!(after(at), "the" | "you" | "a" | "an"),
+            "use" | "invoke" => matches!(
+                after(at),
+                "for" | "it" | "this" | "to" | "on" | "with" | "after" | "before" | "during" | "in"
+            ),
+            _ => false,
+        })
 }
 
 /// The naming rules a name (already NFKC-normalized) breaks, in the reference validator's words.

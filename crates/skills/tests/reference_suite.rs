@@ -55,6 +55,19 @@ fn valid_skill() {
         "---\nname: my-skill\ndescription: A test skill\n---\n# My Skill\n",
     );
     assert_eq!(errors(&dir), Vec::<String>::new());
+    // Ours: advice the reference does not give, on what a model can pick the skill by.
+    assert_eq!(
+        warnings(&dir),
+        [
+            "Field 'description' has 3 words; under 20, a model has little to match a request against",
+            "Field 'description' does not say when to use the skill",
+        ]
+    );
+    let dir = skill(
+        t.path(),
+        "findable",
+        "---\nname: findable\ndescription: Fill in PDF forms, read their fields and flatten them into plain pages. Use when the user has a PDF form to complete or inspect.\n---\n# Forms\n",
+    );
     assert_eq!(warnings(&dir), Vec::<String>::new());
 }
 

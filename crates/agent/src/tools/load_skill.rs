@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use skillet_audit::{Severity, SkillReport};
-use skillet_library::source::{SkillRef, SkillSource, fetched_skill, render_fetched};
+use skillet_library::source::{SkillRef, SkillSource, fetched_text};
 use skillet_skills::{Invoker, Skill};
 
 use crate::tool::{
@@ -89,12 +89,11 @@ impl Tool for LoadSkill {
                 Some(Value::String(text)) => Some(text.as_str()),
                 Some(_) => return Err(ToolError::new("'arguments' must be a string")),
             };
-            let library = context.skills.library();
-            if library.get(name).is_none()
-                && let (Some(source), Some(reference)) = (&context.source, SkillRef::parse(name))
-            {
-                return load_fetched(context, source.as_ref(), &reference, arguments).await;
+            // With a source, a reference is always the source's: no local skill can pass for it.
+            if let (Some(source), Some(reference)) = (&context.source, SkillRef::parse(name)) {
+                return load_fetched(context, source, &reference, arguments).await;
             }
+            let library = context.skills.library();
             let skill = library
                 .invocable(name, Invoker::Model)
                 .map_err(|error| ToolError::new(error.to_string()))?;
@@ -113,7 +112,7 @@ impl Tool for LoadSkill {
 /// readable for the rest of the session.
 async fn load_fetched(
     context: &ToolContext,
-    source: &dyn SkillSource,
+    source: &Arc<dyn SkillSource>,
     reference: &SkillRef,
     arguments: Option<&str>,
 ) -> Result<String, ToolError> {
@@ -121,14 +120,15 @@ async fn load_fetched(
         .fetch(reference)
         .await
         .map_err(|error| ToolError::new(format!("cannot load {reference}: {error}")))?;
-    let skill = fetched_skill(&fetched).ok_or_else(|| {
-        ToolError::new(format!(
-            "cannot load {}: its copy holds no readable SKILL.md named {}",
-            fetched.skill, fetched.skill.name
-        ))
-    })?;
-    let text = render_fetched(&fetched, &skill, arguments, source.label())
-        .map_err(|error| ToolError::new(format!("cannot load {}: {error}", fetched.skill)))?;
+    // Reading the copy is file work: off the async threads.
+    let source = Arc::clone(source);
+    let arguments = arguments.map(str::to_string);
+    let (skill, text) = tokio::task::spawn_blocking(move || {
+        fetched_text(&fetched, source.as_ref(), arguments.as_deref())
+    })
+    .await
+    .map_err(|error| ToolError::new(format!("cannot load {reference}: {error}")))?
+    .map_err(ToolError::new)?;
     if let Ok(mut loaded) = context.fetched.lock()
         && !loaded.iter().any(|known| known.name == skill.name)
     {
@@ -182,9 +182,10 @@ pub(crate) async fn audit_notice(
         return None;
     }
     let name = string_arg(input, "name").ok()?;
-    let skill = match core.context.skills.library().get(name) {
-        Some(skill) => skill.clone(),
-        None => fetched_named(&core.context, name)?,
+    let skill = if core.context.source.is_some() && SkillRef::parse(name).is_some() {
+        fetched_named(&core.context, name)?
+    } else {
+        core.context.skills.library().get(name)?.clone()
     };
     let audited = Arc::clone(&core.audited);
     tokio::task::spawn_blocking(move || audit_once(&audited, &skill))

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
-use skillet_library::source::{Found, Origin, merge};
+use skillet_library::source::{Found, Origin, search_with};
 use skillet_retrieval::Mode;
 
 use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg, usize_arg};
@@ -93,21 +93,11 @@ impl Tool for SearchSkills {
                         .map_err(|error| ToolError::new(format!("skill search failed: {error}")))?;
                 }
             }
-            let mut notes = Vec::new();
-            let found = match &context.source {
-                None => local,
-                Some(source) => match source.search(query, vector.as_deref(), k).await {
-                    Ok(remote) => {
-                        if remote.by_words_only && index.as_ref().is_some_and(|i| i.has_model()) {
-                            notes.push(format!("{} was searched by words only", source.label()));
-                        }
-                        merge(local, &remote, &library, k)
-                    }
-                    Err(error) => {
-                        notes.push(format!("{} was not searched: {error}", source.label()));
-                        local
-                    }
-                },
+            let (found, notes) = match &context.source {
+                None => (local, Vec::new()),
+                Some(source) => {
+                    search_with(source.as_ref(), local, query, vector.as_deref(), k).await
+                }
             };
             let mut out = String::new();
             for found in &found {

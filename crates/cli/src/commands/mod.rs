@@ -1,5 +1,6 @@
 //! The commands, one module per group.
 
+mod advice;
 mod audit;
 mod chat;
 mod config;

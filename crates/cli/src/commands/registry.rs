@@ -152,12 +152,17 @@ pub fn source(
             ));
         })
         .ok()?;
-    let cache = env::path(env::XDG_CACHE_HOME)
+    // Never a folder other users share (the temp dir): they could swap a verified copy.
+    let Some(cache) = env::path(env::XDG_CACHE_HOME)
         .filter(|dir| dir.is_absolute())
         .or_else(|| context.env.home.as_ref().map(|home| home.join(".cache")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("skillet")
-        .join("registry");
+        .map(|dir| dir.join("skillet").join("registry"))
+    else {
+        warn(
+            "warning: neither XDG_CACHE_HOME nor HOME is set, so registry skills have nowhere to be kept\n  (search_skills searches the local skills only)",
+        );
+        return None;
+    };
     let mut locks = vec![context.project_root().join(LOCK_FILE)];
     locks.extend(user_config_dir().map(|dir| dir.join(LOCK_FILE)));
     Some(std::sync::Arc::new(skillet_registry::RegistrySource::new(

@@ -379,6 +379,7 @@ fn validate(context: &Context, paths: &[PathBuf], json: bool) -> anyhow::Result<
             );
         }
     }
+    super::advice::near_duplicates(context, paths, &mut validations);
     let errors: usize = validations.iter().map(|v| v.errors().count()).sum();
     let warnings: usize = validations.iter().map(|v| v.warnings().count()).sum();
     let mut out = BufWriter::new(io::stdout().lock());
