@@ -39,6 +39,9 @@ const ALPHAS: [f32; 8] = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
 const THRESHOLDS: [f32; 7] = [0.30, 0.32, 0.34, 0.35, 0.36, 0.38, 0.40];
 /// What a no-fit request that clears the threshold costs, in fitting requests suggested first.
 const FALSE_FIRE_COST: f64 = 3.0;
+/// The blended score `--skill-match auto` needs to load the best suggestion with the message:
+/// `skillet_library::triggers::AUTO_LOAD_SCORE`, which this crate sits below.
+const AUTO_LOAD_SCORE: f32 = 0.5;
 
 #[path = "../eval/requests.rs"]
 mod requests;
@@ -78,18 +81,61 @@ struct Scored {
 }
 
 impl Scored {
-    /// The ranking (best first) with `alpha`, as the shipped blend ranks.
-    fn ranking(&self, alpha: f32) -> Vec<usize> {
+    /// The blended scores with `alpha`, as the shipped blend scores.
+    fn blended(&self, alpha: f32) -> Vec<f32> {
         let best = self.words.iter().copied().fold(0.0_f32, f32::max).max(1e-6);
-        let blended: Vec<f32> = self
-            .words
+        self.words
             .iter()
             .zip(&self.cosines)
             .map(|(w, c)| alpha * c + (1.0 - alpha) * (w / best) * c.max(0.0).sqrt())
-            .collect();
+            .collect()
+    }
+
+    /// The ranking (best first) with `alpha`.
+    fn ranking(&self, alpha: f32) -> Vec<usize> {
+        let blended = self.blended(alpha);
         let mut order: Vec<usize> = (0..blended.len()).collect();
         order.sort_by(|a, b| blended[*b].total_cmp(&blended[*a]));
         order
+    }
+}
+
+/// How `auto` would do, as shipped: the best skill loaded with the message when it is relevant
+/// (its cosine over the threshold) and its blended score reaches [`AUTO_LOAD_SCORE`]. Per set:
+/// how many requests load a skill, and how many of those load a right one (a no-fit request
+/// has none), with the precision's Wilson interval. The load score was never tuned, so every
+/// set is out of sample for it (the blend and threshold it sits on were fitted on the tuning
+/// set).
+fn auto_report(names: &[String], requests: &[(&Request, &Scored)]) {
+    println!(
+        "\n`auto` as shipped (loads the best skill when relevant and its score reaches {AUTO_LOAD_SCORE})"
+    );
+    let sets = [
+        "tuning",
+        "holdout",
+        "paraphrase",
+        "no-fit (easy)",
+        "no-fit (hard)",
+        "all",
+    ];
+    for set in sets {
+        let (mut n, mut loaded, mut right) = (0, 0, 0);
+        for (request, scored) in requests {
+            if set != "all" && request.set != set {
+                continue;
+            }
+            n += 1;
+            let blended = scored.blended(HYBRID_ALPHA);
+            let top = scored.ranking(HYBRID_ALPHA)[0];
+            if scored.cosines[top] >= SEMANTIC_THRESHOLD && blended[top] >= AUTO_LOAD_SCORE {
+                loaded += 1;
+                if request.expected.contains(&names[top]) {
+                    right += 1;
+                }
+            }
+        }
+        println!("  {set}: {loaded} of {n} requests load a skill");
+        line(&format!("{set}: precision of loads"), right, loaded);
     }
 }
 
@@ -363,4 +409,5 @@ fn main() {
         &all,
         &|_| (HYBRID_ALPHA, SEMANTIC_THRESHOLD),
     );
+    auto_report(&names, &all);
 }
