@@ -10,7 +10,8 @@
 //! `cargo run --release -p skillet-retrieval --features embeddings --example cross_validate`
 //! (the corpus is `../shared/corpus` or `$SKILLET_CORPUS`; the model as for the tests).
 //! `SKILLET_CV_BODY=1` measures a candidate: each skill's body (its headings and first
-//! paragraph) embedded as a second vector, the skill's cosine the better of the two.
+//! paragraph) embedded as a second vector, the skill's cosine the better of the two;
+//! `SKILLET_CV_SENTENCES=1` another: each sentence of the description a vector of its own.
 
 #![allow(
     clippy::unwrap_used,
@@ -259,6 +260,18 @@ fn report(
 
 /// A skill's body in brief: its name, its headings, and its first paragraph (600 characters at
 /// most).
+/// A description's sentences of at least four words (cut at ". ", "; " and " — ").
+fn sentences(description: &str) -> Vec<String> {
+    description
+        .replace("; ", ". ")
+        .replace(" — ", ". ")
+        .split(". ")
+        .map(str::trim)
+        .filter(|sentence| sentence.split_whitespace().count() >= 4)
+        .map(str::to_string)
+        .collect()
+}
+
 fn body_summary(name: &str, body: &str) -> String {
     let headings: Vec<&str> = body
         .lines()
@@ -331,20 +344,38 @@ fn main() {
     let embedder = skillet_retrieval::embed::Embedder::load(&model).unwrap();
     let doc_refs: Vec<&str> = doc_texts.iter().map(String::as_str).collect();
     let docs = embedder.embed(&doc_refs).unwrap();
-    // A candidate: the body's headings and first paragraph as a second vector per skill, the
-    // skill scored by the better of its two cosines (SKILLET_CV_BODY=1).
-    let with_body = std::env::var_os("SKILLET_CV_BODY").is_some();
-    let body_docs: Vec<Vec<f32>> = if with_body {
+    // Candidates: more vectors per skill, the skill scored by the best of its cosines. The
+    // body's headings and first paragraph (SKILLET_CV_BODY=1); each sentence of the
+    // description, with the skill's name, as a vector of its own (SKILLET_CV_SENTENCES=1).
+    let mut extra: Vec<Vec<Vec<f32>>> = vec![Vec::new(); library.skills().len()];
+    if std::env::var_os("SKILLET_CV_BODY").is_some() {
         let texts: Vec<String> = library
             .skills()
             .iter()
             .map(|s| body_summary(&s.name, &s.read_body().unwrap_or_default()))
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        embedder.embed(&refs).unwrap()
-    } else {
-        Vec::new()
-    };
+        for (at, vector) in embedder.embed(&refs).unwrap().into_iter().enumerate() {
+            extra[at].push(vector);
+        }
+    }
+    if std::env::var_os("SKILLET_CV_SENTENCES").is_some() {
+        let mut owners = Vec::new();
+        let mut texts = Vec::new();
+        for (at, skill) in library.skills().iter().enumerate() {
+            for sentence in sentences(&skill.description) {
+                owners.push(at);
+                texts.push(format!(
+                    "{}: {sentence}",
+                    skill.name.replace(['-', '_'], " ")
+                ));
+            }
+        }
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        for (owner, vector) in owners.into_iter().zip(embedder.embed(&refs).unwrap()) {
+            extra[owner].push(vector);
+        }
+    }
     let queries: Vec<&str> = requests.iter().map(|r| r.query.as_str()).collect();
     let query_vectors = embedder.embed(&queries).unwrap();
     let bm25 = Bm25::build(texts.iter().map(String::as_str), Stemming::Light);
@@ -357,10 +388,10 @@ fn main() {
                 .iter()
                 .enumerate()
                 .map(|(at, doc)| {
-                    let own = skillet_retrieval::embed::dot(vector, doc);
-                    body_docs.get(at).map_or(own, |body| {
-                        own.max(skillet_retrieval::embed::dot(vector, body))
-                    })
+                    extra[at]
+                        .iter()
+                        .map(|more| skillet_retrieval::embed::dot(vector, more))
+                        .fold(skillet_retrieval::embed::dot(vector, doc), f32::max)
                 })
                 .collect(),
         })
