@@ -362,6 +362,24 @@ fn the_mcp_server_serves_registry_skills_and_announces_new_ones() {
         json!({"name": "acme/release-notes@1", "path": "references/steps.md"}),
     );
     assert!(text(&file).contains("STEP-ONE"), "{file}");
+    // A copy edited since it was verified is not served: it is fetched and written again.
+    let copy = std::fs::read_dir(sandbox.home.join(".cache/skillet/registry"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("release-notes/references/steps.md");
+    std::fs::write(&copy, "TAMPERED\n").unwrap();
+    let file = server.call(
+        "read_skill_file",
+        json!({"name": "acme/release-notes@1", "path": "references/steps.md"}),
+    );
+    assert!(text(&file).contains("STEP-ONE"), "{file}");
+    assert_eq!(
+        std::fs::read_to_string(&copy).unwrap(),
+        "STEP-ONE: group the changes\n"
+    );
     let outside = server.call(
         "read_skill_file",
         json!({"name": "acme/release-notes@1", "path": "../../x"}),

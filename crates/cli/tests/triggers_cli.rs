@@ -302,6 +302,10 @@ fn five_corpus_skills_with_trigger_files_and_a_broad_description_caught_firing()
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one library, advised on with and without the model"
+)]
 fn validate_advises_on_descriptions_a_model_cannot_tell_apart() {
     let sandbox = Sandbox::empty();
     let skills = sandbox.project.join(".agents/skills");
@@ -325,6 +329,11 @@ fn validate_advises_on_descriptions_a_model_cannot_tell_apart() {
         "terse",
         "---\nname: terse\ndescription: Spreadsheet helper\n---\nSteps.\n",
     );
+    write_skill(
+        &skills,
+        "timed",
+        "---\nname: timed\ndescription: Turns meeting notes into a list of decisions, owners and dates for the follow-up mail.\nwhen-to-use: After a meeting, with its notes at hand.\n---\nSteps.\n",
+    );
     // Without the model: the text advice only, and the comparison said to be missing.
     let out = run(common::skillet(&sandbox, None).args(["skills", "validate", "--json"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -347,6 +356,11 @@ fn validate_advises_on_descriptions_a_model_cannot_tell_apart() {
         ]
     );
     assert_eq!(warnings(&out.stdout, "pdf-forms"), Vec::<String>::new());
+    let timed = warnings(&out.stdout, "timed");
+    assert!(
+        timed.iter().all(|w| !w.contains("does not say when")),
+        "a when-to-use field says when: {timed:?}"
+    );
     assert!(
         out.stderr
             .contains("descriptions were not compared with the other skills'"),

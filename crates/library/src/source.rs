@@ -188,6 +188,10 @@ pub trait SkillSource: Send + Sync {
     /// The command that installs `skill`, for the user.
     fn install_hint(&self, skill: &SkillRef) -> String;
 
+    /// Whether a copy fetched before still holds what was verified (blocking: reads and hashes
+    /// its files), so it may be used again without asking the source.
+    fn still_verified(&self, fetched: &FetchedSkill) -> bool;
+
     /// How many skills it offers (none yanked in whole).
     fn count(&self) -> BoxFuture<'_, Result<usize, SourceError>>;
 
@@ -227,14 +231,11 @@ pub enum Origin {
 
 /// The `k` best of `local` (the library's own results, best first) and the source's `remote`
 /// hits, by score (a local result first on a tie). A hit installed here at the version found
-/// is left out where a local result of its name stands for it. A hit whose name is no
-/// reference or whose score is no number is dropped: the source's rows are not trusted.
-pub fn merge(local: Vec<Found>, remote: &SourceResults, k: usize) -> Vec<Found> {
+/// is the library's skill: it stands as that local skill (once), and not at all when the user
+/// keeps it from the model (`disable-model-invocation`). A hit whose name is no reference or
+/// whose score is no number is dropped: the source's rows are not trusted.
+pub fn merge(local: Vec<Found>, remote: &SourceResults, library: &Library, k: usize) -> Vec<Found> {
     let mut all = local;
-    let shown_locally = |name: &str, all: &[Found]| {
-        all.iter()
-            .any(|found| found.origin == Origin::Local && found.name == name)
-    };
     for hit in &remote.hits {
         let reference = hit.skill.to_string();
         let valid = hit.skill.seq.is_some()
@@ -244,7 +245,19 @@ pub fn merge(local: Vec<Found>, remote: &SourceResults, k: usize) -> Vec<Found> 
             continue;
         }
         let installed_here = hit.installed.is_some() && hit.installed == hit.skill.seq;
-        if installed_here && shown_locally(&hit.skill.name, &all) {
+        if installed_here && let Some(skill) = library.get(&hit.skill.name) {
+            let shown = all
+                .iter()
+                .any(|found| found.origin == Origin::Local && found.name == skill.name);
+            if skill.model_invocable() && !shown {
+                all.push(Found {
+                    name: skill.name.clone(),
+                    description: skill.description.clone(),
+                    score: hit.score,
+                    relevant: hit.relevant,
+                    origin: Origin::Local,
+                });
+            }
             continue;
         }
         // Lines folded first, so a newline becomes a space before control characters go.
@@ -256,6 +269,7 @@ pub fn merge(local: Vec<Found>, remote: &SourceResults, k: usize) -> Vec<Found> 
             score: hit.score,
             relevant: hit.relevant,
             origin: Origin::Source {
+                // A lock naming this version of a skill the library lacks is stale.
                 installed: hit.installed.filter(|_| !installed_here),
             },
         });
@@ -273,6 +287,7 @@ pub fn merge(local: Vec<Found>, remote: &SourceResults, k: usize) -> Vec<Found> 
 pub async fn search_with(
     source: &dyn SkillSource,
     local: Vec<Found>,
+    library: &Library,
     query: &str,
     vector: Option<&[f32]>,
     k: usize,
@@ -283,7 +298,7 @@ pub async fn search_with(
             if remote.by_words_only && vector.is_some() {
                 notes.push(format!("{} was searched by words only", source.label()));
             }
-            (merge(local, &remote, k), notes)
+            (merge(local, &remote, library, k), notes)
         }
         Err(error) => (
             local,
@@ -392,6 +407,9 @@ mod tests {
         fn install_hint(&self, skill: &SkillRef) -> String {
             format!("install {skill}")
         }
+        fn still_verified(&self, _: &FetchedSkill) -> bool {
+            false
+        }
         fn count(&self) -> BoxFuture<'_, Result<usize, SourceError>> {
             Box::pin(async { Ok(0) })
         }
@@ -428,7 +446,22 @@ mod tests {
     }
 
     #[test]
-    fn merging_drops_rows_no_source_should_hold_and_what_a_local_result_stands_for() {
+    fn merging_drops_rows_no_source_should_hold_and_what_the_library_stands_for() {
+        let temp = tempfile::tempdir().unwrap();
+        for (name, extra) in [
+            ("cleanup", ""),
+            ("tidy", ""),
+            ("hidden", "disable-model-invocation: true\n"),
+        ] {
+            let dir = temp.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(
+                dir.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: The {name} skill\n{extra}---\nBody.\n"),
+            )
+            .unwrap();
+        }
+        let library = discover(&[Root::new(temp.path().to_path_buf(), RootKind::User)]);
         let remote = SourceResults {
             hits: vec![
                 hit("acme", "forms", 2, 0.9, None),
@@ -436,6 +469,8 @@ mod tests {
                 hit("Acme", "forms", 1, 0.8, None),
                 hit("acme", "nan", 1, f32::NAN, None),
                 hit("acme", "cleanup", 3, 0.7, Some(3)),
+                hit("acme", "tidy", 2, 0.65, Some(2)),
+                hit("acme", "hidden", 1, 0.62, Some(1)),
                 hit("acme", "notes", 4, 0.6, Some(2)),
                 hit("acme", "stale", 5, 0.5, Some(5)),
             ],
@@ -444,6 +479,7 @@ mod tests {
         let found = merge(
             vec![local("cleanup", 0.75), local("other", 0.1)],
             &remote,
+            &library,
             10,
         );
         let names: Vec<(&str, Origin)> =
@@ -453,14 +489,16 @@ mod tests {
             [
                 ("acme/forms@2", Origin::Source { installed: None }),
                 ("cleanup", Origin::Local),
+                // Installed at that version, ranked by the registry only: the local skill.
+                ("tidy", Origin::Local),
                 ("acme/notes@4", Origin::Source { installed: Some(2) }),
-                // The lock says @5 is installed, but no local result stands for it.
+                // The lock says @5 is installed, but the library has no such skill.
                 ("acme/stale@5", Origin::Source { installed: None }),
                 ("other", Origin::Local),
             ]
         );
         assert_eq!(found[0].description, "Does things well");
-        assert_eq!(merge(Vec::new(), &remote, 2).len(), 2);
+        assert_eq!(merge(Vec::new(), &remote, &library, 2).len(), 2);
     }
 
     #[test]

@@ -52,16 +52,17 @@ async fn search(
             Ranking::Hybrid => snapshot.index.embed_query(&local.query).ok().flatten(),
             Ranking::Loading | Ranking::WordsOnly => None,
         };
-        Ok::<_, String>((local, vector))
+        Ok::<_, String>((local, vector, Arc::clone(&snapshot.library)))
     })
     .await?;
-    let (local, vector) = match searched {
+    let (local, vector, library) = match searched {
         Ok(parts) => parts,
         Err(message) => return Ok(CallToolResult::error(vec![ContentBlock::text(message)])),
     };
     let (found, notes) = search_with(
         source.as_ref(),
         local.found.clone(),
+        &library,
         &local.query,
         vector.as_deref(),
         local.k,
@@ -83,7 +84,19 @@ async fn fetched_call(
     arguments: &JsonObject,
 ) -> CallToolResult {
     let error = |message: String| CallToolResult::error(vec![ContentBlock::text(message)]);
-    let fetched = match shared.fetched(reference) {
+    let remembered = shared.fetched(reference);
+    // A copy remembered is checked again (off the async threads): an edited one is fetched anew.
+    let verified = match remembered {
+        Some(fetched) => {
+            let source = Arc::clone(source);
+            tokio::task::spawn_blocking(move || source.still_verified(&fetched).then_some(fetched))
+                .await
+                .ok()
+                .flatten()
+        }
+        None => None,
+    };
+    let fetched = match verified {
         Some(fetched) => fetched,
         None => match source.fetch(reference).await {
             Ok(fetched) => {
@@ -161,6 +174,7 @@ pub(crate) async fn follow(shared: Shared) {
         }
     };
     let told = Arc::clone(&recount);
+    let forget = shared.clone();
     let following = source.follow(Box::new(move |change| {
         match change {
             SourceChange::Published(skill) => {
@@ -171,6 +185,8 @@ pub(crate) async fn follow(shared: Shared) {
             }
             SourceChange::Yanked(skill) => {
                 crate::log(&format!("registry: {} yanked", echoed(&skill.to_string())));
+                // What was fetched says whether it is yanked: fetched again from now on.
+                forget.forget_fetched();
             }
             SourceChange::Lost(why) => {
                 crate::log_at(
@@ -179,7 +195,10 @@ pub(crate) async fn follow(shared: Shared) {
                 );
                 return true;
             }
-            SourceChange::Back => crate::log("registry: reachable again; catching up"),
+            SourceChange::Back => {
+                crate::log("registry: reachable again; catching up");
+                forget.forget_fetched();
+            }
         }
         told.notify_one();
         true

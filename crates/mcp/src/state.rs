@@ -167,6 +167,13 @@ impl Shared {
         fetched.dir.is_dir().then_some(fetched)
     }
 
+    /// Forgets every fetched version (one was yanked, or changes may have been missed).
+    pub fn forget_fetched(&self) {
+        if let Ok(mut remembered) = self.fetched.lock() {
+            remembered.clear();
+        }
+    }
+
     /// Remembers a fetched version, by the reference asked for (when it names a version) and by
     /// its exact version.
     pub fn remember_fetched(&self, asked: &SkillRef, fetched: &FetchedSkill) {

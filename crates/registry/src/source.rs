@@ -253,6 +253,22 @@ impl SkillSource for RegistrySource {
         format!("skillet registry install {skill}")
     }
 
+    /// The cache keeps a version at `cache/HASH/NAME`: its files hashed again must give HASH.
+    fn still_verified(&self, fetched: &FetchedSkill) -> bool {
+        let Some(expected) = fetched
+            .dir
+            .parent()
+            .filter(|entry| entry.parent() == Some(self.cache_dir.as_path()))
+            .and_then(|entry| entry.file_name()?.to_str())
+            .and_then(crate::bundle::from_hex)
+        else {
+            return false;
+        };
+        crate::Bundle::read(&fetched.dir).is_ok_and(|bundle| {
+            bundle.skipped.is_empty() && bundle.content_hash()[..] == expected[..]
+        })
+    }
+
     fn count(&self) -> BoxFuture<'_, Result<usize, SourceError>> {
         Box::pin(async move {
             let count = tokio::time::timeout(SOURCE_TIMEOUT, self.registry.count())

@@ -426,7 +426,13 @@ impl Checker<'_> {
                 .with_hint("say what the skill does, on what, and when to use it, in the words a user would use"),
             );
         }
-        if !has_trigger_clause(description) && mapping.get("when_to_use").is_none() {
+        let when_to_use = ["when_to_use", "when-to-use"].iter().any(|key| {
+            mapping
+                .get(*key)
+                .and_then(scalar_string)
+                .is_some_and(|text| !text.trim().is_empty())
+        });
+        if !has_trigger_clause(description) && !when_to_use {
             self.diagnostics.push(
                 Diagnostic::warning(
                     self.file,

@@ -96,7 +96,15 @@ impl Tool for SearchSkills {
             let (found, notes) = match &context.source {
                 None => (local, Vec::new()),
                 Some(source) => {
-                    search_with(source.as_ref(), local, query, vector.as_deref(), k).await
+                    search_with(
+                        source.as_ref(),
+                        local,
+                        &library,
+                        query,
+                        vector.as_deref(),
+                        k,
+                    )
+                    .await
                 }
             };
             let mut out = String::new();

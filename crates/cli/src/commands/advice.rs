@@ -1,11 +1,11 @@
 //! `skills validate`'s advice that needs the library: a description that means nearly what
 //! another skill's says ([`skillet_library::findability`]), by meaning, where the embedding
-//! model is found (said once when it is not).
+//! model is already here (never downloaded for this; said once when it is not).
 
 use std::path::{Path, PathBuf};
 
 use skillet_library::findability::{NEAR_DUPLICATE_COSINE, near_duplicate};
-use skillet_library::model::{Need, semantic_index};
+use skillet_library::model::{Need, index_with};
 use skillet_skills::{Diagnostic, Root, RootKind, Validation, discover, find_skill_file};
 
 use super::Context;
@@ -18,7 +18,8 @@ pub fn near_duplicates(context: &Context, paths: &[PathBuf], validations: &mut [
     if validations.iter().all(|v| v.name.is_none()) {
         return;
     }
-    // The folders validated come first, so that a skill being validated is the one found.
+    // The folders validated come first, so that a skill being validated is the one found; a
+    // skill folder is a root of its own (its siblings are no part of the library).
     let mut roots: Vec<Root> = paths
         .iter()
         .map(|path| context.env.cwd.join(path))
@@ -28,12 +29,7 @@ pub fn near_duplicates(context: &Context, paths: &[PathBuf], validations: &mut [
             } else {
                 path
             };
-            let root = if find_skill_file(&dir).is_some() {
-                dir.parent().map_or_else(|| dir.clone(), Path::to_path_buf)
-            } else {
-                dir
-            };
-            Some(Root::new(root, RootKind::Explicit))
+            Some(Root::new(dir, RootKind::Explicit))
         })
         .collect();
     roots.extend(context.roots.iter().cloned());
@@ -41,12 +37,12 @@ pub fn near_duplicates(context: &Context, paths: &[PathBuf], validations: &mut [
     if library.skills().len() < 2 {
         return;
     }
-    let Some(index) = semantic_index(
-        &library,
-        &model_env(None),
-        Need::Optional,
-        &mut stderr_events(),
-    ) else {
+    // Only a model already here: validating never downloads one.
+    let env = model_env(None);
+    let Some(index) = env
+        .model_dir()
+        .and_then(|dir| index_with(&library, &dir, &env, Need::Optional, &mut stderr_events()))
+    else {
         warn(
             "note: without the embedding model, descriptions were not compared with the other skills'",
         );
