@@ -18,7 +18,7 @@ mod common;
 use std::process::Stdio;
 
 use common::mcp_client::{Server, text};
-use common::{Sandbox, run, skillet, write_skill};
+use common::{Sandbox, run, skillet, tool_result, write_skill};
 use serde_json::{Value, json};
 use skillet_test_support::{MockServer, TestDatabase, Turn};
 
@@ -61,16 +61,6 @@ fn published(sandbox: &Sandbox, url: &str) {
     ] {
         let out = registry(sandbox, url, &args);
         assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
-    }
-}
-
-/// The content of the tool result in request `index` (the last message's first block).
-fn tool_result(server: &MockServer, index: usize) -> String {
-    let request = &server.requests()[index];
-    let last = request.body["messages"].as_array().unwrap().last().unwrap();
-    match &last["content"][0]["content"] {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
     }
 }
 

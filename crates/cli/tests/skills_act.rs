@@ -7,8 +7,8 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{Sandbox, first_text, run, write_skill};
-use serde_json::{Value, json};
+use common::{Sandbox, first_text, run, tool_result, write_skill};
+use serde_json::json;
 use skillet_test_support::{MockServer, Turn};
 
 const API_KEY: &str = "sk-test";
@@ -39,16 +39,6 @@ fn sandbox() -> Sandbox {
 
 fn skillet(sandbox: &Sandbox, server: Option<&MockServer>) -> Command {
     common::skillet(sandbox, server.map(|server| (server, API_KEY)))
-}
-
-/// The content of the tool result in request `index` (the last message's first block).
-fn tool_result(server: &MockServer, index: usize) -> String {
-    let request = &server.requests()[index];
-    let last = request.body["messages"].as_array().unwrap().last().unwrap();
-    match &last["content"][0]["content"] {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
 }
 
 #[test]

@@ -115,3 +115,14 @@ pub fn first_text(server: &MockServer, index: usize) -> String {
         .unwrap_or_default()
         .to_string()
 }
+
+/// The content of the tool result in request `index` to the mock server (the last message's
+/// first block).
+pub fn tool_result(server: &MockServer, index: usize) -> String {
+    let request = &server.requests()[index];
+    let last = request.body["messages"].as_array().unwrap().last().unwrap();
+    match &last["content"][0]["content"] {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
