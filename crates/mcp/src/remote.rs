@@ -18,7 +18,8 @@ use crate::state::{Changes, Ranking, Shared};
 use crate::tools::{self, MAX_FILE_TEXT_BYTES, echoed};
 
 /// Answers a tool call that involves the source: `search_skills`, or `load_skill` and
-/// `read_skill_file` naming a reference no local skill has. `None`: the library alone answers.
+/// `read_skill_file` naming a reference (`OWNER/NAME[@SEQ]`). `None`: the library alone
+/// answers.
 pub(crate) async fn call(
     shared: &Shared,
     source: &Arc<dyn SkillSource>,
