@@ -134,6 +134,14 @@ fn describe(text: &mut String, settings: &Settings) {
         &redacted_url(&settings.base_url),
         &origin("base_url"),
     );
+    if let Some(url) = &settings.registry_url {
+        line(
+            text,
+            "registry",
+            &redacted_url(url),
+            "SKILLET_REGISTRY_URL or registry_url; search_skills searches it too",
+        );
+    }
     let key = if settings.api_key.is_some() {
         "set"
     } else {
