@@ -79,6 +79,17 @@ pub struct Placed {
     pub why: skillet_retrieval::Explanation,
 }
 
+/// [`SkillIndex::rank_keeping_vector`]'s answer.
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    /// The mode used (lexical when there is no model).
+    pub mode: Mode,
+    /// The best skills, best first.
+    pub ranked: Vec<Ranked>,
+    /// The query's vector (`None` when ranked by words).
+    pub vector: Option<Vec<f32>>,
+}
+
 /// The skills of a library, ready to rank.
 pub struct SkillIndex {
     matcher: Matcher,
@@ -142,11 +153,28 @@ impl SkillIndex {
         mode: Mode,
         k: usize,
     ) -> Result<(Mode, Vec<Ranked>), EmbedError> {
+        let ranking = self.rank_keeping_vector(query, mode, k)?;
+        Ok((ranking.mode, ranking.ranked))
+    }
+
+    /// [`SkillIndex::rank`], and the query's vector it ranked with (`None` by words), for
+    /// searching a source too without embedding the query again.
+    pub fn rank_keeping_vector(
+        &self,
+        query: &str,
+        mode: Mode,
+        k: usize,
+    ) -> Result<Ranking, EmbedError> {
         let vector = match (&self.embedder, mode) {
             (Some(embedder), Mode::Semantic | Mode::Hybrid) => embedder.embed(&[query])?.pop(),
             _ => None,
         };
-        Ok(self.matcher.rank(query, vector.as_deref(), mode, k))
+        let (mode, ranked) = self.matcher.rank(query, vector.as_deref(), mode, k);
+        Ok(Ranking {
+            mode,
+            ranked,
+            vector,
+        })
     }
 
     /// The `k` best skills for a request with why each scored as it did, and the explanation

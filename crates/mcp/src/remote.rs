@@ -14,7 +14,7 @@ use skillet_library::source::{
 };
 use skillet_skills::read_head_in_skill;
 
-use crate::state::{Changes, Ranking, Shared};
+use crate::state::{Changes, Shared};
 use crate::tools::{self, MAX_FILE_TEXT_BYTES, echoed};
 
 /// Answers a tool call that involves the source: `search_skills`, or `load_skill` and
@@ -47,16 +47,12 @@ async fn search(
     arguments: JsonObject,
 ) -> Result<CallToolResult, McpError> {
     let searched = crate::server::blocking(shared, move |snapshot| {
+        // The query's vector is the one the library was ranked with (by words: none).
         let local = tools::search_local(snapshot, &arguments)?;
-        // The query's vector comes from the model the library is ranked with.
-        let vector = match snapshot.ranking {
-            Ranking::Hybrid => snapshot.index.embed_query(&local.query).ok().flatten(),
-            Ranking::Loading | Ranking::WordsOnly => None,
-        };
-        Ok::<_, String>((local, vector, Arc::clone(&snapshot.library)))
+        Ok::<_, String>((local, Arc::clone(&snapshot.library)))
     })
     .await?;
-    let (local, vector, library) = match searched {
+    let (local, library) = match searched {
         Ok(parts) => parts,
         Err(message) => return Ok(CallToolResult::error(vec![ContentBlock::text(message)])),
     };
@@ -65,7 +61,7 @@ async fn search(
         local.found.clone(),
         &library,
         &local.query,
-        vector.as_deref(),
+        local.vector.as_deref(),
         local.k,
     )
     .await;

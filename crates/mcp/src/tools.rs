@@ -264,6 +264,8 @@ pub(crate) struct LocalSearch {
     pub used: Mode,
     /// Why it ranked by words only, if it did.
     pub note: Option<&'static str>,
+    /// The query's vector it ranked with (`None` by words).
+    pub vector: Option<Vec<f32>>,
 }
 
 /// Ranks the library for a `search_skills` call (blocking: embeds the query).
@@ -281,10 +283,11 @@ pub(crate) fn search_local(
         Ranking::Loading | Ranking::WordsOnly => Mode::Lexical,
     };
     // More than asked: skills the model may not load are left out.
-    let (used, ranked) = snapshot
+    let ranking = snapshot
         .index
-        .rank(query, mode, k.saturating_mul(2))
+        .rank_keeping_vector(query, mode, k.saturating_mul(2))
         .map_err(|error| format!("the search failed: {error}"))?;
+    let (used, ranked, vector) = (ranking.mode, ranking.ranked, ranking.vector);
     let note = match (snapshot.ranking, used) {
         (Ranking::Loading, _) => Some("ranked by words only: the embedding model is still loading"),
         (Ranking::WordsOnly, _) => Some(
@@ -313,6 +316,7 @@ pub(crate) fn search_local(
         found,
         used,
         note,
+        vector,
     })
 }
 

@@ -70,10 +70,10 @@ impl Tool for SearchSkills {
             let mut vector = None;
             if let Some(index) = &index {
                 // Ask for more than needed: skills the model may not load are filtered out.
-                let (_, ranked) = index
-                    .rank(query, Mode::Hybrid, k * 2)
+                let ranking = index
+                    .rank_keeping_vector(query, Mode::Hybrid, k * 2)
                     .map_err(|error| ToolError::new(format!("skill search failed: {error}")))?;
-                for hit in ranked {
+                for hit in ranking.ranked {
                     let Some(skill) = library.get(index.name(hit.index)) else {
                         continue;
                     };
@@ -87,11 +87,7 @@ impl Tool for SearchSkills {
                         });
                     }
                 }
-                if context.source.is_some() {
-                    vector = index
-                        .embed_query(query)
-                        .map_err(|error| ToolError::new(format!("skill search failed: {error}")))?;
-                }
+                vector = ranking.vector;
             }
             let (found, notes) = match &context.source {
                 None => (local, Vec::new()),
