@@ -50,13 +50,7 @@ pub enum Change {
 /// The newest event's number (0 when there is none): where a listener that wants only what
 /// comes next starts.
 pub async fn latest_event(pools: &Pools) -> Result<i64, RegistryError> {
-    let client = pools.read().await?;
-    crate::schema::check(pools, &client).await?;
-    client
-        .query_one("SELECT coalesce(max(id), 0) FROM skillet_events", &[])
-        .await
-        .map(|row| row.get(0))
-        .map_err(|error| RegistryError::from_db(&pools.at, &error))
+    crate::versions::read_number(pools, "SELECT coalesce(max(id), 0) FROM skillet_events").await
 }
 
 /// Sends every event after `after` to `changes`, then each new one as it commits, for as long

@@ -90,10 +90,15 @@ pub async fn list(pools: &Pools) -> Result<Vec<SkillRow>, RegistryError> {
 
 /// How many skills search offers (those with a version that is not yanked).
 pub async fn count(pools: &Pools) -> Result<i64, RegistryError> {
+    read_number(pools, "SELECT count(*) FROM skillet_search").await
+}
+
+/// The one `bigint` a read-only query without parameters answers, the schema checked first.
+pub(crate) async fn read_number(pools: &Pools, sql: &str) -> Result<i64, RegistryError> {
     let client = pools.read().await?;
     crate::schema::check(pools, &client).await?;
     client
-        .query_one("SELECT count(*) FROM skillet_search", &[])
+        .query_one(sql, &[])
         .await
         .map(|row| row.get(0))
         .map_err(|error| RegistryError::from_db(&pools.at, &error))
