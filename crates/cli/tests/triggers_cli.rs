@@ -174,6 +174,84 @@ fn match_explains_each_score_and_places_a_skill() {
     assert_eq!(out.code, 2, "{}", out.stderr);
 }
 
+/// With the model, the blend weighs the body's words: a request in the words of a skill's body,
+/// not its description, ranks that skill first, and `--explain` marks those words as the body's;
+/// by words alone (`--mode lexical`) the body does not count.
+#[test]
+fn with_the_model_a_body_word_ranks_and_is_marked_as_the_body_s() {
+    let Some(model) = skillet_test_support::embedding_model_dir() else {
+        skillet_test_support::skip(
+            "SKIPPED: body words in the blend: no embedding model (scripts/fetch-model.sh, or SKILLET_EMBED_MODEL)",
+        );
+        return;
+    };
+    let sandbox = sandbox();
+    let skills = sandbox.project.join(".agents/skills");
+    write_skill(
+        &skills,
+        "docx",
+        "---\nname: docx\ndescription: Create and edit Word documents, with their styles and tables.\n---\n# Reviewing\n\nRedline a contract: tracked changes, and remarks in the margin.\n",
+    );
+    write_skill(
+        &skills,
+        "pptx",
+        "---\nname: pptx\ndescription: Create and edit PowerPoint decks, with their layouts and notes.\n---\n# Slides\n\nKeep one idea per slide.\n",
+    );
+    let matched = |extra: &[&str]| {
+        let mut command = common::skillet(&sandbox, None);
+        command.env("SKILLET_EMBED_MODEL", &model).args([
+            "skills",
+            "match",
+            "redline this contract",
+            "--explain",
+            "--json",
+            "--top-k",
+            "3",
+        ]);
+        command.args(extra);
+        let out = run(&mut command);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str::<Value>(&out.stdout).unwrap()
+    };
+    let document = matched(&[]);
+    assert_eq!(document[0]["name"], "docx", "{document:#}");
+    assert_eq!(document[0]["explain"]["mode"], "hybrid");
+    let terms = document[0]["explain"]["terms"].as_array().unwrap();
+    let body: Vec<&str> = terms
+        .iter()
+        .filter(|term| term["in"] == "body")
+        .map(|term| term["term"].as_str().unwrap())
+        .collect();
+    assert_eq!(body, ["redline", "contract"], "{document:#}");
+    let document = matched(&["--mode", "lexical"]);
+    assert_eq!(
+        document.as_array().unwrap().len(),
+        0,
+        "words alone do not read bodies: {document:#}"
+    );
+    let mut command = common::skillet(&sandbox, None);
+    command.env("SKILLET_EMBED_MODEL", &model).args([
+        "skills",
+        "match",
+        "redline this contract",
+        "--explain",
+        "--top-k",
+        "1",
+    ]);
+    let out = run(&mut command);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("redline ") && out.stdout.contains("%, body)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("only in the skill's body"),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn with_model_the_configured_model_is_asked_three_times_per_request() {
     let sandbox = sandbox();

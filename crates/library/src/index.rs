@@ -101,7 +101,7 @@ impl SkillIndex {
     /// Words only (no model).
     pub fn lexical(library: &Library) -> Self {
         Self {
-            matcher: Matcher::new(lexical_texts(library).iter().map(String::as_str)),
+            matcher: Matcher::new(own_texts(library).iter().map(String::as_str)),
             embedder: None,
             names: names(library),
         }
@@ -132,8 +132,15 @@ impl SkillIndex {
                 None => vectors.extend(std::iter::repeat_n(0.0, dimensions)),
             }
         }
-        let matcher = Matcher::new(lexical_texts(library).iter().map(String::as_str))
-            .with_vectors(dimensions, vectors);
+        let own = own_texts(library);
+        let bodies = bodies(library);
+        let matcher = Matcher::new(own.iter().map(String::as_str))
+            .with_vectors(dimensions, vectors)
+            .with_bodies(
+                own.iter()
+                    .map(String::as_str)
+                    .zip(bodies.iter().map(String::as_str)),
+            );
         stats.elapsed = started.elapsed();
         Ok((
             Self {
@@ -374,7 +381,9 @@ fn names(library: &Library) -> Vec<String> {
     library.skills().iter().map(|s| s.name.clone()).collect()
 }
 
-fn lexical_texts(library: &Library) -> Vec<String> {
+/// The texts skills are ranked by words ([`skill_text`]: name, description, `when_to_use`,
+/// tags).
+fn own_texts(library: &Library) -> Vec<String> {
     library
         .skills()
         .iter()
@@ -386,6 +395,17 @@ fn lexical_texts(library: &Library) -> Vec<String> {
                 &s.frontmatter.tags,
             )
         })
+        .collect()
+}
+
+/// Each skill's body, whose words the hybrid blend weighs too ([`Matcher::with_bodies`]). A
+/// body that cannot be read (gone since discovery, too large, not UTF-8) leaves the skill
+/// blended by its own text; loading it says why.
+fn bodies(library: &Library) -> Vec<String> {
+    library
+        .skills()
+        .iter()
+        .map(|s| s.read_body().unwrap_or_default())
         .collect()
 }
 

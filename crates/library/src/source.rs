@@ -209,7 +209,9 @@ pub struct Found {
     pub name: String,
     /// Its description, cleaned of text that hides or reorders (a source's too).
     pub description: String,
-    /// Its score (the same formula for both).
+    /// Its score: the same formula for both, over different words where the blend is used (a
+    /// local skill's body counts, a registry skill's does not yet), so a local skill that
+    /// matches by its body can outrank a registry skill as good.
     pub score: f32,
     /// Whether it clears the relevance threshold.
     pub relevant: bool,

@@ -1,7 +1,9 @@
 //! Searching: candidates by meaning (the HNSW index, cosine) and by words (skillet's own BM25,
 //! computed in SQL over its own terms table) in one round trip, then ranked on the client by
 //! the very formula a local library uses ([`hybrid_score`], the same thresholds), so a registry
-//! result and a local one mean the same thing.
+//! result and a local one are on one scale. Not yet over the same words: a local library's
+//! blend weighs each skill's body too (`Matcher::with_bodies`), the registry's terms table
+//! holds each skill's own text only.
 
 use pgvector::Vector;
 use skillet_retrieval::{

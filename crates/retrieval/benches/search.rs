@@ -1,6 +1,7 @@
 //! Query latency: exact search over a flat matrix of normalised vectors at 10,000 and 100,000
-//! skills (generated vectors and texts), hybrid scoring included, and embedding one query with
-//! the real model when it is present; building the 100,000-skill index, with its memory.
+//! skills (generated vectors and texts), hybrid scoring included, at 10,000 also with a
+//! generated body per skill whose words the blend weighs; embedding one query with the real
+//! model when it is present; building the indexes, with their memory.
 
 #![allow(clippy::unwrap_used, clippy::print_stderr, reason = "benchmark setup")]
 
@@ -42,6 +43,12 @@ fn vectors(count: usize) -> Vec<f32> {
 }
 
 fn matcher(count: usize) -> Matcher {
+    let texts = texts(count);
+    Matcher::new(texts.iter().map(String::as_str)).with_vectors(DIMENSIONS, vectors(count))
+}
+
+/// A short synthetic text per document (its name and description).
+fn texts(count: usize) -> Vec<String> {
     let words = [
         "deploy",
         "review",
@@ -54,7 +61,7 @@ fn matcher(count: usize) -> Matcher {
         "security",
         "docs",
     ];
-    let texts: Vec<String> = (0..count)
+    (0..count)
         .map(|i| {
             format!(
                 "skill {i} {} {} {}",
@@ -63,8 +70,55 @@ fn matcher(count: usize) -> Matcher {
                 words[(i / 100) % 10]
             )
         })
-        .collect();
-    Matcher::new(texts.iter().map(String::as_str)).with_vectors(DIMENSIONS, vectors(count))
+        .collect()
+}
+
+/// Words per synthetic body: about a real body's median (3 KB).
+const BODY_WORDS: usize = 450;
+
+/// A synthetic body per document: [`BODY_WORDS`] words drawn, skewed towards the common ones,
+/// from a vocabulary of 3,000 that starts with the query's words, so their postings are long
+/// (nearly every document's body has them).
+fn bodies(count: usize) -> Vec<String> {
+    let common = ["review", "security", "deploy", "code", "files", "data"];
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    (0..count)
+        .map(|_| {
+            (0..BODY_WORDS)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let r = state % 3_000;
+                    let word = r * r / 3_000;
+                    match usize::try_from(word).unwrap() {
+                        w if w < common.len() => common[w].to_string(),
+                        w => format!("w{w}"),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// [`matcher`] with a body per document whose words the blend weighs, as skills have.
+fn matcher_with_bodies(count: usize) -> Matcher {
+    let texts = texts(count);
+    let bodies = bodies(count);
+    Matcher::new(texts.iter().map(String::as_str))
+        .with_vectors(DIMENSIONS, vectors(count))
+        .with_bodies(
+            texts
+                .iter()
+                .map(String::as_str)
+                .zip(bodies.iter().map(String::as_str)),
+        )
+}
+
+fn matcher_10k_with_bodies() -> &'static Matcher {
+    static MATCHER: OnceLock<Matcher> = OnceLock::new();
+    MATCHER.get_or_init(|| matcher_with_bodies(10_000))
 }
 
 fn matcher_10k() -> &'static Matcher {
@@ -91,6 +145,27 @@ fn build_index_100k() -> Matcher {
 #[divan::bench(sample_count = 50)]
 fn hybrid_search_10k(bencher: divan::Bencher) {
     let (matcher, query) = (matcher_10k(), query());
+    bencher.bench(|| {
+        matcher.rank(
+            "review the security of this deploy",
+            Some(&query),
+            Mode::Hybrid,
+            5,
+        )
+    });
+}
+
+/// Building the index of 10,000 skills with their bodies' words (the blend's second index),
+/// generating the synthetic texts, bodies and vectors included.
+#[divan::bench(sample_count = 3)]
+fn build_index_10k_with_bodies() -> Matcher {
+    matcher_with_bodies(10_000)
+}
+
+/// The blend weighing the bodies' words too, as skills are ranked.
+#[divan::bench(sample_count = 50)]
+fn hybrid_search_10k_with_bodies(bencher: divan::Bencher) {
+    let (matcher, query) = (matcher_10k_with_bodies(), query());
     bencher.bench(|| {
         matcher.rank(
             "review the security of this deploy",

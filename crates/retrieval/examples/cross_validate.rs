@@ -11,7 +11,11 @@
 //! (the corpus is `../shared/corpus` or `$SKILLET_CORPUS`; the model as for the tests).
 //! `SKILLET_CV_BODY=1` measures a candidate: each skill's body (its headings and first
 //! paragraph) embedded as a second vector, the skill's cosine the better of the two;
-//! `SKILLET_CV_SENTENCES=1` another: each sentence of the description a vector of its own.
+//! `SKILLET_CV_SENTENCES=1` another: each sentence of the description a vector of its own;
+//! `SKILLET_CV_BODY_WORDS=1` another: the body's words as a second BM25 index, weighed in.
+//! Words are ranked over the body as shipped; `SKILLET_CV_NO_BODY=1` ranks them as before the
+//! body counted (name, description, `when_to_use`, tags), for the figures before the change;
+//! `SKILLET_CV_KEEP_GATE=1` keeps the shipped blend and threshold instead of choosing them.
 
 #![allow(
     clippy::unwrap_used,
@@ -25,7 +29,7 @@
 use std::path::Path;
 
 use skillet_retrieval::{
-    Bm25, HYBRID_ALPHA, SEMANTIC_THRESHOLD, Stemming, embedding_text, skill_text,
+    Bm25, HYBRID_ALPHA, SEMANTIC_THRESHOLD, Stemming, embedding_text, ranked_body, skill_text,
 };
 use skillet_skills::{Root, RootKind, discover};
 
@@ -36,6 +40,8 @@ mod pool;
 const FOLDS: u64 = 5;
 /// Weights of meaning tried.
 const ALPHAS: [f32; 8] = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+/// Weights of the body's words tried (`SKILLET_CV_BODY_WORDS=1`).
+const BETAS: [f32; 9] = [0.0, 0.1, 0.2, 0.35, 0.5, 1.0, 1.5, 2.0, 3.0];
 /// Cosine thresholds tried.
 const THRESHOLDS: [f32; 7] = [0.30, 0.32, 0.34, 0.35, 0.36, 0.38, 0.40];
 /// What a no-fit request that clears the threshold costs, in fitting requests suggested first.
@@ -43,6 +49,9 @@ const FALSE_FIRE_COST: f64 = 3.0;
 /// The blended score `--skill-match auto` needs to load the best suggestion with the message:
 /// `skillet_library::triggers::AUTO_LOAD_SCORE`, which this crate sits below.
 const AUTO_LOAD_SCORE: f32 = 0.5;
+/// How many of the best skills a session considers suggesting:
+/// `skillet_library::triggers::MAX_SUGGESTIONS`.
+const MAX_SUGGESTIONS: usize = 3;
 
 #[path = "../eval/requests.rs"]
 mod requests;
@@ -75,41 +84,60 @@ fn fold(query: &str) -> u64 {
     hash % FOLDS
 }
 
-/// One request's scores over the pool: words (BM25) and meaning (cosine).
+/// One request's scores over the pool: words (BM25 over the ranked text, and over the body),
+/// and meaning (cosine).
 struct Scored {
     words: Vec<f32>,
+    body_words: Vec<f32>,
     cosines: Vec<f32>,
 }
 
 impl Scored {
-    /// The blended scores with `alpha`, as the shipped blend scores.
-    fn blended(&self, alpha: f32) -> Vec<f32> {
-        let best = self.words.iter().copied().fold(0.0_f32, f32::max).max(1e-6);
-        self.words
+    /// The blended scores with `alpha`, as the shipped blend scores, the body's words weighed
+    /// in by `beta` (0 as shipped).
+    fn blended(&self, alpha: f32, beta: f32) -> Vec<f32> {
+        let words: Vec<f32> = self
+            .words
+            .iter()
+            .zip(&self.body_words)
+            .map(|(w, b)| w + beta * b)
+            .collect();
+        let best = words.iter().copied().fold(0.0_f32, f32::max).max(1e-6);
+        words
             .iter()
             .zip(&self.cosines)
             .map(|(w, c)| alpha * c + (1.0 - alpha) * (w / best) * c.max(0.0).sqrt())
             .collect()
     }
 
-    /// The ranking (best first) with `alpha`.
-    fn ranking(&self, alpha: f32) -> Vec<usize> {
-        let blended = self.blended(alpha);
+    /// The ranking (best first) with `alpha` and `beta`.
+    fn ranking(&self, alpha: f32, beta: f32) -> Vec<usize> {
+        let blended = self.blended(alpha, beta);
         let mut order: Vec<usize> = (0..blended.len()).collect();
         order.sort_by(|a, b| blended[*b].total_cmp(&blended[*a]));
         order
     }
 }
 
-/// How `auto` would do, as shipped: the best skill loaded with the message when it is relevant
-/// (its cosine over the threshold) and its blended score reaches [`AUTO_LOAD_SCORE`]. Per set:
-/// how many requests load a skill, and how many of those load a right one (a no-fit request
-/// has none), with the precision's Wilson interval. The load score was never tuned, so every
-/// set is out of sample for it (the blend and threshold it sits on were fitted on the tuning
-/// set).
-fn auto_report(names: &[String], requests: &[(&Request, &Scored)]) {
+/// The suggestions a session makes, as `skillet_library::triggers` makes them: among the
+/// [`MAX_SUGGESTIONS`] best, those whose cosine reaches the threshold, best first.
+fn suggestions(scored: &Scored, setting: Setting) -> Vec<usize> {
+    scored
+        .ranking(setting.alpha, setting.beta)
+        .into_iter()
+        .take(MAX_SUGGESTIONS)
+        .filter(|&index| scored.cosines[index] >= setting.threshold)
+        .collect()
+}
+
+/// How `auto` would do, as shipped: the first suggestion loaded with the message when its
+/// blended score reaches [`AUTO_LOAD_SCORE`]. Per set: how many requests load a skill, and how
+/// many of those load a right one (a no-fit request has none), with the precision's Wilson
+/// interval. The load score was never tuned, so every set is out of sample for it (the blend
+/// and threshold it sits on were fitted on the tuning set).
+fn auto_report(names: &[String], requests: &[(&Request, &Scored)], shipped: Setting) {
     println!(
-        "\n`auto` as shipped (loads the best skill when relevant and its score reaches {AUTO_LOAD_SCORE})"
+        "\n`auto` as shipped (loads the first suggestion when its score reaches {AUTO_LOAD_SCORE})"
     );
     let sets = [
         "tuning",
@@ -126,11 +154,12 @@ fn auto_report(names: &[String], requests: &[(&Request, &Scored)]) {
                 continue;
             }
             n += 1;
-            let blended = scored.blended(HYBRID_ALPHA);
-            let top = scored.ranking(HYBRID_ALPHA)[0];
-            if scored.cosines[top] >= SEMANTIC_THRESHOLD && blended[top] >= AUTO_LOAD_SCORE {
+            let blended = scored.blended(shipped.alpha, shipped.beta);
+            if let Some(&first) = suggestions(scored, shipped).first()
+                && blended[first] >= AUTO_LOAD_SCORE
+            {
                 loaded += 1;
-                if request.expected.contains(&names[top]) {
+                if request.expected.contains(&names[first]) {
                     right += 1;
                 }
             }
@@ -146,7 +175,7 @@ struct Counts {
     fitting: usize,
     at1: usize,
     at5: usize,
-    /// First and over the threshold: suggested first.
+    /// The first suggestion is right.
     first_suggested: usize,
     no_fit: usize,
     fired: usize,
@@ -167,25 +196,33 @@ impl Counts {
     }
 }
 
-fn count(names: &[String], requests: &[(&Request, &Scored)], alpha: f32, threshold: f32) -> Counts {
+/// A setting: the weight of meaning, the cosine threshold, the weight of the body's words.
+#[derive(Clone, Copy)]
+struct Setting {
+    alpha: f32,
+    threshold: f32,
+    beta: f32,
+}
+
+fn count(names: &[String], requests: &[(&Request, &Scored)], setting: Setting) -> Counts {
     let mut counts = Counts::default();
     for (request, scored) in requests {
-        let ranking = scored.ranking(alpha);
-        let top = ranking[0];
+        let suggested = suggestions(scored, setting);
         if request.expected.is_empty() {
             counts.no_fit += 1;
-            if scored.cosines[top] >= threshold {
+            if !suggested.is_empty() {
                 counts.fired += 1;
             }
             continue;
         }
         counts.fitting += 1;
         let right = |index: &usize| request.expected.contains(&names[*index]);
-        if right(&top) {
+        let ranking = scored.ranking(setting.alpha, setting.beta);
+        if right(&ranking[0]) {
             counts.at1 += 1;
-            if scored.cosines[top] >= threshold {
-                counts.first_suggested += 1;
-            }
+        }
+        if suggested.first().is_some_and(right) {
+            counts.first_suggested += 1;
         }
         if ranking.iter().take(5).any(right) {
             counts.at5 += 1;
@@ -218,7 +255,7 @@ fn report(
     title: &str,
     names: &[String],
     requests: &[(&Request, &Scored)],
-    setting: &dyn Fn(u64) -> (f32, f32),
+    setting: &dyn Fn(u64) -> Setting,
 ) {
     println!("\n{title}");
     for set in ["tuning", "holdout", "paraphrase", "all fitting"] {
@@ -228,14 +265,17 @@ fn report(
             if !fits || (set != "all fitting" && request.set != set) {
                 continue;
             }
-            let (alpha, threshold) = setting(fold(&request.query));
-            total.add(count(names, &[(request, scored)], alpha, threshold));
+            total.add(count(
+                names,
+                &[(request, scored)],
+                setting(fold(&request.query)),
+            ));
         }
         line(&format!("{set}: recall@1"), total.at1, total.fitting);
         if set == "all fitting" {
             line("all fitting: recall@5", total.at5, total.fitting);
             line(
-                "all fitting: suggested first",
+                "all fitting: first suggestion right",
                 total.first_suggested,
                 total.fitting,
             );
@@ -247,11 +287,14 @@ fn report(
             if request.set != set {
                 continue;
             }
-            let (alpha, threshold) = setting(fold(&request.query));
-            total.add(count(names, &[(request, scored)], alpha, threshold));
+            total.add(count(
+                names,
+                &[(request, scored)],
+                setting(fold(&request.query)),
+            ));
         }
         line(
-            &format!("{set}: cleared the threshold"),
+            &format!("{set}: a skill suggested"),
             total.fired,
             total.no_fit,
         );
@@ -317,10 +360,20 @@ fn main() {
         .collect();
     let library = discover(&roots);
     let names: Vec<String> = library.skills().iter().map(|s| s.name.clone()).collect();
+    // The words the blend weighs, as shipped: the skill's text and its body
+    // (`Matcher::with_bodies`). SKILLET_CV_NO_BODY=1: as before the body counted (name,
+    // description, when_to_use, tags), for the before-and-after figures.
+    let no_body = std::env::var_os("SKILLET_CV_NO_BODY").is_some();
+    let bodies: Vec<String> = library
+        .skills()
+        .iter()
+        .map(|s| s.read_body().unwrap_or_default())
+        .collect();
     let texts: Vec<String> = library
         .skills()
         .iter()
-        .map(|s| {
+        .zip(&bodies)
+        .map(|(s, _)| {
             skill_text(
                 &s.name,
                 &s.description,
@@ -378,12 +431,44 @@ fn main() {
     }
     let queries: Vec<&str> = requests.iter().map(|r| r.query.as_str()).collect();
     let query_vectors = embedder.embed(&queries).unwrap();
-    let bm25 = Bm25::build(texts.iter().map(String::as_str), Stemming::Light);
+    let body_words = std::env::var_os("SKILLET_CV_BODY_WORDS").is_some();
+    // The body's words in the blend as shipped, unless measuring before them (or measuring them
+    // as an index of their own, below).
+    let bm25 = if no_body || body_words {
+        Bm25::build(texts.iter().map(String::as_str), Stemming::Light)
+    } else {
+        Bm25::build_with_bodies(
+            texts
+                .iter()
+                .map(String::as_str)
+                .zip(bodies.iter().map(String::as_str)),
+            Stemming::Light,
+        )
+    };
+    // Candidate: the body's words as a second BM25 index, weighed in by beta
+    // (SKILLET_CV_BODY_WORDS=1, with SKILLET_CV_NO_BODY=1; the folds choose beta as they choose
+    // alpha and the threshold).
+    let body_words = std::env::var_os("SKILLET_CV_BODY_WORDS").is_some();
+    let body_bm25 = Bm25::build(bodies.iter().map(|body| ranked_body(body)), Stemming::Light);
+    // SKILLET_CV_KEEP_GATE=1: the weight of meaning and the threshold stay as shipped; only the
+    // body's weight is chosen.
+    let keep_gate = std::env::var_os("SKILLET_CV_KEEP_GATE").is_some();
+    let (alphas, thresholds): (&[f32], &[f32]) = if keep_gate {
+        (&[HYBRID_ALPHA], &[SEMANTIC_THRESHOLD])
+    } else {
+        (&ALPHAS, &THRESHOLDS)
+    };
+    let betas: &[f32] = if body_words { &BETAS } else { &[0.0] };
     let scored: Vec<Scored> = requests
         .iter()
         .zip(&query_vectors)
         .map(|(request, vector)| Scored {
             words: bm25.scores(&request.query),
+            body_words: if body_words {
+                body_bm25.scores(&request.query)
+            } else {
+                vec![0.0; names.len()]
+            },
             cosines: docs
                 .iter()
                 .enumerate()
@@ -403,6 +488,11 @@ fn main() {
         all.iter().filter(|(r, _)| !r.expected.is_empty()).count(),
         all.iter().filter(|(r, _)| r.expected.is_empty()).count()
     );
+    let shipped = Setting {
+        alpha: HYBRID_ALPHA,
+        threshold: SEMANTIC_THRESHOLD,
+        beta: 0.0,
+    };
     // Per fold: the setting that does best on the other folds.
     let mut chosen = Vec::new();
     for held_out in 0..FOLDS {
@@ -411,20 +501,31 @@ fn main() {
             .filter(|(r, _)| fold(&r.query) != held_out)
             .copied()
             .collect();
-        let mut best = (f64::MIN, HYBRID_ALPHA, SEMANTIC_THRESHOLD);
-        for alpha in ALPHAS {
-            for threshold in THRESHOLDS {
-                let objective = count(&names, &training, alpha, threshold).objective();
-                if objective > best.0 {
-                    best = (objective, alpha, threshold);
+        let mut best = (f64::MIN, shipped);
+        for &alpha in alphas {
+            for &threshold in thresholds {
+                for &beta in betas {
+                    let setting = Setting {
+                        alpha,
+                        threshold,
+                        beta,
+                    };
+                    let objective = count(&names, &training, setting).objective();
+                    if objective > best.0 {
+                        best = (objective, setting);
+                    }
                 }
             }
         }
+        let Setting {
+            alpha,
+            threshold,
+            beta,
+        } = best.1;
         println!(
-            "fold {held_out}: chosen on the other folds: alpha {}, threshold {}",
-            best.1, best.2
+            "fold {held_out}: chosen on the other folds: alpha {alpha}, threshold {threshold}, body words {beta}"
         );
-        chosen.push((best.1, best.2));
+        chosen.push(best.1);
     }
     report(
         "cross-validated (each request measured on the fold it was held out of)",
@@ -438,7 +539,7 @@ fn main() {
         ),
         &names,
         &all,
-        &|_| (HYBRID_ALPHA, SEMANTIC_THRESHOLD),
+        &|_| shipped,
     );
-    auto_report(&names, &all);
+    auto_report(&names, &all, shipped);
 }

@@ -128,6 +128,18 @@ fn main() {
                 )
             })
             .collect();
+        // The words the hybrid blend weighs: each skill's text with its body.
+        let bodies: Vec<String> = library
+            .skills()
+            .iter()
+            .map(|s| s.read_body().unwrap_or_default())
+            .collect();
+        let with_bodies = || {
+            texts
+                .iter()
+                .map(String::as_str)
+                .zip(bodies.iter().map(String::as_str))
+        };
         println!("\n{label}: {} skills", names.len());
         println!(
             "{:<24} {:>9} {:>9} {:>7} {:>16}",
@@ -187,7 +199,7 @@ fn main() {
             "semantic",
             &evaluate(&names, &semantic, &requests, &no_fit, semantic_threshold()),
         );
-        let index = Bm25::build(texts.iter().map(String::as_str), Stemming::Light);
+        let index = Bm25::build_with_bodies(with_bodies(), Stemming::Light);
         let rrf = |query: &str| -> Vec<f32> {
             let lexical: Vec<usize> = top_k(&index.scores(query), 100)
                 .into_iter()
@@ -236,7 +248,8 @@ fn main() {
         }
         // The shipped ranking, as `skillet skills match` and the agent use it.
         let matcher = skillet_retrieval::Matcher::new(texts.iter().map(String::as_str))
-            .with_vectors(384, doc_vectors.concat());
+            .with_vectors(384, doc_vectors.concat())
+            .with_bodies(with_bodies());
         let ranked = |query: &str| {
             matcher
                 .rank(

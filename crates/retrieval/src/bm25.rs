@@ -38,17 +38,38 @@ pub struct Bm25 {
 impl Bm25 {
     /// Indexes documents (each a bag of text).
     pub fn build<'a>(documents: impl IntoIterator<Item = &'a str>, stemming: Stemming) -> Self {
+        Self::build_with_bodies(documents.into_iter().map(|text| (text, "")), stemming)
+    }
+
+    /// Indexes documents of two parts: a text counted word by word, and a body (its first
+    /// [`crate::MAX_RANKED_BODY_BYTES`]) whose words count once each, however often they
+    /// occur. A body is nobody's to read in a catalog: repeating a word in it buys nothing, and
+    /// a list of many words only lengthens the document, which BM25 weighs against.
+    pub fn build_with_bodies<'a>(
+        documents: impl IntoIterator<Item = (&'a str, &'a str)>,
+        stemming: Stemming,
+    ) -> Self {
         let mut postings: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
         let mut lengths = Vec::new();
-        for (index, text) in documents.into_iter().enumerate() {
+        for (index, (text, body)) in documents.into_iter().enumerate() {
             let id = u32::try_from(index).unwrap_or(u32::MAX);
             let words = tokens(text, stemming);
-            lengths.push(u32::try_from(words.len()).unwrap_or(u32::MAX));
+            let mut length = words.len();
             let mut counts: HashMap<String, u16> = HashMap::new();
             for word in words {
                 let count = counts.entry(word).or_default();
                 *count = count.saturating_add(1);
             }
+            let body_words: std::collections::HashSet<String> =
+                tokens(crate::ranked_body(body), stemming)
+                    .into_iter()
+                    .collect();
+            length += body_words.len();
+            for word in body_words {
+                let count = counts.entry(word).or_default();
+                *count = count.saturating_add(1);
+            }
+            lengths.push(u32::try_from(length).unwrap_or(u32::MAX));
             for (word, count) in counts {
                 postings.entry(word).or_default().push((id, count));
             }
@@ -147,5 +168,32 @@ mod tests {
         let scores = index.scores("type script");
         assert!(scores[2] > 0.0, "{scores:?}");
         assert!(index.scores("deploy")[0] > 0.0 && index.scores("nothing")[0].abs() < f32::EPSILON);
+    }
+
+    #[test]
+    fn a_body_word_counts_once_however_often_it_is_repeated() {
+        let stuffed = format!("deploy {}", "kubernetes ".repeat(500));
+        let index = Bm25::build_with_bodies(
+            [
+                ("helm charts", "kubernetes"),
+                ("release notes", stuffed.as_str()),
+                ("pdf forms", ""),
+            ],
+            Stemming::Light,
+        );
+        let scores = index.scores("kubernetes");
+        assert!(
+            scores[0] > scores[1],
+            "{scores:?}: repetition in a body buys nothing"
+        );
+        assert!(scores[2].abs() < f32::EPSILON);
+        // The text's own words still count by frequency.
+        let index = Bm25::build_with_bodies(
+            [("deploy deploy deploy", ""), ("deploy", "")],
+            Stemming::Light,
+        );
+        assert_eq!(index.term_scores("deploy", 0).len(), 1);
+        let scores = index.scores("deploy");
+        assert!(scores[0] > scores[1], "{scores:?}");
     }
 }

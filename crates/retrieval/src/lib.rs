@@ -1,5 +1,5 @@
 //! Ranking skills for a request. Documents are skills (name with hyphens split into words,
-//! description, `when_to_use`, tags); [`Bm25`] ranks them by words, `embed::Embedder`
+//! description, `when_to_use`, tags; the hybrid blend weighs the body's words too); [`Bm25`] ranks them by words, `embed::Embedder`
 //! (all-MiniLM-L6-v2 with candle, feature `embeddings`) by meaning, and [`Matcher`] blends
 //! both with a threshold so "no skill applies" is a possible answer. Vectors are cached on disk
 //! by [`EmbeddingCache`]. The crate ranks any documents and knows nothing of the skills engine.
@@ -30,8 +30,13 @@ pub use matcher::{
 };
 pub use tokenize::{Stemming, stem, tokens};
 
-/// The text a skill is ranked by: its name twice (hyphens as spaces, so "differential-review"
-/// matches "review"), its description, `when_to_use` and tags.
+/// The most of a skill's body whose words the hybrid blend weighs, in bytes (cut back to a
+/// character boundary). Half the real skills' bodies are under 3 KB and 99 in 100 under 27 KB,
+/// so nearly every body counts whole; past this, a body's words are not indexed.
+pub const MAX_RANKED_BODY_BYTES: usize = 32 * 1024;
+
+/// The text a skill is ranked by words: its name twice (hyphens as spaces, so
+/// "differential-review" matches "review"), its description, `when_to_use` and tags.
 pub fn skill_text(
     name: &str,
     description: &str,
@@ -49,6 +54,18 @@ pub fn skill_text(
         text.push_str(tag);
     }
     text
+}
+
+/// The part of a body that is ranked: at most [`MAX_RANKED_BODY_BYTES`], whole characters.
+pub fn ranked_body(body: &str) -> &str {
+    if body.len() <= MAX_RANKED_BODY_BYTES {
+        return body;
+    }
+    let mut end = MAX_RANKED_BODY_BYTES;
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    &body[..end]
 }
 
 /// The text a skill is embedded by: `name words: description when_to_use tags`.
@@ -123,6 +140,22 @@ mod tests {
             ranked.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
             [3, 0, 1, 2]
         );
+    }
+
+    #[test]
+    fn a_body_is_ranked_up_to_its_limit_on_a_character_boundary() {
+        assert_eq!(
+            skill_text("a-b", "d", Some("w"), &["t".into()]),
+            "a b a b d w t"
+        );
+        // A multi-byte character straddling the limit is left out whole.
+        let body = format!("{}é tail", "x".repeat(MAX_RANKED_BODY_BYTES - 1));
+        let ranked = ranked_body(&body);
+        assert_eq!(ranked.len(), MAX_RANKED_BODY_BYTES - 1);
+        assert!(!ranked.contains('é'));
+        let body = "y".repeat(MAX_RANKED_BODY_BYTES + 10);
+        assert_eq!(ranked_body(&body).len(), MAX_RANKED_BODY_BYTES);
+        assert_eq!(ranked_body("short"), "short");
     }
 
     #[test]

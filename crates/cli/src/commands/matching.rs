@@ -257,7 +257,15 @@ fn explanation_text(why: &skillet_retrieval::Explanation) -> String {
                 } else {
                     0.0
                 };
-                format!("{} {score:.2} ({share:.0}%)", terminal_safe(term, false))
+                let body = if why.body_only.contains(term) {
+                    ", body"
+                } else {
+                    ""
+                };
+                format!(
+                    "{} {score:.2} ({share:.0}%{body})",
+                    terminal_safe(term, false)
+                )
             })
             .collect();
         let _ = writeln!(
@@ -267,6 +275,12 @@ fn explanation_text(why: &skillet_retrieval::Explanation) -> String {
             why.words,
             why.best_words
         );
+        if !why.body_only.is_empty() {
+            let _ = writeln!(
+                text,
+                "      (a word marked body is only in the skill's body: the blend weighs the body's words, words alone do not)"
+            );
+        }
     }
     match (why.mode, why.cosine) {
         (Mode::Lexical, _) => {
@@ -309,7 +323,11 @@ fn explanation_text(why: &skillet_retrieval::Explanation) -> String {
 fn explanation_json(why: &skillet_retrieval::Explanation) -> Value {
     json!({
         "mode": why.mode.as_str(),
-        "terms": why.terms.iter().map(|(term, score)| json!({"term": term, "bm25": score})).collect::<Vec<_>>(),
+        "terms": why.terms.iter().map(|(term, score)| json!({
+            "term": term,
+            "bm25": score,
+            "in": if why.body_only.contains(term) { "body" } else { "metadata" },
+        })).collect::<Vec<_>>(),
         "bm25": why.words,
         "best_bm25": why.best_words,
         "cosine": why.cosine,
