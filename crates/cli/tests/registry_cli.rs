@@ -76,7 +76,8 @@ fn publish_search_install_update_list_and_yank() {
     let out = registry(&["init"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stdout.contains("schema version 1 (applied 0001_init)"),
+        out.stdout
+            .contains("schema version 2 (applied 0001_init, 0002_body_words)"),
         "{}",
         out.stdout
     );

@@ -209,9 +209,7 @@ pub struct Found {
     pub name: String,
     /// Its description, cleaned of text that hides or reorders (a source's too).
     pub description: String,
-    /// Its score: the same formula for both, over different words where the blend is used (a
-    /// local skill's body counts, a registry skill's does not yet), so a local skill that
-    /// matches by its body can outrank a registry skill as good.
+    /// Its score (the same formula and the same words for both, a body's included).
     pub score: f32,
     /// Whether it clears the relevance threshold.
     pub relevant: bool,

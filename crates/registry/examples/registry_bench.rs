@@ -177,7 +177,7 @@ fn held_out(runtime: &tokio::runtime::Runtime, url: &str, corpus: &Path, embedde
             .block_on(registry.publish(skill, "pool", None, Some(vector)))
             .unwrap();
     }
-    // Locally: the same skills, the same texts, the library's matcher.
+    // Locally: the same skills, the same texts and bodies, the library's matcher.
     let lexical: Vec<String> = prepared
         .iter()
         .map(|p| {
@@ -198,8 +198,23 @@ fn held_out(runtime: &tokio::runtime::Runtime, url: &str, corpus: &Path, embedde
             )
         })
         .collect();
+    let bodies: Vec<String> = prepared
+        .iter()
+        .map(|p| {
+            skillet_skills::body_of(&String::from_utf8_lossy(
+                &p.bundle.skill_file().unwrap().bytes,
+            ))
+            .to_string()
+        })
+        .collect();
     let local = Matcher::new(lexical.iter().map(String::as_str))
-        .with_vectors(384, vectors.iter().flatten().copied().collect());
+        .with_vectors(384, vectors.iter().flatten().copied().collect())
+        .with_bodies(
+            lexical
+                .iter()
+                .map(String::as_str)
+                .zip(bodies.iter().map(String::as_str)),
+        );
     println!(
         "\nheld-out sets over the evaluation pool ({} of {} skills publishable), hybrid:",
         prepared.len(),

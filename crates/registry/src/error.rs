@@ -156,7 +156,8 @@ impl RegistryError {
                 "42501" => Self::Database(format!(
                     "{message} (SQLSTATE {code})\n  hint: this database role may not write the \
                      registry; its operators grant publishers SELECT, INSERT and UPDATE on the \
-                     skillet_* tables, DELETE on skillet_search and skillet_terms, and USAGE on \
+                     skillet_* tables, DELETE on skillet_search, skillet_terms and skillet_blend_terms, \
+                     and USAGE on \
                      their sequences"
                 )),
                 // lock_not_available, deadlock_detected, serialization_failure

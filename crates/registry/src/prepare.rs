@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use skillet_retrieval::{Stemming, embedding_text, skill_text, tokens};
-use skillet_skills::{RootKind, SkillLocation, skill_from_text, validate_text};
+use skillet_retrieval::{Stemming, body_terms, embedding_text, skill_text, tokens};
+use skillet_skills::{RootKind, SkillLocation, body_of, skill_from_text, validate_text};
 
 use crate::bundle::Bundle;
 use crate::error::RegistryError;
@@ -47,6 +47,9 @@ pub struct Prepared {
     pub terms: Vec<(String, i32)>,
     /// How many words in all (BM25's document length).
     pub length: i32,
+    /// The words of its body, each once, sorted ([`body_terms`]): the hybrid blend weighs them
+    /// as a local library's does.
+    pub body_terms: Vec<String>,
     /// Its files.
     pub bundle: Bundle,
     /// The content hash.
@@ -103,6 +106,7 @@ pub fn prepare(dir: &Path) -> Result<Prepared, RegistryError> {
         description: skill.description,
         terms,
         length,
+        body_terms: body_terms(body_of(&text), Stemming::Light),
         content_hash: bundle.content_hash(),
         bundle,
         warnings,

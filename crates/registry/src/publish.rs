@@ -199,8 +199,9 @@ async fn insert_version(
     let version_id: i64 = tx
         .query_one(
             "INSERT INTO skillet_versions \
-               (skill_id, seq, content_hash, description, terms, term_counts, length, embedding) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+               (skill_id, seq, content_hash, description, terms, term_counts, length, embedding, \
+                body_terms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
             &[
                 &skill_id,
                 &seq,
@@ -210,6 +211,7 @@ async fn insert_version(
                 &counts,
                 &prepared.length,
                 &vector,
+                &prepared.body_terms,
             ],
         )
         .await?
@@ -235,7 +237,8 @@ async fn insert_version(
 }
 
 /// Puts the skill's newest version that is not yanked into the search table (or takes the
-/// skill out when there is none), with its words and the collection's statistics.
+/// skill out when there is none), with its words, its words with its body's (the blend's), and
+/// the collection's statistics for both.
 pub(crate) async fn refresh_search(
     tx: &Transaction<'_>,
     skill_id: i64,
@@ -243,59 +246,57 @@ pub(crate) async fn refresh_search(
     // Serialises the statistics row and the events that follow (see EVENTS_LOCK).
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&EVENTS_LOCK])
         .await?;
-    let old: Option<i32> = tx
+    // A row from before the body's words (schema 1) has no blend length: nothing of it counted.
+    let old: Option<(i32, i32)> = tx
         .query_opt(
-            "SELECT length FROM skillet_search WHERE skill_id = $1",
+            "SELECT length, coalesce(blend_length, 0) FROM skillet_search WHERE skill_id = $1",
             &[&skill_id],
         )
         .await?
-        .map(|row| row.get(0));
+        .map(|row| (row.get(0), row.get(1)));
     let new = tx
         .query_opt(
-            "SELECT v.id, v.length FROM skillet_versions v \
+            "SELECT v.id, v.length, v.length + cardinality(v.body_terms) FROM skillet_versions v \
              WHERE v.skill_id = $1 AND v.yanked_at IS NULL ORDER BY v.seq DESC LIMIT 1",
             &[&skill_id],
         )
         .await?;
-    tx.execute(
-        "UPDATE skillet_term_stats s SET df = s.df - 1 FROM skillet_terms t \
-         WHERE t.skill_id = $1 AND t.term = s.term",
-        &[&skill_id],
-    )
-    .await?;
-    tx.execute(
-        "DELETE FROM skillet_terms WHERE skill_id = $1",
-        &[&skill_id],
-    )
-    .await?;
-    let new_length = if let Some(row) = new {
-        let (version_id, length): (i64, i32) = (row.get(0), row.get(1));
+    for (terms, stats) in [
+        ("skillet_terms", "skillet_term_stats"),
+        ("skillet_blend_terms", "skillet_blend_term_stats"),
+    ] {
         tx.execute(
-                "INSERT INTO skillet_search (skill_id, version_id, owner, name, seq, description, length, embedding) \
-                 SELECT s.id, v.id, s.owner, s.name, v.seq, v.description, v.length, v.embedding \
+            &format!(
+                "UPDATE {stats} s SET df = s.df - 1 FROM {terms} t \
+                 WHERE t.skill_id = $1 AND t.term = s.term"
+            ),
+            &[&skill_id],
+        )
+        .await?;
+        tx.execute(
+            &format!("DELETE FROM {terms} WHERE skill_id = $1"),
+            &[&skill_id],
+        )
+        .await?;
+    }
+    let new_lengths = if let Some(row) = new {
+        let (version_id, length, blend_length): (i64, i32, i32) =
+            (row.get(0), row.get(1), row.get(2));
+        tx.execute(
+                "INSERT INTO skillet_search (skill_id, version_id, owner, name, seq, description, length, \
+                   blend_length, embedding) \
+                 SELECT s.id, v.id, s.owner, s.name, v.seq, v.description, v.length, \
+                   v.length + cardinality(v.body_terms), v.embedding \
                  FROM skillet_versions v JOIN skillet_skills s ON s.id = v.skill_id WHERE v.id = $1 \
                  ON CONFLICT (skill_id) DO UPDATE SET version_id = EXCLUDED.version_id, \
                    seq = EXCLUDED.seq, description = EXCLUDED.description, \
-                   length = EXCLUDED.length, embedding = EXCLUDED.embedding",
+                   length = EXCLUDED.length, blend_length = EXCLUDED.blend_length, \
+                   embedding = EXCLUDED.embedding",
                 &[&version_id],
             )
             .await?;
-        tx.execute(
-            "INSERT INTO skillet_terms (term, skill_id, tf, length) \
-             SELECT t.term, $2, t.tf, v.length FROM skillet_versions v, \
-               unnest(v.terms, v.term_counts) AS t(term, tf) WHERE v.id = $1",
-            &[&version_id, &skill_id],
-        )
-        .await?;
-        tx.execute(
-            "INSERT INTO skillet_term_stats (term, df) \
-             SELECT t.term, 1 FROM skillet_versions v, unnest(v.terms) AS t(term) \
-             WHERE v.id = $1 \
-             ON CONFLICT (term) DO UPDATE SET df = skillet_term_stats.df + 1",
-            &[&version_id],
-        )
-        .await?;
-        Some(length)
+        index_words(tx, version_id, skill_id, blend_length).await?;
+        Some((length, blend_length))
     } else {
         tx.execute(
             "DELETE FROM skillet_search WHERE skill_id = $1",
@@ -304,12 +305,59 @@ pub(crate) async fn refresh_search(
         .await?;
         None
     };
-    let documents = i64::from(new_length.is_some()) - i64::from(old.is_some());
-    let length = i64::from(new_length.unwrap_or(0)) - i64::from(old.unwrap_or(0));
+    let documents = i64::from(new_lengths.is_some()) - i64::from(old.is_some());
+    let (new_length, new_blend) = new_lengths.unwrap_or((0, 0));
+    let (old_length, old_blend) = old.unwrap_or((0, 0));
+    let length = i64::from(new_length) - i64::from(old_length);
+    let blend = i64::from(new_blend) - i64::from(old_blend);
     tx.execute(
         "UPDATE skillet_search_stats SET documents = documents + $1, \
-         total_length = total_length + $2 WHERE id = 1",
-        &[&documents, &length],
+         total_length = total_length + $2, blend_total_length = blend_total_length + $3 \
+         WHERE id = 1",
+        &[&documents, &length, &blend],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Indexes a version's words for its skill: its own (terms and counts) and the blend's (the
+/// same, and one more for each of its body's words, as `Bm25::build_with_bodies` counts them),
+/// each with its document frequency.
+async fn index_words(
+    tx: &Transaction<'_>,
+    version_id: i64,
+    skill_id: i64,
+    blend_length: i32,
+) -> Result<(), tokio_postgres::Error> {
+    tx.execute(
+        "INSERT INTO skillet_terms (term, skill_id, tf, length) \
+         SELECT t.term, $2, t.tf, v.length FROM skillet_versions v, \
+           unnest(v.terms, v.term_counts) AS t(term, tf) WHERE v.id = $1",
+        &[&version_id, &skill_id],
+    )
+    .await?;
+    tx.execute(
+        "INSERT INTO skillet_term_stats (term, df) \
+         SELECT t.term, 1 FROM skillet_versions v, unnest(v.terms) AS t(term) \
+         WHERE v.id = $1 \
+         ON CONFLICT (term) DO UPDATE SET df = skillet_term_stats.df + 1",
+        &[&version_id],
+    )
+    .await?;
+    tx.execute(
+        "INSERT INTO skillet_blend_terms (term, skill_id, tf, length) \
+         SELECT w.term, $2, sum(w.tf)::int, $3 FROM skillet_versions v, LATERAL ( \
+           SELECT t.term, t.tf FROM unnest(v.terms, v.term_counts) AS t(term, tf) \
+           UNION ALL SELECT b.term, 1 FROM unnest(v.body_terms) AS b(term)) w \
+         WHERE v.id = $1 GROUP BY w.term",
+        &[&version_id, &skill_id, &blend_length],
+    )
+    .await?;
+    tx.execute(
+        "INSERT INTO skillet_blend_term_stats (term, df) \
+         SELECT t.term, 1 FROM skillet_blend_terms t WHERE t.skill_id = $1 \
+         ON CONFLICT (term) DO UPDATE SET df = skillet_blend_term_stats.df + 1",
+        &[&skill_id],
     )
     .await?;
     Ok(())

@@ -6,11 +6,17 @@ use crate::connect::Pools;
 use crate::error::RegistryError;
 
 /// The migrations, in order: (version, name, SQL).
-const MIGRATIONS: &[(i32, &str, &str)] =
-    &[(1, "init", include_str!("../migrations/0001_init.sql"))];
+const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (1, "init", include_str!("../migrations/0001_init.sql")),
+    (
+        2,
+        "body_words",
+        include_str!("../migrations/0002_body_words.sql"),
+    ),
+];
 
 /// The schema version this skillet writes and reads.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The oldest pgvector with what the registry needs (HNSW indexes came in 0.5.0; the tests run
 /// on 0.6.2, the version the `pgserver` wheel ships).
@@ -95,6 +101,42 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
             known: SCHEMA_VERSION,
         });
     }
+    let mut applied = apply_migrations(&transaction, from, &db).await?;
+    if from < 2 {
+        let filled = backfill_body_terms(&transaction).await.map_err(db)?;
+        if filled > 0 {
+            applied.push(format!(
+                "the body's words of {filled} version(s) published before"
+            ));
+        }
+    }
+    let installed: String = transaction
+        .query_one(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
+            &[],
+        )
+        .await
+        .map_err(db)?
+        .get(0);
+    transaction.commit().await.map_err(db)?;
+    let advice = vector_advice(&installed, &available)?;
+    Ok(InitReport {
+        from,
+        to: SCHEMA_VERSION,
+        applied,
+        vector: installed,
+        server,
+        advice,
+    })
+}
+
+/// What to say of the pgvector installed (and available); an error when it is too old.
+/// Applies the migrations after `from`, in order, each recorded; their names.
+async fn apply_migrations(
+    transaction: &tokio_postgres::Transaction<'_>,
+    from: i32,
+    db: &(dyn Fn(tokio_postgres::Error) -> RegistryError + Sync),
+) -> Result<Vec<String>, RegistryError> {
     let mut applied = Vec::new();
     for (version, name, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > from) {
         transaction.batch_execute(sql).await.map_err(|error| {
@@ -118,27 +160,62 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
             .map_err(db)?;
         applied.push(format!("{version:04}_{name}"));
     }
-    let installed: String = transaction
-        .query_one(
-            "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
-            &[],
-        )
-        .await
-        .map_err(db)?
-        .get(0);
-    transaction.commit().await.map_err(db)?;
-    let advice = vector_advice(&installed, &available)?;
-    Ok(InitReport {
-        from,
-        to: SCHEMA_VERSION,
-        applied,
-        vector: installed,
-        server,
-        advice,
-    })
+    Ok(applied)
 }
 
-/// What to say of the pgvector installed (and available); an error when it is too old.
+/// Schema 2 for a registry that had versions before it: each version's body terms from its
+/// stored SKILL.md, every skill in the search table indexed again with them (its blend's words
+/// and statistics), then the column required. Inside `init`'s transaction, under its lock: a
+/// failure leaves the registry at schema 1.
+async fn backfill_body_terms(
+    tx: &tokio_postgres::Transaction<'_>,
+) -> Result<usize, tokio_postgres::Error> {
+    let versions: Vec<i64> = tx
+        .query(
+            "SELECT id FROM skillet_versions WHERE body_terms IS NULL ORDER BY id",
+            &[],
+        )
+        .await?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    for id in &versions {
+        // The file the bundle took for the skill: SKILL.md, else skill.md.
+        let text: Option<Vec<u8>> = tx
+            .query_opt(
+                "SELECT b.bytes FROM skillet_version_files f \
+                 JOIN skillet_blobs b ON b.sha256 = f.sha256 \
+                 WHERE f.version_id = $1 AND f.path IN ('SKILL.md', 'skill.md') \
+                 ORDER BY f.path = 'SKILL.md' DESC LIMIT 1",
+                &[id],
+            )
+            .await?
+            .map(|row| row.get(0));
+        let text = String::from_utf8_lossy(text.as_deref().unwrap_or_default());
+        let terms = skillet_retrieval::body_terms(
+            skillet_skills::body_of(&text),
+            skillet_retrieval::Stemming::Light,
+        );
+        tx.execute(
+            "UPDATE skillet_versions SET body_terms = $2 WHERE id = $1",
+            &[id, &terms],
+        )
+        .await?;
+    }
+    let skills: Vec<i64> = tx
+        .query("SELECT skill_id FROM skillet_search ORDER BY skill_id", &[])
+        .await?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    for skill in skills {
+        crate::publish::refresh_search(tx, skill).await?;
+    }
+    tx.batch_execute("ALTER TABLE skillet_versions ALTER COLUMN body_terms SET NOT NULL")
+        .await?;
+    Ok(versions.len())
+}
+
 fn vector_advice(installed: &str, available: &str) -> Result<Vec<String>, RegistryError> {
     let mut advice = Vec::new();
     match parse_version(installed) {

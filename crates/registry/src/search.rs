@@ -1,9 +1,9 @@
 //! Searching: candidates by meaning (the HNSW index, cosine) and by words (skillet's own BM25,
 //! computed in SQL over its own terms table) in one round trip, then ranked on the client by
 //! the very formula a local library uses ([`hybrid_score`], the same thresholds), so a registry
-//! result and a local one are on one scale. Not yet over the same words: a local library's
-//! blend weighs each skill's body too (`Matcher::with_bodies`), the registry's terms table
-//! holds each skill's own text only.
+//! result and a local one mean the same thing. As locally, the blend weighs each skill's body's
+//! words too (`skillet_blend_terms`, `Matcher::with_bodies`); words alone keep each skill's own
+//! text (`skillet_terms`).
 
 use pgvector::Vector;
 use skillet_retrieval::{
@@ -93,7 +93,12 @@ pub async fn search(
     } else {
         Mode::Lexical
     };
-    let statement = client.prepare_cached(SEARCH_SQL).await.map_err(db)?;
+    let sql = if mode == Mode::Hybrid {
+        &*SEARCH_BLEND_SQL
+    } else {
+        &*SEARCH_OWN_SQL
+    };
+    let statement = client.prepare_cached(sql).await.map_err(db)?;
     // BEGIN, the index setting, the query and COMMIT are sent together: one round trip.
     let set = format!(
         "BEGIN READ ONLY; SET LOCAL hnsw.ef_search = {}",
@@ -176,18 +181,33 @@ fn rank(mut candidates: Vec<Found>, mode: Mode, top_k: usize) -> Vec<Found> {
     candidates
 }
 
-/// $1 the query's terms, $2 its vector (or NULL), $3 word candidates, $4 meaning candidates,
-/// $5 k1, $6 b. BM25 is skillet's: idf = ln((N - df + 0.5) / (df + 0.5) + 1). Each term's
-/// postings are read by its own index lookup (LATERAL), never by a scan of the whole table.
-const SEARCH_SQL: &str = "
+/// The search over each skill's own words (lexical and semantic modes).
+static SEARCH_OWN_SQL: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| search_sql("skillet_terms", "skillet_term_stats", "total_length"));
+/// The search over the blend's words, each skill's body's included (hybrid).
+static SEARCH_BLEND_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    search_sql(
+        "skillet_blend_terms",
+        "skillet_blend_term_stats",
+        "blend_total_length",
+    )
+});
+
+/// The search over one words table. $1 the query's terms, $2 its vector (or NULL), $3 word
+/// candidates, $4 meaning candidates, $5 k1, $6 b. BM25 is skillet's: idf = ln((N - df + 0.5)
+/// / (df + 0.5) + 1). Each term's postings are read by its own index lookup (LATERAL), never by
+/// a scan of the whole table.
+fn search_sql(terms: &str, term_stats: &str, total_length: &str) -> String {
+    format!(
+        "
 WITH q AS (SELECT DISTINCT unnest($1::text[]) AS term),
 stats AS (
   SELECT documents::float8 AS n,
-         CASE WHEN documents > 0 THEN total_length::float8 / documents ELSE 0 END AS avgdl
+         CASE WHEN documents > 0 THEN {total_length}::float8 / documents ELSE 0 END AS avgdl
   FROM skillet_search_stats WHERE id = 1),
 idf AS (
   SELECT st.term, ln((stats.n - st.df + 0.5) / (st.df + 0.5) + 1.0) AS idf
-  FROM skillet_term_stats st JOIN q ON q.term = st.term CROSS JOIN stats
+  FROM {term_stats} st JOIN q ON q.term = st.term CROSS JOIN stats
   WHERE st.df > 0),
 scored AS (
   SELECT p.skill_id,
@@ -196,7 +216,7 @@ scored AS (
                                      + $6::float8 * p.length / greatest(stats.avgdl, 1.0)))) AS words
   FROM idf CROSS JOIN stats
   CROSS JOIN LATERAL (
-    SELECT t.skill_id, t.tf, t.length FROM skillet_terms t WHERE t.term = idf.term) p
+    SELECT t.skill_id, t.tf, t.length FROM {terms} t WHERE t.term = idf.term) p
   GROUP BY p.skill_id),
 lexical AS (SELECT skill_id FROM scored ORDER BY words DESC, skill_id LIMIT $3::int8),
 semantic AS (
@@ -211,7 +231,9 @@ SELECT s.owner, s.name, s.seq, s.description,
 FROM picked
 JOIN skillet_search s ON s.skill_id = picked.skill_id
 LEFT JOIN scored ON scored.skill_id = picked.skill_id
-";
+"
+    )
+}
 
 #[cfg(test)]
 mod tests {

@@ -295,6 +295,20 @@ fn publishers_and_searchers_at_once_leave_every_version_once_and_gapless() {
          WHERE coalesce(s.df, 0) <> coalesce(t.n, 0)",
     );
     assert_eq!(terms[0][0], "0", "document frequencies out of step");
+    // So do the blend's (the body's words with the skill's own).
+    let blend = rows(
+        &db.url,
+        "SELECT (SELECT count(*) FROM skillet_blend_term_stats s FULL JOIN \
+           (SELECT term, count(*) AS n FROM skillet_blend_terms GROUP BY term) t ON t.term = s.term \
+           WHERE coalesce(s.df, 0) <> coalesce(t.n, 0)), \
+         (SELECT sum(blend_length) FROM skillet_search) = \
+           (SELECT blend_total_length FROM skillet_search_stats)",
+    );
+    assert_eq!(
+        (blend[0][0].as_str(), blend[0][1].as_str()),
+        ("0", "t"),
+        "the blend's statistics out of step"
+    );
     // One event per version, numbered in commit order (each skill's in sequence order).
     let events = rows(&db.url, "SELECT name, seq FROM skillet_events ORDER BY id");
     assert_eq!(events.len(), stored.len());

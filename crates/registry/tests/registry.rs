@@ -86,6 +86,16 @@ const SKILLS: &[(&str, &str)] = &[
     ),
 ];
 
+/// A skill's body in the search tests: words its description does not have, which both sides
+/// weigh in the blend.
+fn body_for(name: &str) -> String {
+    match name {
+        "git-cleanup" => "Find the topic lines folded into trunk long ago and prune them.".into(),
+        "sql-review" => "Watch for ALTER TABLE rewrites that stall production.".into(),
+        _ => format!("How to use {name}."),
+    }
+}
+
 #[test]
 fn init_is_idempotent_and_safe_from_many_clients_at_once() {
     let Some(url) = server("init_is_idempotent_and_safe_from_many_clients_at_once") else {
@@ -101,7 +111,7 @@ fn init_is_idempotent_and_safe_from_many_clients_at_once() {
             error.to_string().contains("skillet registry init"),
             "{error}"
         );
-        // Eight clients at once: one applies the migration, the others find it done.
+        // Eight clients at once: one applies the migrations, the others find them done.
         let inits = (0..8).map(|_| {
             let url = db.url.clone();
             tokio::spawn(async move { Registry::new(&url).unwrap().init().await })
@@ -109,7 +119,7 @@ fn init_is_idempotent_and_safe_from_many_clients_at_once() {
         let mut applied = 0;
         for init in inits {
             let report = init.await.unwrap().unwrap();
-            assert_eq!(report.to, 1);
+            assert_eq!(report.to, 2);
             applied += report.applied.len();
             assert_eq!(report.vector, "0.6.2", "the pgserver wheel's pgvector");
             assert!(
@@ -118,7 +128,7 @@ fn init_is_idempotent_and_safe_from_many_clients_at_once() {
                 report.advice
             );
         }
-        assert_eq!(applied, 1, "the migration ran exactly once");
+        assert_eq!(applied, 2, "each migration ran exactly once");
         assert!(registry.list().await.unwrap().is_empty());
     });
 }
@@ -222,6 +232,107 @@ fn a_skill_that_breaks_the_specification_is_not_published() {
     assert!(text.contains("skills validate"), "{text}");
 }
 
+/// Publishes [`SKILLS`] with their bodies (the last without a vector) and gives the local
+/// library of the same skills: their texts, bodies and vectors, as `SkillIndex` builds it.
+async fn publish_skills(registry: &Registry, skills: &Path) -> Matcher {
+    let mut texts = Vec::new();
+    let mut bodies = Vec::new();
+    let mut vectors = Vec::new();
+    for (name, description) in SKILLS {
+        let body = body_for(name);
+        let dir = write_skill(skills, name, description, &body);
+        let prepared = prepare(&dir).unwrap();
+        // The last is published without a vector (no model where it was published): it
+        // ranks as a local skill the model could not embed, a zero vector.
+        let vector = if *name == SKILLS[SKILLS.len() - 1].0 {
+            registry
+                .publish(&prepared, "acme", None, None)
+                .await
+                .unwrap();
+            vec![0.0; 384]
+        } else {
+            let vector = fake_vector(&prepared.embedding_text);
+            registry
+                .publish(&prepared, "acme", None, Some(&vector))
+                .await
+                .unwrap();
+            vector
+        };
+        texts.push(skillet_retrieval::skill_text(name, description, None, &[]));
+        bodies.push(body);
+        vectors.extend(vector);
+    }
+    Matcher::new(texts.iter().map(String::as_str))
+        .with_vectors(384, vectors)
+        .with_bodies(
+            texts
+                .iter()
+                .map(String::as_str)
+                .zip(bodies.iter().map(String::as_str)),
+        )
+}
+
+/// The registry ranks as `local` does in every mode: the same skills in the same order, the
+/// same relevance, the same scores.
+async fn assert_ranks_as(registry: &Registry, local: &Matcher) {
+    for query in [
+        "fill in this pdf form",
+        "combine two pdfs",
+        "roll back the helm release",
+        "which branches can I delete",
+        "prune topic lines folded into trunk",
+        "will this alter table rewrite stall production",
+        "review my migration for locks",
+        "something unrelated entirely",
+        "write the changelog entry since the last tag",
+    ] {
+        let vector = fake_vector(query);
+        for mode in [Mode::Lexical, Mode::Semantic, Mode::Hybrid] {
+            let (local_mode, ranked) = local.rank(query, Some(&vector), mode, 6);
+            let remote = registry
+                .search(query, Some(&vector), mode, 6, SearchSettings::default())
+                .await
+                .unwrap();
+            assert_eq!(remote.mode, local_mode.as_str());
+            // Equal scores are ordered by library position locally and by name here:
+            // both sides are compared in (score, name) order.
+            let mut local_names: Vec<(&str, bool, f32)> = ranked
+                .iter()
+                .map(|r| (SKILLS[r.index].0, r.relevant, r.score))
+                .collect();
+            local_names.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(b.0)));
+            // A skill without a vector that shares no word with the query scores 0 here
+            // and is no candidate there: nothing to compare.
+            local_names.retain(|(_, _, score)| *score != 0.0);
+            let remote_names: Vec<(&str, bool, f32)> = remote
+                .results
+                .iter()
+                .map(|f| (f.name.as_str(), f.relevant, f.score))
+                .filter(|(_, _, score)| *score != 0.0)
+                .collect();
+            let names = |list: &[(&str, bool, f32)]| {
+                list.iter()
+                    .map(|(n, r, _)| (n.to_string(), *r))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                names(&remote_names),
+                names(&local_names),
+                "{query:?} {mode:?}"
+            );
+            for (found, local) in remote_names.iter().zip(&local_names) {
+                assert!(
+                    (found.2 - local.2).abs() < 1e-4,
+                    "{query:?} {mode:?}: {} {} vs {}",
+                    found.0,
+                    found.2,
+                    local.2
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn search_ranks_as_a_local_library_does() {
     let Some(url) = server("search_ranks_as_a_local_library_does") else {
@@ -232,85 +343,21 @@ fn search_ranks_as_a_local_library_does() {
     runtime().block_on(async {
         let registry = Registry::new(&db.url).unwrap();
         registry.init().await.unwrap();
-        let mut texts = Vec::new();
-        let mut vectors = Vec::new();
-        for (name, description) in SKILLS {
-            let dir = write_skill(skills.path(), name, description, "body");
-            let prepared = prepare(&dir).unwrap();
-            // The last is published without a vector (no model where it was published): it
-            // ranks as a local skill the model could not embed, a zero vector.
-            let vector = if *name == SKILLS[SKILLS.len() - 1].0 {
-                registry
-                    .publish(&prepared, "acme", None, None)
-                    .await
-                    .unwrap();
-                vec![0.0; 384]
-            } else {
-                let vector = fake_vector(&prepared.embedding_text);
-                registry
-                    .publish(&prepared, "acme", None, Some(&vector))
-                    .await
-                    .unwrap();
-                vector
-            };
-            texts.push(skillet_retrieval::skill_text(name, description, None, &[]));
-            vectors.extend(vector);
-        }
-        let local = Matcher::new(texts.iter().map(String::as_str)).with_vectors(384, vectors);
-        for query in [
-            "fill in this pdf form",
-            "combine two pdfs",
-            "roll back the helm release",
-            "which branches can I delete",
-            "review my migration for locks",
-            "something unrelated entirely",
-            "write the changelog entry since the last tag",
-        ] {
-            let vector = fake_vector(query);
-            for mode in [Mode::Lexical, Mode::Semantic, Mode::Hybrid] {
-                let (local_mode, ranked) = local.rank(query, Some(&vector), mode, 6);
-                let remote = registry
-                    .search(query, Some(&vector), mode, 6, SearchSettings::default())
-                    .await
-                    .unwrap();
-                assert_eq!(remote.mode, local_mode.as_str());
-                // Equal scores are ordered by library position locally and by name here:
-                // both sides are compared in (score, name) order.
-                let mut local_names: Vec<(&str, bool, f32)> = ranked
-                    .iter()
-                    .map(|r| (SKILLS[r.index].0, r.relevant, r.score))
-                    .collect();
-                local_names.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(b.0)));
-                // A skill without a vector that shares no word with the query scores 0 here
-                // and is no candidate there: nothing to compare.
-                local_names.retain(|(_, _, score)| *score != 0.0);
-                let remote_names: Vec<(&str, bool, f32)> = remote
-                    .results
-                    .iter()
-                    .map(|f| (f.name.as_str(), f.relevant, f.score))
-                    .filter(|(_, _, score)| *score != 0.0)
-                    .collect();
-                let names = |list: &[(&str, bool, f32)]| {
-                    list.iter()
-                        .map(|(n, r, _)| (n.to_string(), *r))
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(
-                    names(&remote_names),
-                    names(&local_names),
-                    "{query:?} {mode:?}"
-                );
-                for (found, local) in remote_names.iter().zip(&local_names) {
-                    assert!(
-                        (found.2 - local.2).abs() < 1e-4,
-                        "{query:?} {mode:?}: {} {} vs {}",
-                        found.0,
-                        found.2,
-                        local.2
-                    );
-                }
-            }
-        }
+        let local = publish_skills(&registry, skills.path()).await;
+        assert_ranks_as(&registry, &local).await;
+        // A request in a body's words only: the blend finds that skill by them, as locally.
+        let vector = fake_vector("prune topic lines folded into trunk");
+        let found = registry
+            .search(
+                "prune topic lines folded into trunk",
+                Some(&vector),
+                Mode::Hybrid,
+                1,
+                SearchSettings::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(found.results[0].name, "git-cleanup", "{found:?}");
         // Without a query vector: words only, said so.
         let words = registry
             .search("pdf form", None, Mode::Hybrid, 3, SearchSettings::default())
@@ -319,6 +366,61 @@ fn search_ranks_as_a_local_library_does() {
         assert_eq!(words.mode, "lexical");
         assert_eq!(words.results[0].name, "pdf-forms");
     });
+}
+
+/// A registry made before the body's words counted (schema 1) is refused until `init` brings it
+/// to schema 2, which fills each version's body words from its stored SKILL.md and indexes them:
+/// it then ranks as a local library does.
+#[test]
+fn init_brings_a_schema_1_registry_to_the_body_s_words() {
+    let Some(url) = server("init_brings_a_schema_1_registry_to_the_body_s_words") else {
+        return;
+    };
+    let db = TestDatabase::create(&url);
+    let skills = tempfile::tempdir().unwrap();
+    let local = runtime().block_on(async {
+        let registry = Registry::new(&db.url).unwrap();
+        registry.init().await.unwrap();
+        publish_skills(&registry, skills.path()).await
+    });
+    // Back to schema 1's tables, with the rows it would have had.
+    db.execute(
+        "DROP TABLE skillet_blend_terms; DROP TABLE skillet_blend_term_stats; \
+         ALTER TABLE skillet_search DROP COLUMN blend_length; \
+         ALTER TABLE skillet_search_stats DROP COLUMN blend_total_length; \
+         ALTER TABLE skillet_versions DROP COLUMN body_terms; \
+         DELETE FROM skillet_migrations WHERE version = 2",
+    );
+    runtime().block_on(async {
+        let registry = Registry::new(&db.url).unwrap();
+        let error = registry
+            .search("pdf", None, Mode::Lexical, 3, SearchSettings::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(error, RegistryError::OldSchema { .. }), "{error}");
+        let report = registry.init().await.unwrap();
+        assert_eq!((report.from, report.to), (1, 2));
+        assert!(
+            report
+                .applied
+                .iter()
+                .any(|step| step.contains(&format!("{} version", SKILLS.len()))),
+            "{report:?}"
+        );
+        assert_ranks_as(&registry, &local).await;
+        // Published versions stay immutable: their body's words are filled once.
+        let again = Registry::new(&db.url).unwrap();
+        assert_eq!(again.init().await.unwrap().applied, Vec::<String>::new());
+    });
+    let refused = db.try_execute("UPDATE skillet_versions SET body_terms = '{x}'");
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.contains("cannot be changed")),
+        "{refused:?}"
+    );
+    let refused = db.try_execute("UPDATE skillet_versions SET body_terms = NULL");
+    assert!(refused.is_err(), "the column is required now");
 }
 
 #[test]
@@ -739,7 +841,7 @@ fn only_the_owners_role_publishes_and_yanks_under_it() {
     });
     db.execute(
         "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO skillet_other; \
-         GRANT DELETE ON skillet_search, skillet_terms TO skillet_other; \
+         GRANT DELETE ON skillet_search, skillet_terms, skillet_blend_terms TO skillet_other; \
          GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO skillet_other",
     );
     runtime().block_on(async {

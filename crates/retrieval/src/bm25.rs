@@ -26,6 +26,16 @@ pub fn query_terms(query: &str, stemming: Stemming) -> Vec<String> {
         .collect()
 }
 
+/// The terms a body adds to its document ([`Bm25::build_with_bodies`]): the words of its
+/// first [`crate::MAX_RANKED_BODY_BYTES`], each once, sorted. A registry stores these so that
+/// its ranking counts a body as a local library does.
+pub fn body_terms(body: &str, stemming: Stemming) -> Vec<String> {
+    let mut terms = tokens(crate::ranked_body(body), stemming);
+    terms.sort_unstable();
+    terms.dedup();
+    terms
+}
+
 /// An inverted index of documents' tokens.
 #[derive(Debug, Clone, Default)]
 pub struct Bm25 {
@@ -60,10 +70,7 @@ impl Bm25 {
                 let count = counts.entry(word).or_default();
                 *count = count.saturating_add(1);
             }
-            let body_words: std::collections::HashSet<String> =
-                tokens(crate::ranked_body(body), stemming)
-                    .into_iter()
-                    .collect();
+            let body_words = body_terms(body, stemming);
             length += body_words.len();
             for word in body_words {
                 let count = counts.entry(word).or_default();

@@ -18,7 +18,7 @@ mod matcher;
 mod regular;
 mod tokenize;
 
-pub use bm25::{B, Bm25, K1, query_terms};
+pub use bm25::{B, Bm25, K1, body_terms, query_terms};
 pub use cache::{
     CacheWarning, EmbeddingCache, InvalidVector, LOCK_WAIT, MAX_DIMENSIONS, MAX_FILE_BYTES,
     NORM_TOLERANCE, PRUNE_AFTER, SaveReport, TOUCH_INTERVAL, UnreadableReason, check_vector,

@@ -90,14 +90,17 @@ impl Skill {
             path: path.clone(),
             offset: error.utf8_error().valid_up_to(),
         })?;
-        // Only the body is needed: split, without parsing the YAML.
-        let body = match split(&text) {
-            Split::Missing { body } | Split::Unclosed { body, .. } | Split::Closed { body, .. } => {
-                body
-            }
-        };
-        Ok(trim_blank_lines(body).to_string())
+        Ok(body_of(&text).to_string())
     }
+}
+
+/// The body of a skill file's text: the frontmatter split off (without parsing the YAML),
+/// surrounding blank lines trimmed; what [`Skill::read_body`] gives for a file.
+pub fn body_of(text: &str) -> &str {
+    let body = match split(text) {
+        Split::Missing { body } | Split::Unclosed { body, .. } | Split::Closed { body, .. } => body,
+    };
+    trim_blank_lines(body)
 }
 
 /// Trims blank lines (and trailing whitespace) around a body, keeping the first line's indent.
