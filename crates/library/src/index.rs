@@ -133,14 +133,16 @@ impl SkillIndex {
             }
         }
         let own = own_texts(library);
-        let bodies = bodies(library);
+        // The blend weighs each skill's body's words too. Each body is read as it is indexed, so
+        // only one is held at a time; one that cannot be read (gone since discovery, too large,
+        // not UTF-8) leaves the skill blended by its own text, and loading it says why.
+        let bodies = library
+            .skills()
+            .iter()
+            .map(|s| s.read_body().unwrap_or_default());
         let matcher = Matcher::new(own.iter().map(String::as_str))
             .with_vectors(dimensions, vectors)
-            .with_bodies(
-                own.iter()
-                    .map(String::as_str)
-                    .zip(bodies.iter().map(String::as_str)),
-            );
+            .with_bodies(own.iter().map(String::as_str).zip(bodies));
         stats.elapsed = started.elapsed();
         Ok((
             Self {
@@ -395,17 +397,6 @@ fn own_texts(library: &Library) -> Vec<String> {
                 &s.frontmatter.tags,
             )
         })
-        .collect()
-}
-
-/// Each skill's body, whose words the hybrid blend weighs too ([`Matcher::with_bodies`]). A
-/// body that cannot be read (gone since discovery, too large, not UTF-8) leaves the skill
-/// blended by its own text; loading it says why.
-fn bodies(library: &Library) -> Vec<String> {
-    library
-        .skills()
-        .iter()
-        .map(|s| s.read_body().unwrap_or_default())
         .collect()
 }
 

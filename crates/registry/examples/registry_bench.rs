@@ -344,7 +344,10 @@ fn at_scale(
             .unwrap();
         tokio::spawn(connection);
         client
-            .batch_execute("DROP INDEX skillet_search_embedding; BEGIN")
+            .batch_execute(
+                "DROP INDEX skillet_search_embedding; BEGIN; \
+                 SELECT set_config('skillet.schema', '2', true)",
+            )
             .await
             .unwrap();
         let skill = client
@@ -353,15 +356,15 @@ fn at_scale(
             .unwrap();
         let version = client
             .prepare(
-                "INSERT INTO skillet_versions (skill_id, seq, content_hash, description, terms, term_counts, length, embedding) \
-                 VALUES ($1, 1, sha256($2::text::bytea), $3, $4, $5, $6, $7) RETURNING id",
+                "INSERT INTO skillet_versions (skill_id, seq, content_hash, description, terms, term_counts, length, embedding, body_terms) \
+                 VALUES ($1, 1, sha256($2::text::bytea), $3, $4, $5, $6, $7, $8) RETURNING id",
             )
             .await
             .unwrap();
         let search = client
             .prepare(
-                "INSERT INTO skillet_search (skill_id, version_id, owner, name, seq, description, length, embedding) \
-                 VALUES ($1, $2, 'gen', $3, 1, $4, $5, $6)",
+                "INSERT INTO skillet_search (skill_id, version_id, owner, name, seq, description, length, embedding, blend_length) \
+                 VALUES ($1, $2, 'gen', $3, 1, $4, $5, $6, $5::int4 + $7::int4)",
             )
             .await
             .unwrap();
@@ -385,13 +388,33 @@ fn at_scale(
             let version_id: i64 = client
                 .query_one(
                     &version,
-                    &[&id, &name, &prepared.description, &words, &counts, &length, &embedding],
+                    &[
+                        &id,
+                        &name,
+                        &prepared.description,
+                        &words,
+                        &counts,
+                        &length,
+                        &embedding,
+                        &prepared.body_terms,
+                    ],
                 )
                 .await
                 .unwrap()
                 .get(0);
             client
-                .execute(&search, &[&id, &version_id, &name, &prepared.description, &length, &embedding])
+                .execute(
+                    &search,
+                    &[
+                        &id,
+                        &version_id,
+                        &name,
+                        &prepared.description,
+                        &length,
+                        &embedding,
+                        &i32::try_from(prepared.body_terms.len()).unwrap(),
+                    ],
+                )
                 .await
                 .unwrap();
             client
@@ -408,8 +431,11 @@ fn at_scale(
             .unwrap();
         client
             .batch_execute(
-                "INSERT INTO skillet_term_stats SELECT term, count(*) FROM skillet_terms GROUP BY term; \
-                 COMMIT",
+                &format!(
+                    "INSERT INTO skillet_term_stats SELECT term, count(*) FROM skillet_terms GROUP BY term; \
+                     {}; COMMIT",
+                    skillet_registry::schema::BUILD_BLEND_SQL
+                ),
             )
             .await
             .unwrap();

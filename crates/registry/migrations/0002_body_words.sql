@@ -1,7 +1,7 @@
 -- skillet registry, schema version 2: the words of each version's body, each once, which the
 -- hybrid blend weighs as a local library's does (`Matcher::with_bodies`); ranking by words
 -- alone keeps each skill's own text. `skillet registry init` fills body_terms for the versions
--- published before (from their stored SKILL.md), indexes them, then makes the column required.
+-- published before (from their stored SKILL.md), indexes them, then makes the columns required.
 
 ALTER TABLE skillet_versions ADD COLUMN body_terms text[];
 
@@ -21,6 +21,19 @@ CREATE TABLE skillet_blend_term_stats (
 );
 ALTER TABLE skillet_search ADD COLUMN blend_length integer;
 ALTER TABLE skillet_search_stats ADD COLUMN blend_total_length bigint NOT NULL DEFAULT 0;
+
+-- Every change to what search reads updates this row: a writer must say it writes schema 2
+-- (`SET LOCAL skillet.schema = '2'`). An older skillet that checked the schema just before this
+-- migration committed would otherwise update the search table without the blend's words.
+CREATE FUNCTION skillet_require_writer() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF coalesce(current_setting('skillet.schema', true), '') <> '2' THEN
+        RAISE EXCEPTION 'skillet: this registry is at schema 2, which this skillet does not write; upgrade skillet';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER skillet_require_writer BEFORE UPDATE ON skillet_search_stats
+    FOR EACH ROW EXECUTE FUNCTION skillet_require_writer();
 
 -- A version is immutable: only a yank (once), a missing vector (once) and, for versions
 -- published before this schema, their body's words (once) may change it.

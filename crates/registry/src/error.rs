@@ -154,8 +154,10 @@ impl RegistryError {
                     Self::Refused(format!("{message}{hint}"))
                 }
                 "42501" => Self::Database(format!(
-                    "{message} (SQLSTATE {code})\n  hint: this database role may not write the \
-                     registry; its operators grant publishers SELECT, INSERT and UPDATE on the \
+                    "{message} (SQLSTATE {code})\n  hint: this database role may not read or \
+                     write that part of the registry (after an upgrade, grants made before it do \
+                     not cover its new tables); its operators grant readers SELECT on the \
+                     skillet_* tables, and publishers SELECT, INSERT and UPDATE on the \
                      skillet_* tables, DELETE on skillet_search, skillet_terms and skillet_blend_terms, \
                      and USAGE on \
                      their sequences"

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use skillet_retrieval::{Stemming, body_terms, embedding_text, skill_text, tokens};
-use skillet_skills::{RootKind, SkillLocation, body_of, skill_from_text, validate_text};
+use skillet_skills::{
+    MAX_BODY_BYTES, RootKind, SkillLocation, body_of, skill_from_text, validate_text,
+};
 
 use crate::bundle::Bundle;
 use crate::error::RegistryError;
@@ -106,11 +108,24 @@ pub fn prepare(dir: &Path) -> Result<Prepared, RegistryError> {
         description: skill.description,
         terms,
         length,
-        body_terms: body_terms(body_of(&text), Stemming::Light),
+        body_terms: body_terms_of(&skill_file.bytes),
         content_hash: bundle.content_hash(),
         bundle,
         warnings,
     })
+}
+
+/// The body's words of a stored skill file, as a local library counts them: none when the file
+/// is over what `Skill::read_body` reads (`MAX_BODY_BYTES`; such a skill is ranked by its own
+/// text locally, and cannot be loaded), else [`body_terms`] of its body.
+pub fn body_terms_of(skill_file: &[u8]) -> Vec<String> {
+    if u64::try_from(skill_file.len()).unwrap_or(u64::MAX) > MAX_BODY_BYTES {
+        return Vec::new();
+    }
+    body_terms(
+        body_of(&String::from_utf8_lossy(skill_file)),
+        Stemming::Light,
+    )
 }
 
 /// The words of a text as BM25 counts them, and how many in all.

@@ -243,13 +243,13 @@ pub(crate) async fn refresh_search(
     tx: &Transaction<'_>,
     skill_id: i64,
 ) -> Result<(), tokio_postgres::Error> {
+    writing_schema(tx).await?;
     // Serialises the statistics row and the events that follow (see EVENTS_LOCK).
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&EVENTS_LOCK])
         .await?;
-    // A row from before the body's words (schema 1) has no blend length: nothing of it counted.
     let old: Option<(i32, i32)> = tx
         .query_opt(
-            "SELECT length, coalesce(blend_length, 0) FROM skillet_search WHERE skill_id = $1",
+            "SELECT length, blend_length FROM skillet_search WHERE skill_id = $1",
             &[&skill_id],
         )
         .await?
@@ -315,6 +315,18 @@ pub(crate) async fn refresh_search(
          total_length = total_length + $2, blend_total_length = blend_total_length + $3 \
          WHERE id = 1",
         &[&documents, &length, &blend],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Says, for this transaction, which schema this skillet writes: the search statistics refuse
+/// an update from a writer that does not (an older skillet that checked the schema just before
+/// `init` moved it on would keep the blend's statistics out of step).
+pub(crate) async fn writing_schema(tx: &Transaction<'_>) -> Result<(), tokio_postgres::Error> {
+    tx.execute(
+        "SELECT set_config('skillet.schema', $1, true)",
+        &[&crate::schema::SCHEMA_VERSION.to_string()],
     )
     .await?;
     Ok(())

@@ -130,7 +130,6 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
     })
 }
 
-/// What to say of the pgvector installed (and available); an error when it is too old.
 /// Applies the migrations after `from`, in order, each recorded; their names.
 async fn apply_migrations(
     transaction: &tokio_postgres::Transaction<'_>,
@@ -163,13 +162,32 @@ async fn apply_migrations(
     Ok(applied)
 }
 
+/// Builds the blend's words, document frequencies and lengths of the whole search table from
+/// its versions (their terms and body terms), for tables that hold none yet: schema 2's
+/// upgrade, and a bulk load. The writer must have said it writes this schema.
+pub const BUILD_BLEND_SQL: &str = "\
+    UPDATE skillet_search s SET blend_length = v.length + cardinality(v.body_terms) \
+      FROM skillet_versions v WHERE v.id = s.version_id; \
+    INSERT INTO skillet_blend_terms (term, skill_id, tf, length) \
+      SELECT w.term, s.skill_id, sum(w.tf)::int, s.blend_length \
+      FROM skillet_search s JOIN skillet_versions v ON v.id = s.version_id, LATERAL ( \
+        SELECT t.term, t.tf FROM unnest(v.terms, v.term_counts) AS t(term, tf) \
+        UNION ALL SELECT b.term, 1 FROM unnest(v.body_terms) AS b(term)) w \
+      GROUP BY w.term, s.skill_id, s.blend_length; \
+    INSERT INTO skillet_blend_term_stats (term, df) \
+      SELECT term, count(*) FROM skillet_blend_terms GROUP BY term; \
+    UPDATE skillet_search_stats \
+      SET blend_total_length = (SELECT coalesce(sum(blend_length), 0) FROM skillet_search) \
+      WHERE id = 1";
+
 /// Schema 2 for a registry that had versions before it: each version's body terms from its
-/// stored SKILL.md, every skill in the search table indexed again with them (its blend's words
-/// and statistics), then the column required. Inside `init`'s transaction, under its lock: a
-/// failure leaves the registry at schema 1.
+/// stored SKILL.md (one version at a time), then the blend's words, statistics and lengths of
+/// the search table built in a few set-based statements, then both new columns required.
+/// Inside `init`'s transaction, under its lock: a failure leaves the registry at schema 1.
 async fn backfill_body_terms(
     tx: &tokio_postgres::Transaction<'_>,
 ) -> Result<usize, tokio_postgres::Error> {
+    crate::publish::writing_schema(tx).await?;
     let versions: Vec<i64> = tx
         .query(
             "SELECT id FROM skillet_versions WHERE body_terms IS NULL ORDER BY id",
@@ -181,7 +199,7 @@ async fn backfill_body_terms(
         .collect();
     for id in &versions {
         // The file the bundle took for the skill: SKILL.md, else skill.md.
-        let text: Option<Vec<u8>> = tx
+        let bytes: Option<Vec<u8>> = tx
             .query_opt(
                 "SELECT b.bytes FROM skillet_version_files f \
                  JOIN skillet_blobs b ON b.sha256 = f.sha256 \
@@ -191,31 +209,22 @@ async fn backfill_body_terms(
             )
             .await?
             .map(|row| row.get(0));
-        let text = String::from_utf8_lossy(text.as_deref().unwrap_or_default());
-        let terms = skillet_retrieval::body_terms(
-            skillet_skills::body_of(&text),
-            skillet_retrieval::Stemming::Light,
-        );
+        let terms = crate::prepare::body_terms_of(bytes.as_deref().unwrap_or_default());
         tx.execute(
             "UPDATE skillet_versions SET body_terms = $2 WHERE id = $1",
             &[id, &terms],
         )
         .await?;
     }
-    let skills: Vec<i64> = tx
-        .query("SELECT skill_id FROM skillet_search ORDER BY skill_id", &[])
-        .await?
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
-    for skill in skills {
-        crate::publish::refresh_search(tx, skill).await?;
-    }
     tx.batch_execute("ALTER TABLE skillet_versions ALTER COLUMN body_terms SET NOT NULL")
+        .await?;
+    tx.batch_execute(BUILD_BLEND_SQL).await?;
+    tx.batch_execute("ALTER TABLE skillet_search ALTER COLUMN blend_length SET NOT NULL")
         .await?;
     Ok(versions.len())
 }
 
+/// What to say of the pgvector installed (and available); an error when it is too old.
 fn vector_advice(installed: &str, available: &str) -> Result<Vec<String>, RegistryError> {
     let mut advice = Vec::new();
     match parse_version(installed) {

@@ -167,35 +167,6 @@ fn finish(child: Child) -> String {
     stdout
 }
 
-/// Rows of a query, each as strings, through a connection of the test's own.
-fn rows(url: &str, sql: &str) -> Vec<Vec<String>> {
-    let (url, sql) = (url.to_string(), sql.to_string());
-    std::thread::spawn(move || {
-        runtime().block_on(async {
-            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(connection);
-            client
-                .simple_query(&sql)
-                .await
-                .unwrap()
-                .into_iter()
-                .filter_map(|message| match message {
-                    tokio_postgres::SimpleQueryMessage::Row(row) => Some(
-                        (0..row.len())
-                            .map(|i| row.get(i).unwrap_or("").to_string())
-                            .collect(),
-                    ),
-                    _ => None,
-                })
-                .collect()
-        })
-    })
-    .join()
-    .unwrap()
-}
-
 #[test]
 fn publishers_and_searchers_at_once_leave_every_version_once_and_gapless() {
     if std::env::var_os(WORKER).is_some() {
@@ -249,8 +220,7 @@ fn publishers_and_searchers_at_once_leave_every_version_once_and_gapless() {
 
     // Every version the publishers were told of is there exactly once, with its hash, and
     // nothing else is; each skill's sequence is 1..n without a gap; the head says n.
-    let stored = rows(
-        &db.url,
+    let stored = db.rows(
         "SELECT k.name, v.seq, encode(v.content_hash, 'hex'), k.head_seq \
          FROM skillet_versions v JOIN skillet_skills k ON k.id = v.skill_id ORDER BY 1, 2",
     );
@@ -275,9 +245,7 @@ fn publishers_and_searchers_at_once_leave_every_version_once_and_gapless() {
     }
     assert_eq!(by_skill.len(), SKILLS);
     // The search table holds each skill's newest version, and BM25's figures add up.
-    let search = rows(
-        &db.url,
-        "SELECT count(*), sum(length), bool_and(s.seq = k.head_seq), \
+    let search = db.rows("SELECT count(*), sum(length), bool_and(s.seq = k.head_seq), \
            (SELECT documents FROM skillet_search_stats), (SELECT total_length FROM skillet_search_stats) \
          FROM skillet_search s JOIN skillet_skills k ON k.id = s.skill_id",
     );
@@ -288,17 +256,14 @@ fn publishers_and_searchers_at_once_leave_every_version_once_and_gapless() {
         (&search[0][0], &search[0][4])
     );
     // Each term's document frequency is its count of postings.
-    let terms = rows(
-        &db.url,
+    let terms = db.rows(
         "SELECT count(*) FROM skillet_term_stats s FULL JOIN \
            (SELECT term, count(*) AS n FROM skillet_terms GROUP BY term) t ON t.term = s.term \
          WHERE coalesce(s.df, 0) <> coalesce(t.n, 0)",
     );
     assert_eq!(terms[0][0], "0", "document frequencies out of step");
     // So do the blend's (the body's words with the skill's own).
-    let blend = rows(
-        &db.url,
-        "SELECT (SELECT count(*) FROM skillet_blend_term_stats s FULL JOIN \
+    let blend = db.rows("SELECT (SELECT count(*) FROM skillet_blend_term_stats s FULL JOIN \
            (SELECT term, count(*) AS n FROM skillet_blend_terms GROUP BY term) t ON t.term = s.term \
            WHERE coalesce(s.df, 0) <> coalesce(t.n, 0)), \
          (SELECT sum(blend_length) FROM skillet_search) = \
@@ -310,7 +275,7 @@ fn publishers_and_searchers_at_once_leave_every_version_once_and_gapless() {
         "the blend's statistics out of step"
     );
     // One event per version, numbered in commit order (each skill's in sequence order).
-    let events = rows(&db.url, "SELECT name, seq FROM skillet_events ORDER BY id");
+    let events = db.rows("SELECT name, seq FROM skillet_events ORDER BY id");
     assert_eq!(events.len(), stored.len());
     let mut last: BTreeMap<String, i32> = BTreeMap::new();
     for event in &events {
@@ -350,8 +315,7 @@ fn a_publisher_killed_inside_its_transaction_leaves_nothing() {
     let mut child = spawn_worker(&db.url, "once:3");
     let waited = Instant::now();
     loop {
-        let waiting = rows(
-            &db.url,
+        let waiting = db.rows(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
         );
@@ -365,9 +329,7 @@ fn a_publisher_killed_inside_its_transaction_leaves_nothing() {
         std::thread::sleep(Duration::from_millis(50));
     }
     // It has written its version, blobs and files, uncommitted: kill it there.
-    let inside = rows(
-        &db.url,
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skillet' AND state = 'active' AND datname = current_database()",
+    let inside = db.rows("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skillet' AND state = 'active' AND datname = current_database()",
     );
     assert_eq!(inside[0][0], "1", "the publisher's transaction is open");
     child.kill().unwrap();
@@ -379,9 +341,7 @@ fn a_publisher_killed_inside_its_transaction_leaves_nothing() {
     // The server notices the client gone and rolls back: nothing of it remains.
     let waited = Instant::now();
     loop {
-        let open = rows(
-            &db.url,
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skillet' AND datname = current_database()",
+        let open = db.rows("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skillet' AND datname = current_database()",
         );
         if open[0][0] == "0" {
             break;
@@ -392,9 +352,7 @@ fn a_publisher_killed_inside_its_transaction_leaves_nothing() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let left = rows(
-        &db.url,
-        "SELECT (SELECT count(*) FROM skillet_versions), (SELECT count(*) FROM skillet_version_files), \
+    let left = db.rows("SELECT (SELECT count(*) FROM skillet_versions), (SELECT count(*) FROM skillet_version_files), \
            (SELECT count(*) FROM skillet_blobs), (SELECT count(*) FROM skillet_events), \
            (SELECT coalesce(max(head_seq), 0) FROM skillet_skills), (SELECT count(*) FROM skillet_search)",
     );

@@ -381,11 +381,32 @@ fn init_brings_a_schema_1_registry_to_the_body_s_words() {
     let local = runtime().block_on(async {
         let registry = Registry::new(&db.url).unwrap();
         registry.init().await.unwrap();
-        publish_skills(&registry, skills.path()).await
+        let local = publish_skills(&registry, skills.path()).await;
+        // A second version, yanked: the search table is back at the first, whose body counts.
+        let dir = write_skill(
+            skills.path(),
+            "changelog",
+            SKILLS[SKILLS.len() - 1].1,
+            "Redline the contract and prune topic lines.",
+        );
+        registry
+            .publish(&prepare(&dir).unwrap(), "acme", None, None)
+            .await
+            .unwrap();
+        registry.yank("acme", "changelog", 2).await.unwrap();
+        local
     });
-    // Back to schema 1's tables, with the rows it would have had.
+    // Back to schema 1's tables and functions, with the rows it would have had.
+    let schema_1 = include_str!("../migrations/0001_init.sql");
+    let start = schema_1
+        .find("CREATE FUNCTION skillet_guard_version()")
+        .unwrap();
+    let end = start + schema_1[start..].find("END $$;").unwrap() + "END $$;".len();
+    db.execute(&schema_1[start..end].replacen("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1));
     db.execute(
-        "DROP TABLE skillet_blend_terms; DROP TABLE skillet_blend_term_stats; \
+        "DROP TRIGGER skillet_require_writer ON skillet_search_stats; \
+         DROP FUNCTION skillet_require_writer(); \
+         DROP TABLE skillet_blend_terms; DROP TABLE skillet_blend_term_stats; \
          ALTER TABLE skillet_search DROP COLUMN blend_length; \
          ALTER TABLE skillet_search_stats DROP COLUMN blend_total_length; \
          ALTER TABLE skillet_versions DROP COLUMN body_terms; \
@@ -404,7 +425,8 @@ fn init_brings_a_schema_1_registry_to_the_body_s_words() {
             report
                 .applied
                 .iter()
-                .any(|step| step.contains(&format!("{} version", SKILLS.len()))),
+                // Every version, the yanked one too.
+                .any(|step| step.contains(&format!("{} version", SKILLS.len() + 1))),
             "{report:?}"
         );
         assert_ranks_as(&registry, &local).await;
@@ -421,6 +443,23 @@ fn init_brings_a_schema_1_registry_to_the_body_s_words() {
     );
     let refused = db.try_execute("UPDATE skillet_versions SET body_terms = NULL");
     assert!(refused.is_err(), "the column is required now");
+    // The blend's statistics add up exactly.
+    let stats = db.rows(
+        "SELECT (SELECT count(*) FROM skillet_blend_term_stats s FULL JOIN \
+           (SELECT term, count(*) AS n FROM skillet_blend_terms GROUP BY term) t ON t.term = s.term \
+           WHERE coalesce(s.df, 0) <> coalesce(t.n, 0)), \
+         (SELECT sum(blend_length) FROM skillet_search) = \
+           (SELECT blend_total_length FROM skillet_search_stats)",
+    );
+    assert_eq!(stats, [["0", "t"]], "the blend's statistics out of step");
+    // A writer that does not say it writes schema 2 (an older skillet) is refused.
+    let refused = db.try_execute("UPDATE skillet_search_stats SET documents = documents");
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.contains("upgrade skillet")),
+        "{refused:?}"
+    );
 }
 
 #[test]

@@ -30,7 +30,15 @@ pub fn query_terms(query: &str, stemming: Stemming) -> Vec<String> {
 /// first [`crate::MAX_RANKED_BODY_BYTES`], each once, sorted. A registry stores these so that
 /// its ranking counts a body as a local library does.
 pub fn body_terms(body: &str, stemming: Stemming) -> Vec<String> {
-    let mut terms = tokens(crate::ranked_body(body), stemming);
+    // Each distinct word is lowercased and stemmed once: a body repeats most of its words, and
+    // this runs over every body whenever a library is indexed.
+    let mut seen = std::collections::HashSet::new();
+    let mut terms = Vec::new();
+    for word in crate::ranked_body(body).split(|c: char| !c.is_alphanumeric()) {
+        if !word.is_empty() && seen.insert(word) {
+            terms.extend(tokens(word, stemming));
+        }
+    }
     terms.sort_unstable();
     terms.dedup();
     terms
@@ -55,8 +63,8 @@ impl Bm25 {
     /// [`crate::MAX_RANKED_BODY_BYTES`]) whose words count once each, however often they
     /// occur. A body is nobody's to read in a catalog: repeating a word in it buys nothing, and
     /// a list of many words only lengthens the document, which BM25 weighs against.
-    pub fn build_with_bodies<'a>(
-        documents: impl IntoIterator<Item = (&'a str, &'a str)>,
+    pub fn build_with_bodies<'a, Body: AsRef<str>>(
+        documents: impl IntoIterator<Item = (&'a str, Body)>,
         stemming: Stemming,
     ) -> Self {
         let mut postings: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
@@ -70,7 +78,7 @@ impl Bm25 {
                 let count = counts.entry(word).or_default();
                 *count = count.saturating_add(1);
             }
-            let body_words = body_terms(body, stemming);
+            let body_words = body_terms(body.as_ref(), stemming);
             length += body_words.len();
             for word in body_words {
                 let count = counts.entry(word).or_default();
@@ -175,6 +183,19 @@ mod tests {
         let scores = index.scores("type script");
         assert!(scores[2] > 0.0, "{scores:?}");
         assert!(index.scores("deploy")[0] > 0.0 && index.scores("nothing")[0].abs() < f32::EPSILON);
+    }
+
+    #[test]
+    fn body_terms_are_the_body_s_tokens_each_once() {
+        let body = "Testing the Tests: tested, TESTED; naïve Naïve — k8s pods, pods.";
+        let mut expected = tokens(body, Stemming::Light);
+        expected.sort_unstable();
+        expected.dedup();
+        assert_eq!(body_terms(body, Stemming::Light), expected);
+        assert_eq!(
+            body_terms(body, Stemming::Light),
+            ["k8s", "naïve", "pod", "test"]
+        );
     }
 
     #[test]

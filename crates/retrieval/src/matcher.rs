@@ -110,9 +110,9 @@ impl Matcher {
     /// worse (recall@1 0.726 against 0.830 on the tuning set) and unrelated requests clear
     /// [`LEXICAL_THRESHOLD`], while the blend damps each word score by the cosine.
     #[must_use]
-    pub fn with_bodies<'a>(
+    pub fn with_bodies<'a, Body: AsRef<str>>(
         mut self,
-        documents: impl IntoIterator<Item = (&'a str, &'a str)>,
+        documents: impl IntoIterator<Item = (&'a str, Body)>,
     ) -> Self {
         let index = Bm25::build_with_bodies(documents, Stemming::Light);
         if index.len() == self.len {

@@ -172,31 +172,38 @@ impl TestDatabase {
         run_sql(&self.url, sql);
     }
 
+    /// The rows a query gives, each column as text ("" for NULL; booleans as "t" and "f").
+    pub fn rows(&self, sql: &str) -> Vec<Vec<String>> {
+        let sql = sql.to_string();
+        on_a_connection(&self.url, move |client| async move {
+            client
+                .simple_query(&sql)
+                .await
+                .expect("the query")
+                .into_iter()
+                .filter_map(|message| match message {
+                    tokio_postgres::SimpleQueryMessage::Row(row) => Some(
+                        (0..row.len())
+                            .map(|i| row.get(i).unwrap_or("").to_string())
+                            .collect(),
+                    ),
+                    _ => None,
+                })
+                .collect()
+        })
+        .expect("a connection")
+    }
+
     /// Runs SQL in it, the server's refusal returned rather than failing the test.
     pub fn try_execute(&self, sql: &str) -> Result<(), String> {
-        let (url, sql) = (self.url.clone(), sql.to_string());
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime");
-            runtime.block_on(async {
-                let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                    .await
-                    .map_err(|error| error.to_string())?;
-                let task = tokio::spawn(connection);
-                let result = client.batch_execute(&sql).await.map_err(|error| {
-                    error
-                        .as_db_error()
-                        .map_or_else(|| error.to_string(), |db| db.message().to_string())
-                });
-                drop(client);
-                let _ = task.await;
-                result
+        let sql = sql.to_string();
+        on_a_connection(&self.url, move |client| async move {
+            client.batch_execute(&sql).await.map_err(|error| {
+                error
+                    .as_db_error()
+                    .map_or_else(|| error.to_string(), |db| db.message().to_string())
             })
-        })
-        .join()
-        .expect("the SQL thread")
+        })?
     }
 }
 
@@ -227,30 +234,49 @@ pub fn with_database(url: &str, name: &str) -> String {
 
 /// On a thread of its own, so a test inside a runtime may call it too.
 fn run_sql(url: &str, sql: &str) {
-    let (url, sql) = (url.to_string(), sql.to_string());
-    let joined = std::thread::spawn(move || run_sql_here(&url, &sql)).join();
-    if let Err(panic) = joined {
-        std::panic::resume_unwind(panic);
-    }
+    let owned = sql.to_string();
+    on_a_connection(url, move |client| async move {
+        client
+            .batch_execute(&owned)
+            .await
+            .unwrap_or_else(|error| panic!("{owned}: {error:?}"));
+    })
+    .unwrap_or_else(|error| panic!("cannot connect to the test server {url}: {error}"));
 }
 
-fn run_sql_here(url: &str, sql: &str) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
-        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .unwrap_or_else(|error| panic!("cannot connect to the test server {url}: {error}"));
-        let task = tokio::spawn(connection);
-        client
-            .batch_execute(sql)
-            .await
-            .unwrap_or_else(|error| panic!("{sql}: {error:?}"));
-        drop(client);
-        let _ = task.await;
-    });
+/// Runs `work` with a connection to `url`, on a thread and runtime of its own (so a test may
+/// call it from inside another runtime); a panic in `work` is the caller's; the connection's
+/// failure is returned.
+fn on_a_connection<T, F>(
+    url: &str,
+    work: impl FnOnce(tokio_postgres::Client) -> F + Send + 'static,
+) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = T>,
+{
+    let url = url.to_string();
+    let joined = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .map_err(|error| error.to_string())?;
+            let task = tokio::spawn(connection);
+            // The connection ends when the client is dropped; the task is awaited after it.
+            let result = work(client).await;
+            let _ = task.await;
+            Ok(result)
+        })
+    })
+    .join();
+    match joined {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 /// Whether process `pid` runs (a zombie, dead but not yet reaped, does not count). Linux only:
