@@ -54,12 +54,7 @@ fn snapshot_dir(sandbox: &Path) -> PathBuf {
 /// The real model, served by `hub` at the pinned revision; `None` (the test skips, saying so)
 /// when it is not at hand (CI fetches it; `SKILLET_EMBED_MODEL`).
 fn serve_the_model(hub: &HubServer) -> Option<PathBuf> {
-    let Some(model) = skillet_test_support::embedding_model_dir() else {
-        skillet_test_support::skip(
-            "SKIPPED: no embedding model to serve (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
-        );
-        return None;
-    };
+    let model = skillet_test_support::embedding_model_or_skip("the model served by a mock hub")?;
     for file in FILES {
         hub.add_file(
             REPO,

@@ -179,10 +179,8 @@ fn match_explains_each_score_and_places_a_skill() {
 /// by words alone (`--mode lexical`) the body does not count.
 #[test]
 fn with_the_model_a_body_word_ranks_and_is_marked_as_the_body_s() {
-    let Some(model) = skillet_test_support::embedding_model_dir() else {
-        skillet_test_support::skip(
-            "SKIPPED: body words in the blend: no embedding model (scripts/fetch-model.sh, or SKILLET_EMBED_MODEL)",
-        );
+    let Some(model) = skillet_test_support::embedding_model_or_skip("body words in the blend")
+    else {
         return;
     };
     let sandbox = sandbox();
@@ -318,10 +316,9 @@ fn five_corpus_skills_with_trigger_files_and_a_broad_description_caught_firing()
         );
         return;
     };
-    let Some(model) = skillet_test_support::embedding_model_dir() else {
-        skillet_test_support::skip(
-            "SKIPPED: trigger tests over the corpus: no embedding model (scripts/fetch-model.sh, or SKILLET_EMBED_MODEL)",
-        );
+    let Some(model) =
+        skillet_test_support::embedding_model_or_skip("trigger tests over the corpus")
+    else {
         return;
     };
     let sandbox = Sandbox::empty();
@@ -445,10 +442,9 @@ fn validate_advises_on_descriptions_a_model_cannot_tell_apart() {
         "{}",
         out.stderr
     );
-    let Some(model) = skillet_test_support::embedding_model_dir() else {
-        skillet_test_support::skip(
-            "SKIPPED: validate's near-duplicate advice: no embedding model (scripts/fetch-model.sh, or SKILLET_EMBED_MODEL)",
-        );
+    let Some(model) =
+        skillet_test_support::embedding_model_or_skip("validate's near-duplicate advice")
+    else {
         return;
     };
     let mut command = common::skillet(&sandbox, None);

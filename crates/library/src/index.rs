@@ -420,13 +420,7 @@ mod tests {
     use super::*;
 
     fn model() -> Option<PathBuf> {
-        let dir = skillet_test_support::embedding_model_dir();
-        if dir.is_none() {
-            skillet_test_support::skip(
-                "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
-            );
-        }
-        dir
+        skillet_test_support::embedding_model_or_skip("the index with the real model")
     }
 
     fn library() -> Library {

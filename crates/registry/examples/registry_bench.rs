@@ -434,7 +434,7 @@ fn at_scale(
                 &format!(
                     "INSERT INTO skillet_term_stats SELECT term, count(*) FROM skillet_terms GROUP BY term; \
                      {}; COMMIT",
-                    skillet_registry::schema::BUILD_BLEND_SQL
+                    skillet_registry::schema::build_blend_sql()
                 ),
             )
             .await

@@ -285,17 +285,17 @@ pub(crate) async fn refresh_search(
         tx.execute(
                 "INSERT INTO skillet_search (skill_id, version_id, owner, name, seq, description, length, \
                    blend_length, embedding) \
-                 SELECT s.id, v.id, s.owner, s.name, v.seq, v.description, v.length, \
-                   v.length + cardinality(v.body_terms), v.embedding \
+                 SELECT s.id, v.id, s.owner, s.name, v.seq, v.description, v.length, $2, \
+                   v.embedding \
                  FROM skillet_versions v JOIN skillet_skills s ON s.id = v.skill_id WHERE v.id = $1 \
                  ON CONFLICT (skill_id) DO UPDATE SET version_id = EXCLUDED.version_id, \
                    seq = EXCLUDED.seq, description = EXCLUDED.description, \
                    length = EXCLUDED.length, blend_length = EXCLUDED.blend_length, \
                    embedding = EXCLUDED.embedding",
-                &[&version_id],
+                &[&version_id, &blend_length],
             )
             .await?;
-        index_words(tx, version_id, skill_id, blend_length).await?;
+        index_words(tx, version_id, skill_id).await?;
         Some((length, blend_length))
     } else {
         tx.execute(
@@ -320,6 +320,22 @@ pub(crate) async fn refresh_search(
     Ok(())
 }
 
+/// The statement that writes the blend's postings of the search table's skills (of the one
+/// whose id is the parameter `skill`, or of all): each version's own terms and counts, one more
+/// for each of its body's terms (as `Bm25::build_with_bodies` counts them), at the skill's
+/// blend length, which must be in the search table already.
+pub(crate) fn blend_terms_sql(skill: Option<&str>) -> String {
+    let only = skill.map_or_else(String::new, |skill| format!("WHERE s.skill_id = {skill} "));
+    format!(
+        "INSERT INTO skillet_blend_terms (term, skill_id, tf, length) \
+         SELECT w.term, s.skill_id, sum(w.tf)::int, s.blend_length \
+         FROM skillet_search s JOIN skillet_versions v ON v.id = s.version_id, LATERAL ( \
+           SELECT t.term, t.tf FROM unnest(v.terms, v.term_counts) AS t(term, tf) \
+           UNION ALL SELECT b.term, 1 FROM unnest(v.body_terms) AS b(term)) w \
+         {only}GROUP BY w.term, s.skill_id, s.blend_length"
+    )
+}
+
 /// Says, for this transaction, which schema this skillet writes: the search statistics refuse
 /// an update from a writer that does not (an older skillet that checked the schema just before
 /// `init` moved it on would keep the blend's statistics out of step).
@@ -339,7 +355,6 @@ async fn index_words(
     tx: &Transaction<'_>,
     version_id: i64,
     skill_id: i64,
-    blend_length: i32,
 ) -> Result<(), tokio_postgres::Error> {
     tx.execute(
         "INSERT INTO skillet_terms (term, skill_id, tf, length) \
@@ -356,15 +371,8 @@ async fn index_words(
         &[&version_id],
     )
     .await?;
-    tx.execute(
-        "INSERT INTO skillet_blend_terms (term, skill_id, tf, length) \
-         SELECT w.term, $2, sum(w.tf)::int, $3 FROM skillet_versions v, LATERAL ( \
-           SELECT t.term, t.tf FROM unnest(v.terms, v.term_counts) AS t(term, tf) \
-           UNION ALL SELECT b.term, 1 FROM unnest(v.body_terms) AS b(term)) w \
-         WHERE v.id = $1 GROUP BY w.term",
-        &[&version_id, &skill_id, &blend_length],
-    )
-    .await?;
+    tx.execute(&blend_terms_sql(Some("$1")), &[&skill_id])
+        .await?;
     tx.execute(
         "INSERT INTO skillet_blend_term_stats (term, df) \
          SELECT t.term, 1 FROM skillet_blend_terms t WHERE t.skill_id = $1 \

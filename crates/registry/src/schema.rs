@@ -165,20 +165,19 @@ async fn apply_migrations(
 /// Builds the blend's words, document frequencies and lengths of the whole search table from
 /// its versions (their terms and body terms), for tables that hold none yet: schema 2's
 /// upgrade, and a bulk load. The writer must have said it writes this schema.
-pub const BUILD_BLEND_SQL: &str = "\
-    UPDATE skillet_search s SET blend_length = v.length + cardinality(v.body_terms) \
-      FROM skillet_versions v WHERE v.id = s.version_id; \
-    INSERT INTO skillet_blend_terms (term, skill_id, tf, length) \
-      SELECT w.term, s.skill_id, sum(w.tf)::int, s.blend_length \
-      FROM skillet_search s JOIN skillet_versions v ON v.id = s.version_id, LATERAL ( \
-        SELECT t.term, t.tf FROM unnest(v.terms, v.term_counts) AS t(term, tf) \
-        UNION ALL SELECT b.term, 1 FROM unnest(v.body_terms) AS b(term)) w \
-      GROUP BY w.term, s.skill_id, s.blend_length; \
-    INSERT INTO skillet_blend_term_stats (term, df) \
-      SELECT term, count(*) FROM skillet_blend_terms GROUP BY term; \
-    UPDATE skillet_search_stats \
-      SET blend_total_length = (SELECT coalesce(sum(blend_length), 0) FROM skillet_search) \
-      WHERE id = 1";
+pub fn build_blend_sql() -> String {
+    format!(
+        "UPDATE skillet_search s SET blend_length = v.length + cardinality(v.body_terms) \
+           FROM skillet_versions v WHERE v.id = s.version_id; \
+         {}; \
+         INSERT INTO skillet_blend_term_stats (term, df) \
+           SELECT term, count(*) FROM skillet_blend_terms GROUP BY term; \
+         UPDATE skillet_search_stats \
+           SET blend_total_length = (SELECT coalesce(sum(blend_length), 0) FROM skillet_search) \
+           WHERE id = 1",
+        crate::publish::blend_terms_sql(None)
+    )
+}
 
 /// Schema 2 for a registry that had versions before it: each version's body terms from its
 /// stored SKILL.md (one version at a time), then the blend's words, statistics and lengths of
@@ -218,7 +217,7 @@ async fn backfill_body_terms(
     }
     tx.batch_execute("ALTER TABLE skillet_versions ALTER COLUMN body_terms SET NOT NULL")
         .await?;
-    tx.batch_execute(BUILD_BLEND_SQL).await?;
+    tx.batch_execute(&build_blend_sql()).await?;
     tx.batch_execute("ALTER TABLE skillet_search ALTER COLUMN blend_length SET NOT NULL")
         .await?;
     Ok(versions.len())

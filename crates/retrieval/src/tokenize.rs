@@ -27,11 +27,7 @@ pub fn tokens(text: &str, stemming: Stemming) -> Vec<String> {
         if word.is_empty() {
             continue;
         }
-        let lower = if word.is_ascii() {
-            word.to_ascii_lowercase()
-        } else {
-            word.to_lowercase()
-        };
+        let lower = word.to_lowercase();
         if STOPWORDS.contains(&lower.as_str()) {
             continue;
         }

@@ -304,10 +304,7 @@ fn find_model_takes_the_pinned_snapshot_or_the_folder_the_user_names() {
 /// The pinned digests are those of the real files (`scripts/fetch-model.sh` fetches them).
 #[test]
 fn the_pinned_digests_match_the_model_files() {
-    let Some(dir) = skillet_test_support::embedding_model_dir() else {
-        skillet_test_support::skip(
-            "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
-        );
+    let Some(dir) = skillet_test_support::embedding_model_or_skip("the pinned digests") else {
         return;
     };
     for file in MODEL_SPEC.files {

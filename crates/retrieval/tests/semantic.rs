@@ -138,10 +138,8 @@ fn vectors_match_the_reference_implementation() {
 /// digest memo, and the same on every call.
 #[test]
 fn the_real_models_fingerprint_reads_its_width_and_is_stable() {
-    let Some(dir) = skillet_test_support::embedding_model_dir() else {
-        skillet_test_support::skip(
-            "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
-        );
+    let Some(dir) = skillet_test_support::embedding_model_or_skip("the real model's fingerprint")
+    else {
         return;
     };
     let memo = tempfile::tempdir().unwrap();

@@ -103,6 +103,18 @@ pub fn embedding_model_dir() -> Option<std::path::PathBuf> {
     dir.join("model.safetensors").is_file().then_some(dir)
 }
 
+/// [`embedding_model_dir`], or `None` after saying that `what` is skipped and how to get the
+/// model (the message in one form for every test that needs it).
+pub fn embedding_model_or_skip(what: &str) -> Option<std::path::PathBuf> {
+    let dir = embedding_model_dir();
+    if dir.is_none() {
+        skip(&format!(
+            "SKIPPED: {what}: no embedding model (run scripts/fetch-model.sh, or set SKILLET_EMBED_MODEL)"
+        ));
+    }
+    dir
+}
+
 /// The PostgreSQL (with pgvector) the registry tests run against: `$SKILLET_TEST_PG_URL`, which
 /// `scripts/test.sh` sets after starting one with `scripts/pg.sh`. `None` when unset (callers
 /// skip, saying so), except that `SKILLET_REQUIRE_PG` turns a missing server into a failure.
