@@ -221,6 +221,21 @@ fn with_the_model_a_body_word_ranks_and_is_marked_as_the_body_s() {
         .map(|term| term["term"].as_str().unwrap())
         .collect();
     assert_eq!(body, ["redline", "contract"], "{document:#}");
+    // Relevance in hybrid mode: the words as a share of the request's weight, with the cosine.
+    let why = &document[0]["explain"];
+    let number = |field: &str| why[field].as_f64().unwrap();
+    let (cosine, weight) = (number("cosine"), number("query_weight"));
+    let expected = 0.5 * cosine + 0.5 * (number("bm25") / weight).min(1.0) * cosine.max(0.0).sqrt();
+    assert!(
+        weight > 0.0 && (number("relevance") - expected).abs() < 1e-4,
+        "{document:#}"
+    );
+    let threshold = why["thresholds"]["relevance"].as_f64().unwrap();
+    assert_eq!(
+        why["relevant"].as_bool(),
+        Some(number("relevance") >= threshold),
+        "{document:#}"
+    );
     let document = matched(&["--mode", "lexical"]);
     assert_eq!(
         document.as_array().unwrap().len(),
@@ -245,6 +260,12 @@ fn with_the_model_a_body_word_ranks_and_is_marked_as_the_body_s() {
     );
     assert!(
         out.stdout.contains("only in the skill's body"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("× min(1, BM25 / the request's weight ")
+            && out.stdout.contains("; threshold 0.26: "),
         "{}",
         out.stdout
     );

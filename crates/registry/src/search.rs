@@ -7,7 +7,8 @@
 
 use pgvector::Vector;
 use skillet_retrieval::{
-    B, K1, LEXICAL_THRESHOLD, Mode, SEMANTIC_THRESHOLD, Stemming, hybrid_score, query_terms,
+    B, K1, LEXICAL_THRESHOLD, Mode, RELEVANCE_THRESHOLD, SEMANTIC_THRESHOLD, Stemming,
+    hybrid_score, query_terms, query_words, relevance_score,
 };
 
 use crate::connect::Pools;
@@ -84,6 +85,7 @@ pub async fn search(
     crate::schema::check(pools, &client).await?;
     let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error);
     let terms = query_terms(query, Stemming::Light);
+    let words = query_words(query, Stemming::Light);
     let vector = match mode {
         Mode::Lexical => None,
         Mode::Semantic | Mode::Hybrid => vector.map(|v| Vector::from(v.to_vec())),
@@ -109,8 +111,8 @@ pub async fn search(
     let candidates = settings
         .candidates
         .max(i64::try_from(top_k).unwrap_or(i64::MAX));
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] =
-        [&terms, &vector, &candidates, &candidates, &k1, &b];
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] =
+        [&terms, &vector, &candidates, &candidates, &k1, &b, &words];
     let (begun, rows, committed) = tokio::join!(
         client.batch_execute(&set),
         client.query(&statement, &params),
@@ -119,6 +121,9 @@ pub async fn search(
     begun.map_err(db)?;
     let rows = rows.map_err(db)?;
     committed.map_err(db)?;
+    // The query's weight is the same on every row (and absent when no skill was a candidate).
+    #[expect(clippy::cast_possible_truncation, reason = "scores are small")]
+    let weight = rows.first().map_or(0.0, |row| row.get::<_, f64>(6) as f32);
     #[expect(clippy::cast_possible_truncation, reason = "scores are small")]
     let candidates: Vec<Found> = rows
         .iter()
@@ -139,12 +144,13 @@ pub async fn search(
         .collect();
     Ok(Results {
         mode: mode.as_str(),
-        results: rank(candidates, mode, top_k),
+        results: rank(candidates, mode, top_k, weight),
     })
 }
 
-/// Ranks candidates as a local library would ([`skillet_retrieval::Matcher::rank`]).
-fn rank(mut candidates: Vec<Found>, mode: Mode, top_k: usize) -> Vec<Found> {
+/// Ranks candidates as a local library would ([`skillet_retrieval::Matcher::rank`]); `weight`
+/// is the query's ([`skillet_retrieval::Bm25::query_weight`], over the words hybrid ranks by).
+fn rank(mut candidates: Vec<Found>, mode: Mode, top_k: usize, weight: f32) -> Vec<Found> {
     let best_words = candidates.iter().map(|c| c.words).fold(0.0_f32, f32::max);
     for found in &mut candidates {
         // A skill published without a vector ranks by meaning as a local skill the model
@@ -160,7 +166,8 @@ fn rank(mut candidates: Vec<Found>, mode: Mode, top_k: usize) -> Vec<Found> {
             }
             (Mode::Hybrid, Some(cosine)) => {
                 found.score = hybrid_score(found.words, best_words, cosine);
-                found.relevant = cosine >= SEMANTIC_THRESHOLD;
+                found.relevant =
+                    relevance_score(found.words, weight, cosine) >= RELEVANCE_THRESHOLD;
             }
             _ => {
                 found.score = found.words;
@@ -194,8 +201,9 @@ static SEARCH_BLEND_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
 });
 
 /// The search over one words table. $1 the query's terms, $2 its vector (or NULL), $3 word
-/// candidates, $4 meaning candidates, $5 k1, $6 b. BM25 is skillet's: idf = ln((N - df + 0.5)
-/// / (df + 0.5) + 1). Each term's postings are read by its own index lookup (LATERAL), never by
+/// candidates, $4 meaning candidates, $5 k1, $6 b, $7 the query's words (for its weight, the
+/// seventh column). BM25 is skillet's: idf = ln((N - df + 0.5) / (df + 0.5) + 1), a word no
+/// skill has at df 0. Each term's postings are read by its own index lookup (LATERAL), never by
 /// a scan of the whole table.
 fn search_sql(terms: &str, term_stats: &str, total_length: &str) -> String {
     format!(
@@ -223,11 +231,18 @@ semantic AS (
   SELECT skill_id FROM skillet_search
   WHERE $2::vector IS NOT NULL
   ORDER BY embedding <=> $2::vector LIMIT $4::int8),
-picked AS (SELECT skill_id FROM lexical UNION SELECT skill_id FROM semantic)
+picked AS (SELECT skill_id FROM lexical UNION SELECT skill_id FROM semantic),
+weight AS (
+  SELECT coalesce(sum(ln((stats.n - coalesce(st.df, 0) + 0.5) / (coalesce(st.df, 0) + 0.5)
+                         + 1.0)), 0)::float8 AS weight
+  FROM (SELECT DISTINCT unnest($7::text[]) AS term) w
+  CROSS JOIN stats
+  LEFT JOIN {term_stats} st ON st.term = w.term)
 SELECT s.owner, s.name, s.seq, s.description,
        coalesce(scored.words, 0)::float8,
        CASE WHEN $2::vector IS NULL OR s.embedding IS NULL THEN NULL
-            ELSE (1 - (s.embedding <=> $2::vector))::float8 END
+            ELSE (1 - (s.embedding <=> $2::vector))::float8 END,
+       (SELECT weight FROM weight)
 FROM picked
 JOIN skillet_search s ON s.skill_id = picked.skill_id
 LEFT JOIN scored ON scored.skill_id = picked.skill_id
@@ -262,11 +277,17 @@ mod tests {
             ],
             Mode::Hybrid,
             3,
+            8.0,
         );
         let names: Vec<&str> = ranked.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c"], "{ranked:?}");
         assert!((ranked[0].score - hybrid_score(4.0, 8.0, 0.5)).abs() < 1e-6);
-        assert!(ranked[0].relevant && !ranked[2].relevant);
+        // Relevance takes the words as a share of the query's weight, not of the best skill's.
+        let relevant: Vec<bool> = ranked.iter().map(|f| f.relevant).collect();
+        assert_eq!(relevant, [true, true, false], "{ranked:?}");
+        let heavier = rank(vec![found("a", 4.0, Some(0.3))], Mode::Hybrid, 1, 40.0);
+        let lighter = rank(vec![found("a", 4.0, Some(0.3))], Mode::Hybrid, 1, 4.0);
+        assert!(!heavier[0].relevant && lighter[0].relevant);
         let lexical = rank(
             vec![
                 found("a", 4.0, None),
@@ -275,6 +296,7 @@ mod tests {
             ],
             Mode::Lexical,
             3,
+            0.0,
         );
         let names: Vec<&str> = lexical.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["c", "a"], "no shared word: not listed");

@@ -16,6 +16,11 @@
 //! Words are ranked over the body as shipped; `SKILLET_CV_NO_BODY=1` ranks them as before the
 //! body counted (name, description, `when_to_use`, tags), for the figures before the change;
 //! `SKILLET_CV_KEEP_GATE=1` keeps the shipped blend and threshold instead of choosing them.
+//! Relevance is judged as shipped, by the relevance score (`skillet_retrieval::relevance_score`)
+//! against its threshold; `SKILLET_CV_COSINE_GATE=1` judges it by the cosine alone, as before.
+//! `SKILLET_CV_RANK_BY_WEIGHT=1` measures a candidate: ranking by the relevance score's word
+//! share too. `SKILLET_CV_DUMP=FILE` writes each request's three best skills with their cosine,
+//! word scores and the query's weight, one line each, for a look at what a gate could use.
 
 #![allow(
     clippy::unwrap_used,
@@ -29,7 +34,8 @@
 use std::path::Path;
 
 use skillet_retrieval::{
-    Bm25, HYBRID_ALPHA, SEMANTIC_THRESHOLD, Stemming, embedding_text, ranked_body, skill_text,
+    Bm25, HYBRID_ALPHA, RELEVANCE_THRESHOLD, SEMANTIC_THRESHOLD, Stemming, embedding_text,
+    ranked_body, skill_text,
 };
 use skillet_skills::{Root, RootKind, discover};
 
@@ -42,8 +48,12 @@ const FOLDS: u64 = 5;
 const ALPHAS: [f32; 8] = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
 /// Weights of the body's words tried (`SKILLET_CV_BODY_WORDS=1`).
 const BETAS: [f32; 9] = [0.0, 0.1, 0.2, 0.35, 0.5, 1.0, 1.5, 2.0, 3.0];
-/// Cosine thresholds tried.
+/// Cosine thresholds tried (`SKILLET_CV_COSINE_GATE=1`).
 const THRESHOLDS: [f32; 7] = [0.30, 0.32, 0.34, 0.35, 0.36, 0.38, 0.40];
+/// Relevance thresholds tried.
+const RELEVANCE_THRESHOLDS: [f32; 11] = [
+    0.20, 0.22, 0.24, 0.26, 0.28, 0.30, 0.32, 0.34, 0.36, 0.38, 0.40,
+];
 /// What a no-fit request that clears the threshold costs, in fitting requests suggested first.
 const FALSE_FIRE_COST: f64 = 3.0;
 /// The blended score `--skill-match auto` needs to load the best suggestion with the message:
@@ -88,8 +98,11 @@ fn fold(query: &str) -> u64 {
 /// and meaning (cosine).
 struct Scored {
     words: Vec<f32>,
+    own_words: Vec<f32>,
     body_words: Vec<f32>,
     cosines: Vec<f32>,
+    /// The query's weight over the blend's words ([`Bm25::query_weight`]).
+    weight: f32,
 }
 
 impl Scored {
@@ -103,11 +116,33 @@ impl Scored {
             .map(|(w, b)| w + beta * b)
             .collect();
         let best = words.iter().copied().fold(0.0_f32, f32::max).max(1e-6);
+        let by_weight = std::env::var_os("SKILLET_CV_RANK_BY_WEIGHT").is_some();
         words
             .iter()
             .zip(&self.cosines)
-            .map(|(w, c)| alpha * c + (1.0 - alpha) * (w / best) * c.max(0.0).sqrt())
+            .map(|(w, c)| {
+                let share = if by_weight {
+                    (w / self.weight.max(1e-6)).min(1.0)
+                } else {
+                    w / best
+                };
+                alpha * c + (1.0 - alpha) * share * c.max(0.0).sqrt()
+            })
             .collect()
+    }
+
+    /// Whether a document passes the relevance gate of `setting`: as shipped, its relevance
+    /// score ([`skillet_retrieval::relevance_score`], with `alpha`) reaches the threshold;
+    /// with `SKILLET_CV_COSINE_GATE=1`, as before, its cosine does.
+    fn relevant(&self, index: usize, setting: Setting) -> bool {
+        let cosine = self.cosines[index];
+        if setting.cosine_gate {
+            return cosine >= setting.threshold;
+        }
+        let words = self.words[index] + setting.beta * self.body_words[index];
+        let share = (words / self.weight.max(1e-6)).min(1.0);
+        setting.alpha * cosine + (1.0 - setting.alpha) * share * cosine.max(0.0).sqrt()
+            >= setting.threshold
     }
 
     /// The ranking (best first) with `alpha` and `beta`.
@@ -120,13 +155,13 @@ impl Scored {
 }
 
 /// The suggestions a session makes, as `skillet_library::triggers` makes them: among the
-/// [`MAX_SUGGESTIONS`] best, those whose cosine reaches the threshold, best first.
+/// [`MAX_SUGGESTIONS`] best, those that pass the relevance gate, best first.
 fn suggestions(scored: &Scored, setting: Setting) -> Vec<usize> {
     scored
         .ranking(setting.alpha, setting.beta)
         .into_iter()
         .take(MAX_SUGGESTIONS)
-        .filter(|&index| scored.cosines[index] >= setting.threshold)
+        .filter(|&index| scored.relevant(index, setting))
         .collect()
 }
 
@@ -196,12 +231,14 @@ impl Counts {
     }
 }
 
-/// A setting: the weight of meaning, the cosine threshold, the weight of the body's words.
+/// A setting: the weight of meaning, the relevance threshold (of the relevance score, or of
+/// the cosine when `cosine_gate`), the weight of the body's words.
 #[derive(Clone, Copy)]
 struct Setting {
     alpha: f32,
     threshold: f32,
     beta: f32,
+    cosine_gate: bool,
 }
 
 fn count(names: &[String], requests: &[(&Request, &Scored)], setting: Setting) -> Counts {
@@ -246,7 +283,7 @@ fn wilson(hits: usize, n: usize) -> (f64, f64) {
 fn line(label: &str, hits: usize, n: usize) {
     let (low, high) = wilson(hits, n);
     println!(
-        "  {label:<34} {hits:>3}/{n:<3} = {:.3}  [{low:.3}, {high:.3}]",
+        "  {label:<38} {hits:>3}/{n:<3} = {:.3}  [{low:.3}, {high:.3}]",
         hits as f64 / n.max(1) as f64
     );
 }
@@ -274,12 +311,12 @@ fn report(
         line(&format!("{set}: recall@1"), total.at1, total.fitting);
         if set == "all fitting" {
             line("all fitting: recall@5", total.at5, total.fitting);
-            line(
-                "all fitting: first suggestion right",
-                total.first_suggested,
-                total.fitting,
-            );
         }
+        line(
+            &format!("{set}: first suggestion right"),
+            total.first_suggested,
+            total.fitting,
+        );
     }
     for set in ["no-fit (easy)", "no-fit (hard)"] {
         let mut total = Counts::default();
@@ -449,14 +486,23 @@ fn main() {
     // (SKILLET_CV_BODY_WORDS=1, with SKILLET_CV_NO_BODY=1; the folds choose beta as they choose
     // alpha and the threshold).
     let body_words = std::env::var_os("SKILLET_CV_BODY_WORDS").is_some();
+    let own_bm25 = Bm25::build(texts.iter().map(String::as_str), Stemming::Light);
     let body_bm25 = Bm25::build(bodies.iter().map(|body| ranked_body(body)), Stemming::Light);
     // SKILLET_CV_KEEP_GATE=1: the weight of meaning and the threshold stay as shipped; only the
     // body's weight is chosen.
     let keep_gate = std::env::var_os("SKILLET_CV_KEEP_GATE").is_some();
-    let (alphas, thresholds): (&[f32], &[f32]) = if keep_gate {
-        (&[HYBRID_ALPHA], &[SEMANTIC_THRESHOLD])
+    // SKILLET_CV_COSINE_GATE=1: relevance judged by the cosine alone, as before the relevance
+    // score.
+    let cosine_gate = std::env::var_os("SKILLET_CV_COSINE_GATE").is_some();
+    let shipped_threshold = if cosine_gate {
+        SEMANTIC_THRESHOLD
     } else {
-        (&ALPHAS, &THRESHOLDS)
+        RELEVANCE_THRESHOLD
+    };
+    let (alphas, thresholds): (&[f32], &[f32]) = match (keep_gate, cosine_gate) {
+        (true, _) => (&[HYBRID_ALPHA], std::slice::from_ref(&shipped_threshold)),
+        (false, true) => (&ALPHAS, &THRESHOLDS),
+        (false, false) => (&ALPHAS, &RELEVANCE_THRESHOLDS),
     };
     let betas: &[f32] = if body_words { &BETAS } else { &[0.0] };
     let scored: Vec<Scored> = requests
@@ -464,6 +510,7 @@ fn main() {
         .zip(&query_vectors)
         .map(|(request, vector)| Scored {
             words: bm25.scores(&request.query),
+            own_words: own_bm25.scores(&request.query),
             body_words: if body_words {
                 body_bm25.scores(&request.query)
             } else {
@@ -479,9 +526,38 @@ fn main() {
                         .fold(skillet_retrieval::embed::dot(vector, doc), f32::max)
                 })
                 .collect(),
+            weight: bm25.query_weight(&request.query),
         })
         .collect();
     let all: Vec<(&Request, &Scored)> = requests.iter().zip(&scored).collect();
+    if let Some(path) = std::env::var_os("SKILLET_CV_DUMP") {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        for (request, s) in &all {
+            let ranking = s.ranking(HYBRID_ALPHA, 0.0);
+            let blended = s.blended(HYBRID_ALPHA, 0.0);
+            let best = s.words.iter().copied().fold(0.0_f32, f32::max);
+            let weight = bm25.query_weight(&request.query);
+            for (rank, &i) in ranking.iter().take(3).enumerate() {
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{rank}\t{}\t{}\t{:.4}\t{:.3}\t{:.3}\t{:.3}\t{:.4}\t{weight:.3}",
+                    request.set,
+                    fold(&request.query),
+                    request.query.replace('\t', " "),
+                    names[i],
+                    u8::from(request.expected.contains(&names[i])),
+                    s.cosines[i],
+                    s.own_words[i],
+                    s.words[i],
+                    best,
+                    blended[i]
+                )
+                .unwrap();
+            }
+        }
+        std::fs::write(path, out).unwrap();
+    }
     println!(
         "pool: {} skills; {} fitting requests, {} no-fit, {FOLDS} folds by a hash of the text",
         names.len(),
@@ -490,8 +566,9 @@ fn main() {
     );
     let shipped = Setting {
         alpha: HYBRID_ALPHA,
-        threshold: SEMANTIC_THRESHOLD,
+        threshold: shipped_threshold,
         beta: 0.0,
+        cosine_gate,
     };
     // Per fold: the setting that does best on the other folds.
     let mut chosen = Vec::new();
@@ -509,6 +586,7 @@ fn main() {
                         alpha,
                         threshold,
                         beta,
+                        cosine_gate,
                     };
                     let objective = count(&names, &training, setting).objective();
                     if objective > best.0 {
@@ -521,6 +599,7 @@ fn main() {
             alpha,
             threshold,
             beta,
+            ..
         } = best.1;
         println!(
             "fold {held_out}: chosen on the other folds: alpha {alpha}, threshold {threshold}, body words {beta}"
@@ -535,7 +614,12 @@ fn main() {
     );
     report(
         &format!(
-            "as shipped (alpha {HYBRID_ALPHA}, threshold {SEMANTIC_THRESHOLD}; fitted on the tuning set)"
+            "as shipped (alpha {HYBRID_ALPHA}, threshold {shipped_threshold}{})",
+            if cosine_gate {
+                " on the cosine; fitted on the tuning set"
+            } else {
+                " on the relevance score; alpha fitted on the tuning set, the threshold by these folds"
+            }
         ),
         &names,
         &all,

@@ -26,6 +26,16 @@ pub fn query_terms(query: &str, stemming: Stemming) -> Vec<String> {
         .collect()
 }
 
+/// The words a query is weighed by ([`Bm25::query_weight`]): its words, each once, in query
+/// order (no joined pairs).
+pub fn query_words(query: &str, stemming: Stemming) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    tokens(query, stemming)
+        .into_iter()
+        .filter(|word| seen.insert(word.clone()))
+        .collect()
+}
+
 /// The terms a body adds to its document ([`Bm25::build_with_bodies`]): the words of its
 /// first [`crate::MAX_RANKED_BODY_BYTES`], each once, sorted. A registry stores these so that
 /// its ranking counts a body as a local library does.
@@ -134,6 +144,21 @@ impl Bm25 {
         scores
     }
 
+    /// The weight of a query's words: the sum of each word's inverse document frequency, a
+    /// word no document has counting as the rarest (joined pairs are left out). A document
+    /// holding every word once at the average length scores about this.
+    #[expect(clippy::cast_precision_loss, reason = "counts are small")]
+    pub fn query_weight(&self, query: &str) -> f32 {
+        let total = self.lengths.len() as f32;
+        query_words(query, self.stemming)
+            .into_iter()
+            .map(|word| {
+                let frequency = self.postings.get(&word).map_or(0, Vec::len) as f32;
+                ((total - frequency + 0.5) / (frequency + 0.5) + 1.0).ln()
+            })
+            .sum()
+    }
+
     #[expect(clippy::cast_precision_loss, reason = "counts are small")]
     /// What each query term added to one document's score (`scores(query)[document]` is their
     /// sum), the terms it has, in query order (joined pairs after the words).
@@ -183,6 +208,26 @@ mod tests {
         let scores = index.scores("type script");
         assert!(scores[2] > 0.0, "{scores:?}");
         assert!(index.scores("deploy")[0] > 0.0 && index.scores("nothing")[0].abs() < f32::EPSILON);
+    }
+
+    #[test]
+    fn a_query_weighs_its_words_once_each_and_unknown_words_as_the_rarest() {
+        let index = Bm25::build(
+            ["deploy with argocd", "deploy the docs site", "write code"],
+            Stemming::Light,
+        );
+        let idf = |df: f32| ((3.0 - df + 0.5) / (df + 0.5) + 1.0_f32).ln();
+        let weight = index.query_weight("deploy deploy argocd banana");
+        assert!(
+            (weight - (idf(2.0) + idf(1.0) + idf(0.0))).abs() < 1e-5,
+            "{weight}"
+        );
+        // Joined pairs and function words weigh nothing; nor does an empty request.
+        assert!((index.query_weight("argo cd") - 2.0 * idf(0.0)).abs() < 1e-5);
+        assert!(index.query_weight("the of and").abs() < f32::EPSILON);
+        // A document holding every word once scores about the weight.
+        let scores = index.scores("write code");
+        assert!((scores[2] / index.query_weight("write code") - 1.0).abs() < 0.3);
     }
 
     #[test]

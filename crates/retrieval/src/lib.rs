@@ -18,15 +18,15 @@ mod matcher;
 mod regular;
 mod tokenize;
 
-pub use bm25::{B, Bm25, K1, body_terms, query_terms};
+pub use bm25::{B, Bm25, K1, body_terms, query_terms, query_words};
 pub use cache::{
     CacheWarning, EmbeddingCache, InvalidVector, LOCK_WAIT, MAX_DIMENSIONS, MAX_FILE_BYTES,
     NORM_TOLERANCE, PRUNE_AFTER, SaveReport, TOUCH_INTERVAL, UnreadableReason, check_vector,
     text_hash,
 };
 pub use matcher::{
-    Explanation, HYBRID_ALPHA, LEXICAL_THRESHOLD, Matcher, Mode, Ranked, SEMANTIC_THRESHOLD,
-    hybrid_score,
+    Explanation, HYBRID_ALPHA, LEXICAL_THRESHOLD, Matcher, Mode, RELEVANCE_THRESHOLD, Ranked,
+    SEMANTIC_THRESHOLD, hybrid_score, relevance_score,
 };
 pub use tokenize::{Stemming, stem, tokens};
 

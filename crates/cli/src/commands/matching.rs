@@ -10,7 +10,9 @@ use skillet_library::index::SkillIndex;
 use skillet_library::model::{
     ModelEnv, ModelEvent, Need, find_or_download, refresh_index, semantic_index, session_index,
 };
-use skillet_retrieval::{HYBRID_ALPHA, LEXICAL_THRESHOLD, Mode, SEMANTIC_THRESHOLD};
+use skillet_retrieval::{
+    HYBRID_ALPHA, LEXICAL_THRESHOLD, Mode, RELEVANCE_THRESHOLD, SEMANTIC_THRESHOLD,
+};
 use skillet_skills::discover;
 
 use super::Context;
@@ -296,15 +298,28 @@ fn explanation_text(why: &skillet_retrieval::Explanation) -> String {
             );
         }
         (_, Some(cosine)) => {
-            let _ = writeln!(
-                text,
-                "      meaning: cosine {cosine:.3} with its name, description, when_to_use and tags; threshold {SEMANTIC_THRESHOLD}: {}",
-                if why.relevant {
-                    "relevant"
-                } else {
-                    "not relevant"
-                }
-            );
+            let verdict = if why.relevant {
+                "relevant"
+            } else {
+                "not relevant"
+            };
+            if let Some(relevance) = why.relevance {
+                let _ = writeln!(
+                    text,
+                    "      meaning: cosine {cosine:.3} with its name, description, when_to_use and tags"
+                );
+                let _ = writeln!(
+                    text,
+                    "      relevance: {HYBRID_ALPHA} × cosine + {} × min(1, BM25 / the request's weight {:.2}) × √cosine = {relevance:.3}; threshold {RELEVANCE_THRESHOLD}: {verdict}",
+                    1.0 - HYBRID_ALPHA,
+                    why.query_weight
+                );
+            } else {
+                let _ = writeln!(
+                    text,
+                    "      meaning: cosine {cosine:.3} with its name, description, when_to_use and tags; threshold {SEMANTIC_THRESHOLD}: {verdict}"
+                );
+            }
             if why.mode == Mode::Hybrid {
                 let _ = writeln!(
                     text,
@@ -331,9 +346,11 @@ fn explanation_json(why: &skillet_retrieval::Explanation) -> Value {
         "bm25": why.words,
         "best_bm25": why.best_words,
         "cosine": why.cosine,
+        "query_weight": why.query_weight,
+        "relevance": why.relevance,
         "score": why.score,
         "relevant": why.relevant,
-        "thresholds": {"cosine": SEMANTIC_THRESHOLD, "bm25": LEXICAL_THRESHOLD},
+        "thresholds": {"cosine": SEMANTIC_THRESHOLD, "relevance": RELEVANCE_THRESHOLD, "bm25": LEXICAL_THRESHOLD},
         "hybrid_alpha": HYBRID_ALPHA,
     })
 }

@@ -284,7 +284,7 @@ fn report(name: &str, source: &str, outcomes: &[Outcome], rates: Option<&[ModelR
         } else if outcome.rank.is_none() {
             "not ranked (no word or meaning in common)".to_string()
         } else if !outcome.relevant {
-            "not suggested (its meaning is under the relevance threshold)".to_string()
+            "not suggested (under the relevance threshold)".to_string()
         } else {
             format!("not suggested (not in the best {MAX_SUGGESTIONS})")
         };
