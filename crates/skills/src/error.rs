@@ -74,6 +74,19 @@ pub enum Error {
         /// The skill's folder.
         dir: PathBuf,
     },
+    /// A skill file that now leads outside the root it was found under (a link swapped in
+    /// since discovery); it is not read.
+    #[error(
+        "{} now leads outside the skills root {} (a link put in its place since it was found); it is not read",
+        path.display(),
+        root.display()
+    )]
+    LeftRoot {
+        /// The skill file.
+        path: PathBuf,
+        /// The root it was found under.
+        root: PathBuf,
+    },
     /// A scaffold target exists already.
     #[error("{} already exists; not overwriting it", path.display())]
     AlreadyExists {
@@ -108,6 +121,7 @@ impl Error {
             | Self::NotRegular { path, .. }
             | Self::FileTooLarge { path, .. }
             | Self::OutsideSkill { path, .. }
+            | Self::LeftRoot { path, .. }
             | Self::AlreadyExists { path } => Some(path),
             Self::InvalidName { .. } => None,
         }

@@ -5,12 +5,13 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::confine::{Beneath, ConfineError};
 use crate::diagnostic::Diagnostic;
 use crate::dir::DirHandle;
 use crate::error::Error;
 use crate::fields::{Frontmatter, fold_whitespace};
 use crate::frontmatter::{FrontmatterStatus, Split, parse_document, split};
-use crate::regular::{check_opened, open_no_follow, open_regular, read_capped, reported_size};
+use crate::regular::{check_opened, open_no_follow, read_capped, reported_size};
 use crate::roots::RootKind;
 
 /// How many bytes of each `SKILL.md` discovery reads first: enough for nearly every
@@ -71,21 +72,45 @@ impl Skill {
     }
 
     /// Reads the body (frontmatter removed, surrounding blank lines trimmed) from disk, so an
-    /// edited body shows without a restart. The file must be a regular file (or a link to one);
-    /// at most [`MAX_BODY_BYTES`] and one more byte are read.
+    /// edited body shows without a restart. The file is read under the rules discovery found it
+    /// by, held by the kernel rather than checked and then opened ([`Beneath`]): beneath the
+    /// skill's root (a link is followed only while it stays inside), a regular file, at most
+    /// [`MAX_BODY_BYTES`] and one more byte read. A file swapped since discovery for a link out
+    /// of the root is refused ([`Error::LeftRoot`]), never read.
     pub fn read_body(&self) -> Result<String, Error> {
         let path = &self.file;
-        let mut file = open_regular(path)?;
-        let mut bytes = Vec::new();
-        let over = read_capped(&mut file, &mut bytes, MAX_BODY_BYTES)
-            .map_err(|source| Error::io(path, source))?;
-        if over {
-            return Err(Error::BodyTooLarge {
-                path: path.clone(),
-                size: reported_size(&file).max(MAX_BODY_BYTES + 1),
-                limit: MAX_BODY_BYTES,
-            });
+        let left = || Error::LeftRoot {
+            path: path.clone(),
+            root: self.root.clone(),
+        };
+        let beneath = Beneath::open(&self.root).map_err(|source| Error::io(&self.root, source))?;
+        let relative = beneath.relative(path).ok_or_else(left)?;
+        let shown = path.display().to_string();
+        let bytes = match beneath.read(&relative, &shown, MAX_BODY_BYTES) {
+            // The kernel refuses every absolute link, even one that stays inside the root, which
+            // discovery follows: resolve it as discovery did and read its target, beneath the
+            // root again.
+            Err(ConfineError::Outside { .. } | ConfineError::Link { .. }) => {
+                let real = std::fs::canonicalize(path).map_err(|source| Error::io(path, source))?;
+                let relative = beneath.relative(&real).ok_or_else(left)?;
+                beneath.read(&relative, &shown, MAX_BODY_BYTES)
+            }
+            read => read,
         }
+        .map_err(|error| match error {
+            ConfineError::Outside { .. } | ConfineError::Link { .. } => left(),
+            ConfineError::TooLarge { size, limit, .. } => Error::BodyTooLarge {
+                path: path.clone(),
+                size,
+                limit,
+            },
+            ConfineError::NotFile { kind, .. } => Error::NotRegular {
+                path: path.clone(),
+                kind,
+                through_link: false,
+            },
+            ConfineError::Io { source, .. } => Error::io(path, source),
+        })?;
         let text = String::from_utf8(bytes).map_err(|error| Error::NotUtf8 {
             path: path.clone(),
             offset: error.utf8_error().valid_up_to(),

@@ -519,6 +519,55 @@ mod links {
     }
 
     #[test]
+    fn a_skill_file_swapped_for_a_link_out_of_its_root_after_discovery_is_not_read() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().join("root");
+        let dir = write_skill(&root, "swap", &skill_text("swap", "d"));
+        write_skill(
+            &root,
+            "other",
+            "---\nname: other\ndescription: d\n---\nOther body\n",
+        );
+        fs::write(temp.path().join("secret.txt"), "---\nx: y\n---\nSECRET").unwrap();
+        let library = discover(&explicit(&root));
+        let skill = library.get("swap").unwrap().clone();
+        // After discovery, the file becomes a link out of the root.
+        fs::remove_file(dir.join("SKILL.md")).unwrap();
+        symlink(temp.path().join("secret.txt"), dir.join("SKILL.md")).unwrap();
+        let error = skill.read_body().unwrap_err();
+        assert!(
+            matches!(error, skillet_skills::Error::LeftRoot { .. }),
+            "{error}"
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains("outside the skills root") && !message.contains("SECRET"),
+            "{message}"
+        );
+        let loaded = library.load("swap", skillet_skills::Invoker::Model);
+        assert!(
+            loaded
+                .as_ref()
+                .is_err_and(|e| !e.to_string().contains("SECRET")),
+            "{loaded:?}"
+        );
+        // A link that stays inside the root is read, as discovery would have: relative or
+        // absolute.
+        for target in [root.join("other/SKILL.md"), "../other/SKILL.md".into()] {
+            fs::remove_file(dir.join("SKILL.md")).unwrap();
+            symlink(&target, dir.join("SKILL.md")).unwrap();
+            assert_eq!(skill.read_body().unwrap(), "Other body", "{target:?}");
+        }
+        // A relative link out of the root is refused as the absolute one was.
+        fs::remove_file(dir.join("SKILL.md")).unwrap();
+        symlink("../../secret.txt", dir.join("SKILL.md")).unwrap();
+        assert!(matches!(
+            skill.read_body(),
+            Err(skillet_skills::Error::LeftRoot { .. })
+        ));
+    }
+
+    #[test]
     fn link_inside_the_root_loads_once_and_cycles_are_cut() {
         let temp = tempfile::tempdir().unwrap();
         let root = temp.path();
