@@ -48,6 +48,9 @@ pub struct Found {
 pub struct Results {
     /// The mode used (lexical when no query vector was given).
     pub mode: &'static str,
+    /// The query's weight over the words ranked by (`skillet_retrieval::Bm25::query_weight`),
+    /// which hybrid relevance divides by; `None` when no skill was a candidate.
+    pub query_weight: Option<f32>,
     /// Best first.
     pub results: Vec<Found>,
 }
@@ -123,7 +126,7 @@ pub async fn search(
     committed.map_err(db)?;
     // The query's weight is the same on every row (and absent when no skill was a candidate).
     #[expect(clippy::cast_possible_truncation, reason = "scores are small")]
-    let weight = rows.first().map_or(0.0, |row| row.get::<_, f64>(6) as f32);
+    let weight = rows.first().map(|row| row.get::<_, f64>(6) as f32);
     #[expect(clippy::cast_possible_truncation, reason = "scores are small")]
     let candidates: Vec<Found> = rows
         .iter()
@@ -144,7 +147,8 @@ pub async fn search(
         .collect();
     Ok(Results {
         mode: mode.as_str(),
-        results: rank(candidates, mode, top_k, weight),
+        results: rank(candidates, mode, top_k, weight.unwrap_or(0.0)),
+        query_weight: weight,
     })
 }
 
@@ -202,8 +206,8 @@ static SEARCH_BLEND_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
 
 /// The search over one words table. $1 the query's terms, $2 its vector (or NULL), $3 word
 /// candidates, $4 meaning candidates, $5 k1, $6 b, $7 the query's words (for its weight, the
-/// seventh column). BM25 is skillet's: idf = ln((N - df + 0.5) / (df + 0.5) + 1), a word no
-/// skill has at df 0. Each term's postings are read by its own index lookup (LATERAL), never by
+/// seventh column: at least one unknown word's, as `Bm25::query_weight`). BM25 is skillet's:
+/// idf = ln((N - df + 0.5) / (df + 0.5) + 1), a word no skill has at df 0. Each term's postings are read by its own index lookup (LATERAL), never by
 /// a scan of the whole table.
 fn search_sql(terms: &str, term_stats: &str, total_length: &str) -> String {
     format!(
@@ -233,11 +237,13 @@ semantic AS (
   ORDER BY embedding <=> $2::vector LIMIT $4::int8),
 picked AS (SELECT skill_id FROM lexical UNION SELECT skill_id FROM semantic),
 weight AS (
-  SELECT coalesce(sum(ln((stats.n - coalesce(st.df, 0) + 0.5) / (coalesce(st.df, 0) + 0.5)
-                         + 1.0)), 0)::float8 AS weight
-  FROM (SELECT DISTINCT unnest($7::text[]) AS term) w
-  CROSS JOIN stats
-  LEFT JOIN {term_stats} st ON st.term = w.term)
+  SELECT greatest(
+           (SELECT coalesce(sum(ln((stats.n - coalesce(st.df, 0) + 0.5)
+                                   / (coalesce(st.df, 0) + 0.5) + 1.0)), 0)
+            FROM (SELECT DISTINCT unnest($7::text[]) AS term) w
+            LEFT JOIN {term_stats} st ON st.term = w.term),
+           ln((stats.n + 0.5) / 0.5 + 1.0))::float8 AS weight
+  FROM stats)
 SELECT s.owner, s.name, s.seq, s.description,
        coalesce(scored.words, 0)::float8,
        CASE WHEN $2::vector IS NULL OR s.embedding IS NULL THEN NULL

@@ -285,6 +285,8 @@ async fn assert_ranks_as(registry: &Registry, local: &Matcher) {
         "review my migration for locks",
         "something unrelated entirely",
         "write the changelog entry since the last tag",
+        "continue",
+        "pdf",
     ] {
         let vector = fake_vector(query);
         for mode in [Mode::Lexical, Mode::Semantic, Mode::Hybrid] {
@@ -294,6 +296,20 @@ async fn assert_ranks_as(registry: &Registry, local: &Matcher) {
                 .await
                 .unwrap();
             assert_eq!(remote.mode, local_mode.as_str());
+            // The query's weight, which hybrid relevance divides by, is the local one exactly
+            // (the relevance flags alone would not show a wrong weight on these few skills).
+            // (By words alone a query sharing no word has no candidate, and no weight.)
+            let weight = local.explain(query, Some(&vector), mode, 0).query_weight;
+            match remote.query_weight {
+                Some(remote_weight) => assert!(
+                    (remote_weight - weight).abs() < 1e-4,
+                    "{query:?} {mode:?}: weight {remote_weight} vs {weight}"
+                ),
+                None => assert!(
+                    mode == Mode::Lexical && remote.results.is_empty(),
+                    "{query:?} {mode:?}: no weight"
+                ),
+            }
             // Equal scores are ordered by library position locally and by name here:
             // both sides are compared in (score, name) order.
             let mut local_names: Vec<(&str, bool, f32)> = ranked

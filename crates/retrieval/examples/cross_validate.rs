@@ -44,6 +44,8 @@ mod pool;
 
 /// Folds.
 const FOLDS: u64 = 5;
+/// The set of everyday short chat messages (`eval/short_chat.jsonl`).
+const SHORT_CHAT: &str = "short chat messages";
 /// Weights of meaning tried.
 const ALPHAS: [f32; 8] = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
 /// Weights of the body's words tried (`SKILLET_CV_BODY_WORDS=1`).
@@ -83,6 +85,9 @@ fn load(path: &Path, set: &'static str) -> Vec<Request> {
         })
         .collect()
 }
+
+/// A request with its scores.
+type Pair<'a> = (&'a Request, &'a Scored);
 
 /// A request's fold: FNV-1a of its text, so the split knows nothing of labels.
 fn fold(query: &str) -> u64 {
@@ -391,6 +396,9 @@ fn main() {
     requests.extend(load(&eval.join("paraphrase.jsonl"), "paraphrase"));
     requests.extend(load(&eval.join("no_fit.jsonl"), "no-fit (easy)"));
     requests.extend(load(&eval.join("no_fit_hard.jsonl"), "no-fit (hard)"));
+    // Everyday short chat messages, unlabelled (a few may call for a skill): kept out of the
+    // folds and the fitting, counted apart.
+    requests.extend(load(&eval.join("short_chat.jsonl"), SHORT_CHAT));
     let roots: Vec<Root> = pool::POOL
         .iter()
         .map(|c| Root::new(corpus.join(c), RootKind::Explicit))
@@ -529,7 +537,10 @@ fn main() {
             weight: bm25.query_weight(&request.query),
         })
         .collect();
-    let all: Vec<(&Request, &Scored)> = requests.iter().zip(&scored).collect();
+    let (short, all): (Vec<Pair>, Vec<Pair>) = requests
+        .iter()
+        .zip(&scored)
+        .partition(|(request, _)| request.set == SHORT_CHAT);
     if let Some(path) = std::env::var_os("SKILLET_CV_DUMP") {
         use std::fmt::Write as _;
         let mut out = String::new();
@@ -626,4 +637,17 @@ fn main() {
         &|_| shipped,
     );
     auto_report(&names, &all, shipped);
+    println!("\n{SHORT_CHAT} (unlabelled, not fitted on), as shipped:");
+    let mut suggested = 0;
+    for (request, scored) in &short {
+        let picked: Vec<&str> = suggestions(scored, shipped)
+            .into_iter()
+            .map(|index| names[index].as_str())
+            .collect();
+        if !picked.is_empty() {
+            suggested += 1;
+            println!("  {:?}: {}", request.query, picked.join(", "));
+        }
+    }
+    println!("  {suggested} of {} given a suggestion", short.len());
 }

@@ -145,18 +145,19 @@ impl Bm25 {
     }
 
     /// The weight of a query's words: the sum of each word's inverse document frequency, a
-    /// word no document has counting as the rarest (joined pairs are left out). A document
-    /// holding every word once at the average length scores about this.
+    /// word no document has counting as the rarest (joined pairs are left out), and never less
+    /// than one such word weighs. A document holding every word once at the average length
+    /// scores about the sum. The floor keeps a short, everyday request ("continue", "summarize
+    /// this") from being covered whole by any document that has its one or two common words.
     #[expect(clippy::cast_precision_loss, reason = "counts are small")]
     pub fn query_weight(&self, query: &str) -> f32 {
         let total = self.lengths.len() as f32;
-        query_words(query, self.stemming)
+        let idf = |frequency: f32| ((total - frequency + 0.5) / (frequency + 0.5) + 1.0).ln();
+        let sum: f32 = query_words(query, self.stemming)
             .into_iter()
-            .map(|word| {
-                let frequency = self.postings.get(&word).map_or(0, Vec::len) as f32;
-                ((total - frequency + 0.5) / (frequency + 0.5) + 1.0).ln()
-            })
-            .sum()
+            .map(|word| idf(self.postings.get(&word).map_or(0, Vec::len) as f32))
+            .sum();
+        sum.max(idf(0.0))
     }
 
     #[expect(clippy::cast_precision_loss, reason = "counts are small")]
@@ -222,12 +223,15 @@ mod tests {
             (weight - (idf(2.0) + idf(1.0) + idf(0.0))).abs() < 1e-5,
             "{weight}"
         );
-        // Joined pairs and function words weigh nothing; nor does an empty request.
+        // Joined pairs and function words weigh nothing.
         assert!((index.query_weight("argo cd") - 2.0 * idf(0.0)).abs() < 1e-5);
-        assert!(index.query_weight("the of and").abs() < f32::EPSILON);
+        // A request never weighs less than one word no document has: not an empty one, nor
+        // one common word.
+        assert!((index.query_weight("the of and") - idf(0.0)).abs() < 1e-5);
+        assert!((index.query_weight("deploy") - idf(0.0)).abs() < 1e-5);
         // A document holding every word once scores about the weight.
-        let scores = index.scores("write code");
-        assert!((scores[2] / index.query_weight("write code") - 1.0).abs() < 0.3);
+        let scores = index.scores("write code argocd");
+        assert!((scores[2] + scores[0]) / index.query_weight("write code argocd") > 0.7);
     }
 
     #[test]

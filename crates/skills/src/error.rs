@@ -77,7 +77,7 @@ pub enum Error {
     /// A skill file that now leads outside the root it was found under (a link swapped in
     /// since discovery); it is not read.
     #[error(
-        "{} now leads outside the skills root {} (a link put in its place since it was found); it is not read",
+        "{} now leads outside the skills root {} (moved, or a link put in its place, since it was found); it is not read",
         path.display(),
         root.display()
     )]

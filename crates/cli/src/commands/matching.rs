@@ -346,7 +346,7 @@ fn explanation_json(why: &skillet_retrieval::Explanation) -> Value {
         "bm25": why.words,
         "best_bm25": why.best_words,
         "cosine": why.cosine,
-        "query_weight": why.query_weight,
+        "query_weight": why.relevance.map(|_| why.query_weight),
         "relevance": why.relevance,
         "score": why.score,
         "relevant": why.relevant,
