@@ -207,8 +207,8 @@ static SEARCH_BLEND_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
 /// The search over one words table. $1 the query's terms, $2 its vector (or NULL), $3 word
 /// candidates, $4 meaning candidates, $5 k1, $6 b, $7 the query's words (for its weight, the
 /// seventh column: at least one unknown word's, as `Bm25::query_weight`). BM25 is skillet's:
-/// idf = ln((N - df + 0.5) / (df + 0.5) + 1), a word no skill has at df 0. Each term's postings are read by its own index lookup (LATERAL), never by
-/// a scan of the whole table.
+/// idf = ln((N - df + 0.5) / (df + 0.5) + 1), a word no skill has at df 0. Each term's postings
+/// are read by its own index lookup (LATERAL), never by a scan of the whole table.
 fn search_sql(terms: &str, term_stats: &str, total_length: &str) -> String {
     format!(
         "
