@@ -437,7 +437,7 @@ pub enum SkillsCommand {
         #[arg(long)]
         json: bool,
         /// Say why each skill scored as it did: the words matched and their share, the cosine,
-        /// the blend against the threshold
+        /// the relevance score against its threshold, the blend that ranks it
         #[arg(long)]
         explain: bool,
         /// Also say where this skill ranked and what beat it (implies --explain)
