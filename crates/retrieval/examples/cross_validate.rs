@@ -86,6 +86,11 @@ fn load(path: &Path, set: &'static str) -> Vec<Request> {
         .collect()
 }
 
+/// `SKILLET_CV_RANK_BY_WEIGHT=1`: the candidate that ranks by the relevance score's word share
+/// too (read once: the blend is computed for every request and setting tried).
+static RANK_BY_WEIGHT: std::sync::LazyLock<bool> =
+    std::sync::LazyLock::new(|| std::env::var_os("SKILLET_CV_RANK_BY_WEIGHT").is_some());
+
 /// A request with its scores.
 type Pair<'a> = (&'a Request, &'a Scored);
 
@@ -103,7 +108,6 @@ fn fold(query: &str) -> u64 {
 /// and meaning (cosine).
 struct Scored {
     words: Vec<f32>,
-    own_words: Vec<f32>,
     body_words: Vec<f32>,
     cosines: Vec<f32>,
     /// The query's weight over the blend's words ([`Bm25::query_weight`]).
@@ -121,19 +125,24 @@ impl Scored {
             .map(|(w, b)| w + beta * b)
             .collect();
         let best = words.iter().copied().fold(0.0_f32, f32::max).max(1e-6);
-        let by_weight = std::env::var_os("SKILLET_CV_RANK_BY_WEIGHT").is_some();
         words
             .iter()
             .zip(&self.cosines)
             .map(|(w, c)| {
-                let share = if by_weight {
-                    (w / self.weight.max(1e-6)).min(1.0)
+                let share = if *RANK_BY_WEIGHT {
+                    self.weight_share(*w)
                 } else {
                     w / best
                 };
                 alpha * c + (1.0 - alpha) * share * c.max(0.0).sqrt()
             })
             .collect()
+    }
+
+    /// A word score as a share of the query's weight, capped at 1 (as
+    /// [`skillet_retrieval::relevance_score`] takes it).
+    fn weight_share(&self, words: f32) -> f32 {
+        (words / self.weight.max(1e-6)).min(1.0)
     }
 
     /// Whether a document passes the relevance gate of `setting`: as shipped, its relevance
@@ -144,8 +153,7 @@ impl Scored {
         if setting.cosine_gate {
             return cosine >= setting.threshold;
         }
-        let words = self.words[index] + setting.beta * self.body_words[index];
-        let share = (words / self.weight.max(1e-6)).min(1.0);
+        let share = self.weight_share(self.words[index] + setting.beta * self.body_words[index]);
         setting.alpha * cosine + (1.0 - setting.alpha) * share * cosine.max(0.0).sqrt()
             >= setting.threshold
     }
@@ -494,7 +502,6 @@ fn main() {
     // (SKILLET_CV_BODY_WORDS=1, with SKILLET_CV_NO_BODY=1; the folds choose beta as they choose
     // alpha and the threshold).
     let body_words = std::env::var_os("SKILLET_CV_BODY_WORDS").is_some();
-    let own_bm25 = Bm25::build(texts.iter().map(String::as_str), Stemming::Light);
     let body_bm25 = Bm25::build(bodies.iter().map(|body| ranked_body(body)), Stemming::Light);
     // SKILLET_CV_KEEP_GATE=1: the weight of meaning and the threshold stay as shipped; only the
     // body's weight is chosen.
@@ -518,7 +525,6 @@ fn main() {
         .zip(&query_vectors)
         .map(|(request, vector)| Scored {
             words: bm25.scores(&request.query),
-            own_words: own_bm25.scores(&request.query),
             body_words: if body_words {
                 body_bm25.scores(&request.query)
             } else {
@@ -543,12 +549,15 @@ fn main() {
         .partition(|(request, _)| request.set == SHORT_CHAT);
     if let Some(path) = std::env::var_os("SKILLET_CV_DUMP") {
         use std::fmt::Write as _;
+        // The words of each skill's own text too, apart from its body's.
+        let own_bm25 = Bm25::build(texts.iter().map(String::as_str), Stemming::Light);
         let mut out = String::new();
         for (request, s) in &all {
             let ranking = s.ranking(HYBRID_ALPHA, 0.0);
             let blended = s.blended(HYBRID_ALPHA, 0.0);
             let best = s.words.iter().copied().fold(0.0_f32, f32::max);
-            let weight = bm25.query_weight(&request.query);
+            let own_words = own_bm25.scores(&request.query);
+            let weight = s.weight;
             for (rank, &i) in ranking.iter().take(3).enumerate() {
                 writeln!(
                     out,
@@ -559,7 +568,7 @@ fn main() {
                     names[i],
                     u8::from(request.expected.contains(&names[i])),
                     s.cosines[i],
-                    s.own_words[i],
+                    own_words[i],
                     s.words[i],
                     best,
                     blended[i]

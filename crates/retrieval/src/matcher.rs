@@ -21,8 +21,13 @@ pub const HYBRID_ALPHA: f32 = 0.5;
 /// cosine (so words alone never lift an unrelated document). Local and registry rankings both
 /// use this.
 pub fn hybrid_score(words: f32, best_words: f32, cosine: f32) -> f32 {
-    HYBRID_ALPHA * cosine
-        + (1.0 - HYBRID_ALPHA) * (words / best_words.max(1e-6)) * cosine.max(0.0).sqrt()
+    blend(words / best_words.max(1e-6), cosine)
+}
+
+/// Meaning weighted by [`HYBRID_ALPHA`], plus a share of word evidence damped by the square
+/// root of the cosine: the form both [`hybrid_score`] and [`relevance_score`] take.
+fn blend(word_share: f32, cosine: f32) -> f32 {
+    HYBRID_ALPHA * cosine + (1.0 - HYBRID_ALPHA) * word_share * cosine.max(0.0).sqrt()
 }
 
 /// How relevant a document is for a query in hybrid mode: the blend's form, with the
@@ -32,8 +37,7 @@ pub fn hybrid_score(words: f32, best_words: f32, cosine: f32) -> f32 {
 /// off-topic request ("recipe") gains little, while a request phrased in a skill's body's words
 /// can be relevant on a modest cosine.
 pub fn relevance_score(words: f32, query_weight: f32, cosine: f32) -> f32 {
-    HYBRID_ALPHA * cosine
-        + (1.0 - HYBRID_ALPHA) * (words / query_weight.max(1e-6)).min(1.0) * cosine.max(0.0).sqrt()
+    blend((words / query_weight.max(1e-6)).min(1.0), cosine)
 }
 
 /// How to rank.
