@@ -35,6 +35,10 @@ if [ -z "${SKILLET_TEST_PG_URL:-}" ]; then
     rm -rf "$pgdir" "$pgdir.log"
   fi
 fi
+# Commands run in their own namespaces through bubblewrap; without it the namespace tests skip.
+if ! command -v bwrap >/dev/null 2>&1; then
+  echo "NOTE: bubblewrap (bwrap) is not installed (Debian and Ubuntu: apt install bubblewrap); the sandbox's namespace tests will be SKIPPED"
+fi
 corpus="${SKILLET_CORPUS:-../shared/corpus}"
 if [ ! -d "$corpus" ]; then
   echo "NOTE: no skill corpus at $corpus (set SKILLET_CORPUS); the corpus tests will be SKIPPED"

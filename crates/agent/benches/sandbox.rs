@@ -5,8 +5,9 @@
 //!   on with network, and on without network. The difference between `off` and the others is
 //!   what the sandbox adds to a command.
 //! - `spawn_true`: `/bin/true` started and waited for through a plain
-//!   `tokio::process::Command`, and through [`sandbox::spawn`] with and without network: the
-//!   sandbox's cost without bash's own start-up.
+//!   `tokio::process::Command`, under Landlock alone (the fallback), and in namespaces with and
+//!   without network and in a git repository (the protected layout worked out, placeholders
+//!   made and removed): the sandbox's cost without bash's own start-up.
 //! - `setup`: [`sandbox::probe`] alone (a fresh thread that builds the Landlock ruleset and
 //!   restricts itself), against a bare thread spawn and join: the Landlock set-up cost itself.
 //!
@@ -43,10 +44,10 @@ fn main() {
     let cwd = temp.path().canonicalize().unwrap();
     for (name, policy) in [("network", policy(true)), ("no network", policy(false))] {
         match sandbox::probe(&policy, &cwd) {
-            SandboxStatus::Enforced => eprintln!("sandbox ({name}): Landlock enforced"),
+            SandboxStatus::Enforced => eprintln!("sandbox ({name}): namespaces"),
             status => eprintln!(
-                "sandbox ({name}): Landlock NOT enforced ({status:?}): the sandboxed figures \
-                 measure the fallback, not Landlock"
+                "sandbox ({name}): NOT in namespaces ({status:?}): the sandboxed figures \
+                 measure the fallback"
             ),
         }
     }
@@ -59,6 +60,7 @@ fn policy(network: bool) -> SandboxPolicy {
         enabled: true,
         network,
         writable: Vec::new(),
+        ..SandboxPolicy::default()
     }
 }
 
@@ -164,25 +166,57 @@ mod spawn_true {
         });
     }
 
-    fn bench(bencher: divan::Bencher, policy: &SandboxPolicy) {
+    /// Landlock alone (the fallback where namespaces cannot be made).
+    #[divan::bench(sample_count = SAMPLES, sample_size = 1)]
+    fn landlock(bencher: divan::Bencher) {
         let dir = workdir();
+        let runtime = runtime();
+        let policy = policy(true);
+        bencher.bench_local(|| {
+            runtime.block_on(async {
+                let mut child = sandbox::spawn_landlocked(command(), &policy, &dir.cwd)
+                    .await
+                    .unwrap();
+                assert!(child.wait().await.unwrap().success());
+            });
+        });
+    }
+
+    /// Namespaces, the layout worked out and the placeholders made for each command (as for a
+    /// command nobody reviews), in a git repository when `repository`.
+    fn namespaces(bencher: divan::Bencher, policy: &SandboxPolicy, repository: bool) {
+        let dir = workdir();
+        if repository {
+            let status = std::process::Command::new("git")
+                .args(["init", "-q"])
+                .current_dir(&dir.cwd)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
         let runtime = runtime();
         bencher.bench_local(|| {
             runtime.block_on(async {
-                let mut child = sandbox::spawn(command(), policy, &dir.cwd).await.unwrap();
+                let launch = sandbox::Launch::prepare(policy, &dir.cwd, Some(&[])).unwrap();
+                let mut child = launch.spawn(launch.command("/bin/true")).await.unwrap();
                 assert!(child.wait().await.unwrap().success());
             });
         });
     }
 
     #[divan::bench(sample_count = SAMPLES, sample_size = 1)]
-    fn sandbox_network(bencher: divan::Bencher) {
-        bench(bencher, &policy(true));
+    fn namespaces_network(bencher: divan::Bencher) {
+        namespaces(bencher, &policy(true), false);
     }
 
     #[divan::bench(sample_count = SAMPLES, sample_size = 1)]
-    fn sandbox_no_network(bencher: divan::Bencher) {
-        bench(bencher, &policy(false));
+    fn namespaces_no_network(bencher: divan::Bencher) {
+        namespaces(bencher, &policy(false), false);
+    }
+
+    #[divan::bench(sample_count = SAMPLES, sample_size = 1)]
+    fn namespaces_git_repository(bencher: divan::Bencher) {
+        namespaces(bencher, &policy(true), true);
     }
 }
 

@@ -420,12 +420,15 @@ fn ctrl_c_during_a_long_command_kills_its_grandchildren_and_keeps_the_session_va
     let sandbox = sandbox();
     let server = MockServer::start();
     let pid_file = sandbox.project.join("grandchild.pid");
+    // A sleep no other process has (its length is its name): the command's process ids mean
+    // nothing outside its PID namespace, so it is found by its arguments.
+    let length = format!("3002.{}", std::process::id());
     server.push_turn(
         Turn::tool("quick", "bash", json!({"command": "echo quick-done"})).and_tool(
             "long",
             "bash",
             json!({"command": format!(
-                "sh -c 'sleep 300 & echo $! > {}; wait' & sleep 300",
+                "sh -c 'sleep {length} & echo $! > {}; wait' & sleep {length}",
                 pid_file.display()
             )}),
         ),
@@ -448,11 +451,6 @@ fn ctrl_c_during_a_long_command_kills_its_grandchildren_and_keeps_the_session_va
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let grandchild: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let output = child.wait_with_output().unwrap();
@@ -461,12 +459,9 @@ fn ctrl_c_during_a_long_command_kills_its_grandchildren_and_keeps_the_session_va
     assert!(stderr.contains("(cancelled)"), "{stderr}");
     let gone = (0..100).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(20));
-        !skillet_test_support::process_runs(grandchild)
+        !skillet_test_support::process_with_argument_runs(&length)
     });
-    assert!(
-        gone,
-        "grandchild {grandchild} outlived the cancelled command"
-    );
+    assert!(gone, "a sleep {length} outlived the cancelled command");
     // The finished call keeps its result, the cancelled one says so, and --resume continues.
     let out = run(skillet(&sandbox, Some(&server)).args(["run", "--resume", "--", "and now?"]));
     assert_eq!(out.code, 0, "{}", out.stderr);

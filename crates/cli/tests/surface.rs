@@ -537,6 +537,9 @@ fn config_shows_the_setup_and_why_but_never_the_key() {
                 "skillet [VERSION] (commit …)"
             } else if line.starts_with("embedding model:") {
                 "embedding model: …"
+            } else if line.starts_with("sandbox mode:") {
+                // Namespaces, or Landlock alone and why: this machine's.
+                "sandbox mode:    …"
             } else {
                 line
             }

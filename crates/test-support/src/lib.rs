@@ -301,6 +301,27 @@ pub fn process_runs(pid: i32) -> bool {
     })
 }
 
+/// Whether a running process (not a zombie) has `needle` in its command line: how a test finds
+/// a process a sandboxed command started, whose process ids mean nothing outside its PID
+/// namespace. Linux only: it reads `/proc`.
+pub fn process_with_argument_runs(needle: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.filter_map(Result::ok).any(|entry| {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<i32>().ok())
+        else {
+            return false;
+        };
+        std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(needle))
+            && process_runs(pid)
+    })
+}
+
 /// One model answer, rendered in whichever dialect the request speaks.
 #[derive(Debug, Clone, Default)]
 pub struct Turn {

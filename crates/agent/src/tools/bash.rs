@@ -22,19 +22,60 @@ pub const MAX_TIMEOUT_SECS: u64 = 600;
 /// The most output characters returned; the middle of longer output is cut.
 pub const MAX_OUTPUT_CHARS: usize = 50_000;
 
-/// Variables never passed to commands: the provider keys by name, and any name ending in one of
-/// [`SECRET_SUFFIXES`].
+/// Variables never passed to commands: the provider keys by name, and any name that looks like
+/// a credential ([`is_secret`]).
 pub const SECRET_NAMES: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
-/// Name endings (case-insensitive) of variables that hold secrets.
-pub const SECRET_SUFFIXES: [&str; 7] = [
-    "_API_KEY",
-    "_TOKEN",
-    "_SECRET",
-    "_PASSWORD",
-    "_SECRET_KEY",
-    "_ACCESS_KEY",
-    "_PRIVATE_KEY",
+/// Words of a variable's name (split at `_`, compared without case) that make it a credential:
+/// `OPENROUTER_KEY`, `GH_PAT`, `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, `NPM_AUTH`.
+pub const SECRET_WORDS: [&str; 17] = [
+    "KEY",
+    "KEYS",
+    "APIKEY",
+    "TOKEN",
+    "TOKENS",
+    "SECRET",
+    "SECRETS",
+    "PASSWORD",
+    "PASSWD",
+    "PASS",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "CREDS",
+    "PAT",
+    "AUTH",
+    "COOKIE",
 ];
+/// Endings of a name's word that make it a credential too (`GHTOKEN`, `MYAPIKEY`, `PGPASSWORD`).
+pub const SECRET_WORD_ENDINGS: [&str; 5] = ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
+/// Name beginnings of credentials: PostgreSQL's password and password file.
+pub const SECRET_PREFIXES: [&str; 1] = ["PGPASS"];
+/// Beginnings of values that are well-known tokens, whatever the variable is called: GitHub,
+/// GitLab, Slack, OpenAI and Anthropic, Stripe, Hugging Face, npm, PyPI, AWS access key ids,
+/// Google API keys, private keys in PEM.
+pub const SECRET_VALUE_PREFIXES: [&str; 19] = [
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "xapp-",
+    "sk-",
+    "sk_live_",
+    "rk_live_",
+    "hf_",
+    "npm_",
+    "pypi-",
+    "AKIA",
+    "AIza",
+    "-----BEGIN",
+];
+/// A value shorter than this is not taken for a token by its beginning (`sk-` alone is not one).
+const MIN_TOKEN_CHARS: usize = 16;
 
 /// Variables naming a door out of the sandbox (an agent or bus socket on disk), not passed
 /// to commands either.
@@ -45,12 +86,62 @@ pub const DOOR_NAMES: [&str; 4] = [
     "DOCKER_HOST",
 ];
 
-/// Whether an environment variable holds a secret that commands must not see.
+/// Whether an environment variable's name says it holds a secret (or a door out) that commands
+/// must not see.
 pub fn is_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_NAMES.contains(&upper.as_str())
         || DOOR_NAMES.contains(&upper.as_str())
-        || SECRET_SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
+        || SECRET_PREFIXES
+            .iter()
+            .any(|prefix| upper.starts_with(prefix))
+        || upper.split('_').any(|word| {
+            SECRET_WORDS.contains(&word)
+                || SECRET_WORD_ENDINGS
+                    .iter()
+                    .any(|ending| word.len() > ending.len() && word.ends_with(ending))
+        })
+}
+
+/// Whether a variable's value carries a credential whatever its name: a URL with a password
+/// (`postgres://user:pw@host/db`), or a well-known token.
+pub fn carries_secret(value: &str) -> bool {
+    let value = value.trim();
+    if value.chars().count() >= MIN_TOKEN_CHARS
+        && SECRET_VALUE_PREFIXES
+            .iter()
+            .any(|prefix| value.starts_with(prefix))
+    {
+        return true;
+    }
+    // Any URL in the value (a list of them too) with a password in its user part.
+    value.split([' ', ',', ';']).any(|part| {
+        part.split_once("://").is_some_and(|(scheme, rest)| {
+            !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+                && rest
+                    .split(['/', '?', '#'])
+                    .next()
+                    .and_then(|authority| authority.rsplit_once('@'))
+                    .is_some_and(|(user, _)| {
+                        user.split_once(':').is_some_and(|(_, pw)| !pw.is_empty())
+                    })
+        })
+    })
+}
+
+/// Whether a variable is kept from commands: by its name or its value, unless the user's config
+/// passes it by name on purpose (`pass`).
+pub fn withheld(name: &std::ffi::OsStr, value: &std::ffi::OsStr, pass: &[String]) -> bool {
+    if name
+        .to_str()
+        .is_some_and(|name| pass.iter().any(|p| p == name))
+    {
+        return false;
+    }
+    name.to_str().is_none_or(is_secret) || value.to_str().is_some_and(carries_secret)
 }
 
 /// Runs shell commands.
@@ -138,8 +229,8 @@ pub(crate) struct Ran {
 }
 
 /// Runs a command as `bash` does, once allowed. Where nobody was asked (`unattended`), the
-/// files that run code later are put back after the command (the sandbox cannot keep it out of
-/// them), also when it is cancelled, and what was put back is told.
+/// files that run code later are read-only for it (namespaces), or, where the sandbox cannot do
+/// that, put back after the command, also when it is cancelled, and what was put back is told.
 pub(crate) async fn run_guarded(
     command: &str,
     env: &[(String, String)],
@@ -147,9 +238,15 @@ pub(crate) async fn run_guarded(
     timeout: Duration,
     unattended: bool,
 ) -> Result<Ran, ToolError> {
-    let mut put_back =
-        unattended.then(|| PutBack(crate::guard::Guard::watch(&context.cwd, &context.protected)));
-    let mut output = run(command, env, context, timeout).await;
+    let launch = crate::sandbox::Launch::prepare(
+        &context.sandbox,
+        &context.cwd,
+        unattended.then_some(context.protected.as_slice()),
+    )
+    .map_err(|error| ToolError::new(format!("cannot start bash: {error}")))?;
+    let mut put_back = (unattended && launch.needs_put_back())
+        .then(|| PutBack(crate::guard::Guard::watch(&context.cwd, &context.protected)));
+    let mut output = run(command, env, context, timeout, &launch).await;
     if let Some(guard) = put_back.as_mut().and_then(|put_back| put_back.0.take()) {
         let changed = guard.restore();
         if !changed.is_empty() {
@@ -188,8 +285,9 @@ async fn run(
     env: &[(String, String)],
     context: &ToolContext,
     timeout: Duration,
+    launch: &crate::sandbox::Launch,
 ) -> Result<Ran, ToolError> {
-    let mut shell = tokio::process::Command::new("bash");
+    let mut shell = launch.command("bash");
     shell
         .arg("-c")
         // One pipe for both streams keeps their order.
@@ -199,8 +297,8 @@ async fn run(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(is_secret) {
+    for (name, value) in std::env::vars_os() {
+        if withheld(&name, &value, &context.sandbox.pass_env) {
             shell.env_remove(&name);
         }
     }
@@ -208,7 +306,8 @@ async fn run(
     // Its own process group, so a timeout or a cancelled turn stops everything it started.
     #[cfg(unix)]
     shell.process_group(0);
-    let mut child = crate::sandbox::spawn(shell, &context.sandbox, &context.cwd)
+    let mut child = launch
+        .spawn(shell)
         .await
         .map_err(|error| ToolError::new(format!("cannot start bash: {error}")))?;
     let _group = GroupGuard(child.id());

@@ -46,6 +46,19 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
     );
     let code = if let Ok(settings) = &resolved {
         describe(&mut text, settings);
+        let policy = skillet_agent::sandbox::SandboxPolicy {
+            enabled: settings.sandbox.enabled,
+            network: settings.sandbox.network,
+            writable: settings.sandbox.writable.clone(),
+            pass_env: settings.sandbox.pass_env.clone(),
+            ..skillet_agent::sandbox::SandboxPolicy::default()
+        };
+        let _ = writeln!(
+            text,
+            "{:<16} {}",
+            "sandbox mode:",
+            skillet_agent::sandbox::describe(&policy, &context.env.cwd)
+        );
         ExitCode::SUCCESS
     } else {
         let _ = writeln!(text, "config files (the first that sets a key wins):");

@@ -191,6 +191,8 @@ pub fn start(
             enabled: settings.sandbox.enabled,
             network: settings.sandbox.network,
             writable: settings.sandbox.writable.clone(),
+            pass_env: settings.sandbox.pass_env.clone(),
+            ..skillet_agent::sandbox::SandboxPolicy::default()
         },
         instructions: settings.instructions,
         user_instructions: skillet_agent::instructions::user_instructions_path(&context.env),

@@ -55,6 +55,9 @@ pub struct SandboxFile {
     pub writable: Option<Vec<PathBuf>>,
     /// `false` runs commands without the sandbox (the user's file only).
     pub enabled: Option<bool>,
+    /// Variables passed to commands although they look like credentials (the user's file
+    /// only).
+    pub pass_env: Option<Vec<String>>,
 }
 
 impl FileConfig {
@@ -125,6 +128,9 @@ impl FileConfig {
         if let Some(sandbox) = &self.sandbox {
             if let Some(writable) = &sandbox.writable {
                 grants.push(format!("sandbox.writable = {writable:?}"));
+            }
+            if let Some(pass_env) = &sandbox.pass_env {
+                grants.push(format!("sandbox.pass_env = {pass_env:?}"));
             }
             if let Some(enabled) = sandbox.enabled {
                 grants.push(format!("sandbox.enabled = {enabled}"));

@@ -164,6 +164,10 @@ pub(super) fn sandbox_settings(files: &Files) -> SandboxSettings {
             .value(|f| f.sandbox.as_ref().and_then(|s| s.writable.clone()))
             .map(|(writable, _)| writable)
             .unwrap_or_default(),
+        pass_env: files
+            .value(|f| f.sandbox.as_ref().and_then(|s| s.pass_env.clone()))
+            .map(|(pass_env, _)| pass_env)
+            .unwrap_or_default(),
     }
 }
 
@@ -237,7 +241,8 @@ mod tests {
             SandboxSettings {
                 enabled: true,
                 network: true,
-                writable: vec![]
+                writable: vec![],
+                pass_env: vec![],
             }
         );
         assert_eq!(s.model, "m", "harmless keys still apply");

@@ -104,6 +104,8 @@ pub struct SandboxSettings {
     pub network: bool,
     /// Folders writable besides the working directory and the temp dir.
     pub writable: Vec<PathBuf>,
+    /// Variables passed to commands although they look like credentials.
+    pub pass_env: Vec<String>,
 }
 
 /// Where the inputs come from, so tests can pass their own.

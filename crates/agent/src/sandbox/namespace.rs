@@ -1,0 +1,261 @@
+//! Commands in their own Linux namespaces, through bubblewrap (`bwrap`), the tool Flatpak and
+//! Claude Code's sandbox runtime use: user, mount, PID, IPC and UTS namespaces, and network
+//! when the policy has none. What the command sees:
+//!
+//! - the whole file system read-only (`--ro-bind / /`), except the working directory, the
+//!   folders the user's config adds and git directories outside the working directory (commits
+//!   from a subfolder or a linked worktree);
+//! - inside those, every protected path read-only ([`super::protect`]), placeholders mounted
+//!   over the ones that do not exist yet;
+//! - private `/tmp`, `/var/tmp`, `/run` and `/dev/shm` (empty tmpfs): no socket another process
+//!   made there (tmux, an SSH or GPG agent, D-Bus, Docker) is reachable; a fresh `/dev` without
+//!   the terminal, and its own `/proc` showing only its own processes;
+//! - no capabilities (also when skillet runs as root: the user namespace is always made),
+//!   `no_new_privs`, a new session (no `TIOCSTI` into the terminal), no further user namespaces;
+//! - when its first process ends, the PID namespace ends and the kernel kills everything the
+//!   command started, `setsid` or not; and if skillet dies, bwrap and the command die with it.
+//!
+//! bwrap is a separate program (LGPL-2.1-or-later, run, never linked), found on `PATH` outside
+//! the working directory, and checked once per process by starting `true` in it.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::protect::{Layout, Placeholder};
+
+/// Environment variable naming the bwrap to use (tests; a non-standard install).
+pub const BWRAP_ENV: &str = "SKILLET_BWRAP";
+
+/// Folders replaced by an empty tmpfs of the command's own.
+pub const PRIVATE_FOLDERS: [&str; 3] = ["/tmp", "/var/tmp", "/run"];
+
+/// Finds bwrap: `$SKILLET_BWRAP`, else the first on `PATH` (absolute entries only) outside
+/// `cwd`, so a repository cannot put its own in the way.
+pub fn find(cwd: &Path) -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(BWRAP_ENV) {
+        let path = PathBuf::from(path);
+        return path.is_absolute().then_some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute() && !dir.starts_with(cwd))
+        .map(|dir| dir.join("bwrap"))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether namespaces can be made here with `bwrap` (checked once per process and bwrap): the
+/// error bwrap gave when not (no user namespaces in a container, an AppArmor rule).
+pub fn usable(bwrap: &Path) -> Result<(), String> {
+    /// Each bwrap checked, and what the check found.
+    type Checked = std::sync::Mutex<Vec<(PathBuf, Result<(), String>)>>;
+    static CHECKED: OnceLock<Checked> = OnceLock::new();
+    let checked = CHECKED.get_or_init(Default::default);
+    if let Ok(list) = checked.lock()
+        && let Some((_, result)) = list.iter().find(|(path, _)| path == bwrap)
+    {
+        return result.clone();
+    }
+    let mut args = base_args(false);
+    args.extend(["--ro-bind", "/", "/", "--", "true"].map(OsString::from));
+    let result = match std::process::Command::new(bwrap)
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .output()
+    {
+        Ok(output) if output.status.success() => Ok(()),
+        Ok(output) => Err(format!(
+            "{} cannot make namespaces here: {}",
+            bwrap.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )),
+        Err(error) => Err(format!("cannot run {}: {error}", bwrap.display())),
+    };
+    if let Ok(mut list) = checked.lock() {
+        list.push((bwrap.to_path_buf(), result.clone()));
+    }
+    result
+}
+
+/// The namespaces and process rules, before any mount.
+fn base_args(network: bool) -> Vec<OsString> {
+    let mut args: Vec<OsString> = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ]
+    .map(OsString::from)
+    .to_vec();
+    if !network {
+        args.push("--unshare-net".into());
+    }
+    args
+}
+
+/// Read-only sources for placeholders: an empty folder, an empty file, a `commondir` of `.`.
+#[derive(Debug)]
+pub struct Sources {
+    folder: PathBuf,
+    empty: PathBuf,
+    commondir: PathBuf,
+    locks: PathBuf,
+}
+
+impl Sources {
+    /// The lock file sandboxed commands in `cwd` hold while they run
+    /// ([`super::placeholders`]): one per working directory (named by a stable hash of its
+    /// path), so commands elsewhere never keep this one's placeholders in place.
+    pub fn lock(&self, cwd: &Path) -> PathBuf {
+        use std::os::unix::ffi::OsStrExt as _;
+        // FNV-1a: the same name in every skillet build.
+        let hash = cwd
+            .as_os_str()
+            .as_bytes()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+                (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+            });
+        self.locks.join(format!("{hash:016x}"))
+    }
+
+    /// The source for a placeholder.
+    fn of(&self, placeholder: &Placeholder) -> &Path {
+        match placeholder {
+            Placeholder::Folder => &self.folder,
+            Placeholder::File(b"") => &self.empty,
+            Placeholder::File(_) => &self.commondir,
+        }
+    }
+
+    /// Made once per process in a private folder of the temp dir (`skillet-sandbox-UID`, mode
+    /// 0700, checked to be the user's own real folder; else one for this process): commands
+    /// never see it (their `/tmp` is their own).
+    pub fn get() -> Result<&'static Self, String> {
+        static SOURCES: OnceLock<Result<Sources, String>> = OnceLock::new();
+        SOURCES
+            .get_or_init(|| {
+                let base = std::env::temp_dir();
+                let uid = rustix::process::getuid().as_raw();
+                Self::make(&base.join(format!("skillet-sandbox-{uid}")))
+                    .or_else(|_| {
+                        Self::make(
+                            &base.join(format!("skillet-sandbox-{uid}-{}", std::process::id())),
+                        )
+                    })
+                    .map_err(|error| format!("cannot make the sandbox's placeholders: {error}"))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn make(dir: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(error),
+        }
+        let metadata = std::fs::symlink_metadata(dir)?;
+        if !metadata.is_dir()
+            || metadata.uid() != rustix::process::getuid().as_raw()
+            || metadata.mode() & 0o777 != 0o700
+        {
+            return Err(std::io::Error::other(format!(
+                "{} is not a private folder of this user",
+                dir.display()
+            )));
+        }
+        let sources = Self {
+            folder: dir.join("folder"),
+            empty: dir.join("empty"),
+            commondir: dir.join("commondir"),
+            locks: dir.join("locks"),
+        };
+        for (folder, mode) in [(&sources.folder, 0o500), (&sources.locks, 0o700)] {
+            match std::fs::DirBuilder::new().mode(mode).create(folder) {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(error) => return Err(error),
+            }
+        }
+        for (file, bytes) in [
+            (&sources.empty, &b""[..]),
+            (&sources.commondir, &b".\n"[..]),
+        ] {
+            if std::fs::read(file).ok().as_deref() != Some(bytes) {
+                let _ = std::fs::remove_file(file);
+                std::fs::write(file, bytes)?;
+            }
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o400))?;
+        }
+        if std::fs::read_dir(&sources.folder)?.next().is_some() {
+            return Err(std::io::Error::other("the empty folder is not empty"));
+        }
+        Ok(sources)
+    }
+}
+
+/// bwrap's arguments up to `--`, for a command in `cwd` writing to `writable` (real paths),
+/// with `layout` protected (none: a command the user reviewed).
+pub fn args(
+    network: bool,
+    cwd: &Path,
+    writable: &[PathBuf],
+    layout: Option<&Layout>,
+    sources: &Sources,
+) -> Vec<OsString> {
+    let mut args = base_args(network);
+    let mut push = |flag: &str, paths: &[&Path]| {
+        args.push(flag.into());
+        args.extend(paths.iter().map(|path| path.as_os_str().to_os_string()));
+    };
+    push("--ro-bind", &[Path::new("/"), Path::new("/")]);
+    push("--dev", &[Path::new("/dev")]);
+    push("--proc", &[Path::new("/proc")]);
+    for folder in PRIVATE_FOLDERS {
+        push("--tmpfs", &[Path::new(folder)]);
+    }
+    // Name resolution often goes through /run (systemd-resolved's stub file): that one file
+    // stays readable.
+    if let Ok(resolv) = std::fs::canonicalize("/etc/resolv.conf")
+        && resolv.starts_with("/run")
+    {
+        push("--ro-bind-try", &[&resolv, &resolv]);
+    }
+    for folder in writable
+        .iter()
+        .chain(layout.iter().flat_map(|layout| layout.git_writable.iter()))
+    {
+        push("--bind", &[folder, folder]);
+    }
+    if let Some(layout) = layout {
+        for folder in &layout.pinned {
+            push("--bind", &[folder, folder]);
+        }
+        for path in &layout.read_only {
+            push("--ro-bind", &[path, path]);
+        }
+        for (path, placeholder) in &layout.missing {
+            push("--ro-bind", &[sources.of(placeholder), path]);
+        }
+    }
+    push("--chdir", &[cwd]);
+    args.push("--setenv".into());
+    args.push("TMPDIR".into());
+    args.push("/tmp".into());
+    args.push("--".into());
+    args
+}
