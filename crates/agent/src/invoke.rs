@@ -56,11 +56,16 @@ pub async fn invoke(
     skill: &Skill,
     arguments: Option<&str>,
 ) -> Result<Invoked, ToolError> {
-    let trusted = context.skill_trust.trusts(skill);
+    // A pinned skill's body is the one its digest was checked over: one read, nothing swapped
+    // in between.
+    let checked = context.skill_trust.check(skill);
+    let trusted = checked.trusted;
     let rules = ActiveSkill::new(skill, trusted);
-    let body = skill
-        .read_body()
-        .map_err(|error| ToolError::new(format!("cannot load skill '{}': {error}", skill.name)))?;
+    let body = match checked.skill_md {
+        Some(bytes) => skill.body_from(bytes),
+        None => skill.read_body(),
+    }
+    .map_err(|error| ToolError::new(format!("cannot load skill '{}': {error}", skill.name)))?;
     let names = &skill.frontmatter.arguments;
     let dir = shown_dir(skill);
     let expand = |run: &mut dyn FnMut(&FilledCommand) -> Result<String, ToolError>| {

@@ -161,5 +161,17 @@ pub fn protection(context: &ToolContext, path: &Path) -> Option<&'static str> {
     {
         return Some("is in a skill folder (what skills say steers the model)");
     }
+    // What the sandbox keeps from commands nobody reviews: git's hooks path and includes,
+    // agents' settings and servers (one list, [`crate::sandbox::protect`]).
+    let layout = crate::sandbox::protect::layout(
+        &context.cwd,
+        std::slice::from_ref(&context.cwd),
+        &context.protected,
+    );
+    if layout.covers(path) {
+        return Some(
+            "is where git or an agent looks for code to run or instructions (hooks, settings, servers)",
+        );
+    }
     None
 }

@@ -1115,3 +1115,39 @@ async fn a_forked_skill_runs_on_its_own_model_and_only_its_answer_comes_back() {
 fn config_untrusted(fixture: &Fixture) -> AgentConfig {
     config(fixture, false)
 }
+
+#[tokio::test]
+async fn a_trusted_projects_forked_skill_runs_on_its_model() {
+    let fixture = fixture();
+    let skills = fixture.cwd.join(".agents/skills");
+    std::fs::create_dir_all(skills.join("survey")).unwrap();
+    std::fs::write(
+        skills.join("survey/SKILL.md"),
+        "---\nname: survey\ndescription: Survey the code base\ncontext: fork\nmodel: haiku\n---\nSURVEY STEPS.\n",
+    )
+    .unwrap();
+    let library = Arc::new(discover(&[Root::new(&skills, RootKind::Project)]));
+    let server = MockServer::start();
+    server.push_turn(Turn::tool("l1", "load_skill", json!({"name": "survey"})));
+    server.push_turn(Turn::text("SURVEYED"));
+    server.push_turn(Turn::text("done"));
+    let mut config = config(&fixture, false);
+    config.skill_trust = skillet_library::trust::SkillTrust::trusted(
+        &skillet_library::trust::Unlocks::find(&fixture.cwd, &library, None),
+    );
+    let mut agent = Agent::new(anthropic(&server), &library, &config);
+    turn(&mut agent, "survey").await.0.unwrap();
+    assert_eq!(server.requests()[1].body["model"], "claude-haiku-4-5");
+    // Its model changed after trust: the pin no longer holds, the session's model is used.
+    std::fs::write(
+        skills.join("survey/SKILL.md"),
+        "---\nname: survey\ndescription: Survey the code base\ncontext: fork\nmodel: opus\n---\nSURVEY STEPS.\n",
+    )
+    .unwrap();
+    server.push_turn(Turn::tool("l2", "load_skill", json!({"name": "survey"})));
+    server.push_turn(Turn::text("SURVEYED"));
+    server.push_turn(Turn::text("done"));
+    turn(&mut agent, "survey again").await.0.unwrap();
+    assert_eq!(server.requests()[4].body["model"], "claude-test");
+    assert_eq!(server.rejections(), Vec::<String>::new());
+}

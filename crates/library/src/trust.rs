@@ -73,6 +73,8 @@ pub struct ActingSkill {
     pub commands: Vec<String>,
     /// Its `allowed-tools`.
     pub allowed_tools: Vec<String>,
+    /// The model it runs on as a subagent (`context: fork` with a `model`).
+    pub model: Option<String>,
     /// The digest of its folder; `None` when it is too large to pin (it is then never trusted).
     pub digest: Option<String>,
 }
@@ -168,6 +170,13 @@ impl Unlocks {
                     .map(|tool| one_line(tool))
                     .collect();
                 let _ = writeln!(text, "    allows without asking: {}", grants.join(", "));
+            }
+            if let Some(model) = &skill.model {
+                let _ = writeln!(
+                    text,
+                    "    runs as a subagent on the model: {}",
+                    one_line(model)
+                );
             }
         };
         for skill in &self.skills {
@@ -493,16 +502,45 @@ impl SkillTrust {
     /// trusted, and a skill whose folder is in the project was pinned and is unchanged since
     /// (read again now).
     pub fn trusts(&self, skill: &Skill) -> bool {
+        self.check(skill).trusted
+    }
+
+    /// [`SkillTrust::trusts`], and for a pinned skill its `SKILL.md` as read for the digest:
+    /// the body that was checked is the body used, with no second read to swap a file into.
+    pub fn check(&self, skill: &Skill) -> Checked {
+        let untrusted = Checked {
+            trusted: false,
+            skill_md: None,
+        };
         let Some((root, pinned)) = &self.pinned else {
-            return false;
+            return untrusted;
         };
         if !is_projects(root, skill) {
-            return true;
+            return Checked {
+                trusted: true,
+                skill_md: None,
+            };
         }
-        pinned
-            .get(&canonical(&skill.dir))
-            .is_some_and(|digest| skill_digest(skill).as_ref() == Some(digest))
+        let Some(digest) = pinned.get(&canonical(&skill.dir)) else {
+            return untrusted;
+        };
+        match digest_reading(skill) {
+            Some((now, skill_md)) if &now == digest => Checked {
+                trusted: true,
+                skill_md,
+            },
+            _ => untrusted,
+        }
     }
+}
+
+/// What [`SkillTrust::check`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    /// The skill may act.
+    pub trusted: bool,
+    /// Its `SKILL.md` as read for the digest that was checked (a pinned skill's).
+    pub skill_md: Option<Vec<u8>>,
 }
 
 /// A path with its links resolved, where it can be.
@@ -537,7 +575,18 @@ fn acting(skill: &Skill, projects: bool) -> Option<ActingSkill> {
                 .collect()
         })
         .unwrap_or_default();
-    if commands.is_empty() && skill.frontmatter.allowed_tools.is_empty() {
+    // A forked skill's model is its choice to make only once trusted (it can pick any, at any
+    // cost): pinned as commands and grants are.
+    let model = skill.frontmatter.model.clone().filter(|model| {
+        !model.trim().is_empty()
+            && !model.trim().eq_ignore_ascii_case("inherit")
+            && skill
+                .frontmatter
+                .context
+                .as_deref()
+                .is_some_and(|context| context.eq_ignore_ascii_case("fork"))
+    });
+    if commands.is_empty() && skill.frontmatter.allowed_tools.is_empty() && model.is_none() {
         return None;
     }
     Some(ActingSkill {
@@ -545,6 +594,7 @@ fn acting(skill: &Skill, projects: bool) -> Option<ActingSkill> {
         dir: canonical(&skill.dir),
         commands,
         allowed_tools: skill.frontmatter.allowed_tools.clone(),
+        model,
         digest: if projects { skill_digest(skill) } else { None },
     })
 }
@@ -554,15 +604,22 @@ fn acting(skill: &Skill, projects: bool) -> Option<ActingSkill> {
 /// folder has a link leading out of it, more than [`MAX_PINNED_FILES`] entries, more than
 /// [`MAX_PINNED_BYTES`] bytes, a folder deeper than [`MAX_PINNED_DEPTH`], or cannot be read.
 pub fn skill_digest(skill: &Skill) -> Option<String> {
+    digest_reading(skill).map(|(digest, _)| digest)
+}
+
+/// [`skill_digest`], and the bytes of the skill's `SKILL.md` as the digest read them.
+fn digest_reading(skill: &Skill) -> Option<(String, Option<Vec<u8>>)> {
     let root = std::fs::canonicalize(&skill.dir).ok()?;
     let mut walk = PinWalk {
         root: root.clone(),
         hasher: Sha256::new(),
         entries: 0,
         budget: MAX_PINNED_BYTES,
+        skill_md: std::fs::canonicalize(&skill.file).ok(),
+        read: None,
     };
     walk.folder(&root, 0)?;
-    Some(hex(&walk.hasher.finalize()))
+    Some((hex(&walk.hasher.finalize()), walk.read))
 }
 
 /// One digest being taken.
@@ -571,6 +628,9 @@ struct PinWalk {
     hasher: Sha256,
     entries: usize,
     budget: u64,
+    /// The skill's `SKILL.md` (canonical), whose bytes are kept as read.
+    skill_md: Option<PathBuf>,
+    read: Option<Vec<u8>>,
 }
 
 impl PinWalk {
@@ -588,11 +648,7 @@ impl PinWalk {
                     .ok()
                     .and_then(|e| Some((e.file_name(), e.file_type().ok()?)))
             })
-            .collect::<Option<Vec<_>>>()?
-            .into_iter()
-            // Finder's folder settings: never code, rewritten by merely looking.
-            .filter(|(name, _)| name != ".DS_Store")
-            .collect();
+            .collect::<Option<Vec<_>>>()?;
         entries.sort_by(|a, b| a.0.as_encoded_bytes().cmp(b.0.as_encoded_bytes()));
         for (name, kind) in entries {
             self.entries += 1;
@@ -638,6 +694,9 @@ impl PinWalk {
                 self.budget -= bytes.len() as u64;
                 self.hasher.update((bytes.len() as u64).to_le_bytes());
                 self.hasher.update(&bytes);
+                if self.skill_md.as_deref() == Some(path.as_path()) {
+                    self.read = Some(bytes);
+                }
             }
         }
         Some(())

@@ -111,8 +111,22 @@ impl Skill {
             },
             ConfineError::Io { source, .. } => Error::io(path, source),
         })?;
+        self.body_from(bytes)
+    }
+
+    /// The body of this skill's `SKILL.md` from bytes already read (by a check that must see
+    /// the same bytes the model gets): at most [`MAX_BODY_BYTES`], UTF-8.
+    pub fn body_from(&self, bytes: Vec<u8>) -> Result<String, Error> {
+        let size = bytes.len() as u64;
+        if size > MAX_BODY_BYTES {
+            return Err(Error::BodyTooLarge {
+                path: self.file.clone(),
+                size,
+                limit: MAX_BODY_BYTES,
+            });
+        }
         let text = String::from_utf8(bytes).map_err(|error| Error::NotUtf8 {
-            path: path.clone(),
+            path: self.file.clone(),
             offset: error.utf8_error().valid_up_to(),
         })?;
         Ok(body_of(&text).to_string())

@@ -73,6 +73,17 @@ pub struct Layout {
     pub missing: Vec<(PathBuf, Placeholder)>,
 }
 
+impl Layout {
+    /// Whether `path` (absolute) is read-only under this layout: at or beneath a read-only
+    /// path or a placeholder.
+    pub fn covers(&self, path: &Path) -> bool {
+        self.read_only
+            .iter()
+            .chain(self.missing.iter().map(|(missing, _)| missing))
+            .any(|protected| path.starts_with(protected))
+    }
+}
+
 /// Works out the layout for a command in `cwd` (a real path) whose writable folders are
 /// `writable` (real paths, `cwd` among them); `skill_roots` are the protected skill folders.
 pub fn layout(cwd: &Path, writable: &[PathBuf], skill_roots: &[PathBuf]) -> Layout {
@@ -283,6 +294,8 @@ fn git_paths(
             wanted.push((path.join(".git"), Placeholder::Folder));
         }
     }
+    configs.sort();
+    configs.dedup();
     // What the configs point at: core.hooksPath (relative to the work tree) and includes
     // (relative to the file that includes them), as git itself reads them.
     for config in configs {

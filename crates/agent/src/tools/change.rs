@@ -58,12 +58,19 @@ pub async fn apply(
     let absolute = resolved.beneath.root().join(&target);
     let protected =
         protection(context, &resolved.absolute()).or_else(|| protection(context, &absolute));
+    // The file really written is what is asked about: through a link, where it leads.
+    let written = crate::paths::display(context, &absolute);
+    let summary = if target == resolved.relative {
+        resolved.shown.clone()
+    } else {
+        format!("{written} (through the link {})", resolved.shown)
+    };
     context.approve(
         &ApprovalRequest {
             tool: tool.to_string(),
             kind: ToolKind::Write,
-            summary: resolved.shown.clone(),
-            detail: Some(diff(&resolved.shown, old, &new)),
+            summary,
+            detail: Some(diff(&written, old, &new)),
             protected,
         },
         &serde_json::Value::Null,
