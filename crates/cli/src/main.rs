@@ -7,5 +7,7 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // Started by the sandbox as its inner layer: restrict, then become the command.
+    skillet_agent::sandbox::inner_layer_if_asked();
     skillet_cli::run_main()
 }

@@ -510,3 +510,29 @@ fn ordinary_work_and_commits_still_work() {
     assert!(!hooks_and_files.contains(&"commondir".to_string()));
     assert!(!hooks_and_files.contains(&"config.worktree".to_string()));
 }
+
+#[test]
+fn abstract_sockets_outside_are_out_of_reach_with_the_network_on() {
+    use std::os::linux::net::SocketAddrExt as _;
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // With the network on the command shares the network namespace, where abstract sockets
+    // live (X11, some buses): the inner Landlock layer keeps it from those made outside.
+    let name = format!("skillet-test-{}", std::process::id());
+    let address = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let _listener = std::os::unix::net::UnixListener::bind_addr(&address).unwrap();
+    let results = attack(
+        &sandbox,
+        &[&format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect(b'\\\\0{name}'); print('connected')\" 2>&1 | tail -1"
+        )],
+    );
+    assert!(!results[0].contains("connected"), "{}", results[0]);
+    assert!(
+        results[0].contains("PermissionError") || results[0].contains("Operation not permitted"),
+        "{}",
+        results[0]
+    );
+}

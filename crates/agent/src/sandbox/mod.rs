@@ -42,6 +42,32 @@ pub struct SandboxPolicy {
     /// Use namespaces where they can be made (else Landlock alone); off only to compare the
     /// two mechanisms (tests, benchmarks).
     pub namespaces: bool,
+    /// A binary that runs the inner Landlock layer inside the namespaces when started with
+    /// [`INNER_ARG`] (skillet's own: [`inner_layer_if_asked`]); none: namespaces alone.
+    pub inner: Option<PathBuf>,
+}
+
+/// The first argument that makes a binary the sandbox's inner layer.
+#[cfg(target_os = "linux")]
+pub use namespace::INNER_ARG;
+
+/// Runs the sandbox's inner layer when this process was started as one (its first argument
+/// [`INNER_ARG`]): call it first thing in `main` of a binary named as [`SandboxPolicy::inner`].
+/// Returns when the process is not one; otherwise never (the command runs in its place, or
+/// the process exits 126 saying why not).
+pub fn inner_layer_if_asked() {
+    #[cfg(target_os = "linux")]
+    {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if args.get(1).is_some_and(|arg| arg == INNER_ARG) {
+            let error = namespace::inner_main(&args[1..]);
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("skillet sandbox: {error}\n").as_bytes(),
+            );
+            std::process::exit(126);
+        }
+    }
 }
 
 impl Default for SandboxPolicy {
@@ -52,6 +78,7 @@ impl Default for SandboxPolicy {
             writable: Vec::new(),
             pass_env: Vec::new(),
             namespaces: true,
+            inner: None,
         }
     }
 }
@@ -113,7 +140,7 @@ pub fn mechanism(policy: &SandboxPolicy, cwd: &Path) -> Mechanism {
     #[cfg(target_os = "linux")]
     {
         match namespace::find(cwd) {
-            Some(bwrap) => match namespace::usable(&bwrap) {
+            Some(bwrap) => match namespace::usable(&bwrap, policy.inner.as_deref()) {
                 Ok(()) => Mechanism::Namespaces(bwrap),
                 Err(why) => Mechanism::Landlock(why),
             },
@@ -183,6 +210,7 @@ impl Launch {
                 &writable,
                 layout.as_ref(),
                 sources,
+                policy.inner.as_deref(),
             ));
         }
         let _ = protect;
@@ -293,8 +321,13 @@ pub fn describe(policy: &SandboxPolicy, cwd: &Path) -> String {
     match mechanism(policy, cwd) {
         Mechanism::Off => "none (sandbox.enabled = false)".to_string(),
         Mechanism::Namespaces(bwrap) => format!(
-            "namespaces through {}: protected paths read-only, private /tmp and /run, own PID namespace",
-            bwrap.display()
+            "namespaces through {}: protected paths read-only, private /tmp and /run, own PID namespace{}",
+            bwrap.display(),
+            if policy.inner.is_some() {
+                ", Landlock inside"
+            } else {
+                ""
+            }
         ),
         Mechanism::Landlock(why) => match probe(policy, cwd) {
             SandboxStatus::Partial(_) => format!(

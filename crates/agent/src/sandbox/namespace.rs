@@ -49,20 +49,31 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Whether namespaces can be made here with `bwrap` (checked once per process and bwrap): the
-/// error bwrap gave when not (no user namespaces in a container, an AppArmor rule).
-pub fn usable(bwrap: &Path) -> Result<(), String> {
-    /// Each bwrap checked, and what the check found.
-    type Checked = std::sync::Mutex<Vec<(PathBuf, Result<(), String>)>>;
+/// Whether namespaces can be made here with `bwrap`, with the inner layer from `inner` when
+/// given (checked once per process for each pair, by starting `true` that way): the error
+/// when not (no user namespaces in a container, an AppArmor rule, an inner layer that fails).
+pub fn usable(bwrap: &Path, inner: Option<&Path>) -> Result<(), String> {
+    /// Each pair checked, and what the check found.
+    type Checked = std::sync::Mutex<Vec<((PathBuf, Option<PathBuf>), Result<(), String>)>>;
     static CHECKED: OnceLock<Checked> = OnceLock::new();
     let checked = CHECKED.get_or_init(Default::default);
+    let key = (bwrap.to_path_buf(), inner.map(Path::to_path_buf));
     if let Ok(list) = checked.lock()
-        && let Some((_, result)) = list.iter().find(|(path, _)| path == bwrap)
+        && let Some((_, result)) = list.iter().find(|(pair, _)| *pair == key)
     {
         return result.clone();
     }
     let mut args = base_args(false);
-    args.extend(["--ro-bind", "/", "/", "--", "true"].map(OsString::from));
+    args.extend(["--ro-bind", "/", "/", "--tmpfs", "/run"].map(OsString::from));
+    if let Some(inner) = inner {
+        args.extend([
+            "--ro-bind".into(),
+            inner.as_os_str().to_os_string(),
+            INNER_PATH.into(),
+        ]);
+        args.extend(["--", INNER_PATH, INNER_ARG, "no-network", "/tmp"].map(OsString::from));
+    }
+    args.extend(["--", "true"].map(OsString::from));
     let result = match std::process::Command::new(bwrap)
         .args(&args)
         .stdin(std::process::Stdio::null())
@@ -78,7 +89,7 @@ pub fn usable(bwrap: &Path) -> Result<(), String> {
         Err(error) => Err(format!("cannot run {}: {error}", bwrap.display())),
     };
     if let Ok(mut list) = checked.lock() {
-        list.push((bwrap.to_path_buf(), result.clone()));
+        list.push((key, result.clone()));
     }
     result
 }
@@ -208,14 +219,51 @@ impl Sources {
     }
 }
 
-/// bwrap's arguments up to `--`, for a command in `cwd` writing to `writable` (real paths),
-/// with `layout` protected (none: a command the user reviewed).
+/// The first argument that makes skillet's binary the sandbox's inner layer
+/// ([`inner_main`]).
+pub const INNER_ARG: &str = "__skillet-sandbox-inner";
+/// Where the binary holding the inner layer is mounted inside the sandbox (read-only, in its
+/// private `/run`), so it is found whatever the command's view of the file system.
+const INNER_PATH: &str = "/run/skillet-sandbox-inner";
+/// Folders the inner layer lets commands write besides the writable roots: their own.
+const PRIVATE_WRITABLE: [&str; 4] = ["/tmp", "/var/tmp", "/run", "/dev/shm"];
+
+/// The inner layer, run as the sandbox's first process: restricts itself with Landlock (writes
+/// only beneath the writable folders, no signals out, no abstract UNIX sockets made outside
+/// the sandbox, no TCP without the network), then becomes the command. Arguments:
+/// `INNER_ARG network|no-network WRITABLE… -- PROGRAM ARGS…`. Returns only when it cannot go
+/// on (the command does not run): the error, for the caller to print.
+pub fn inner_main(args: &[OsString]) -> String {
+    use std::os::unix::process::CommandExt as _;
+    let Some(split) = args.iter().position(|arg| arg == "--") else {
+        return "the sandbox's inner layer was started without a command".to_string();
+    };
+    let (head, command) = (&args[..split], &args[split + 1..]);
+    let (Some(network), Some((program, program_args))) = (head.get(1), command.split_first())
+    else {
+        return "the sandbox's inner layer was started without a command".to_string();
+    };
+    let network = network == "network";
+    let writable: Vec<PathBuf> = head.iter().skip(2).map(PathBuf::from).collect();
+    if let Err(error) = super::imp::restrict(&writable, network) {
+        return format!("cannot restrict the command with Landlock: {error}");
+    }
+    let error = std::process::Command::new(program)
+        .args(program_args)
+        .exec();
+    format!("cannot run {}: {error}", program.to_string_lossy())
+}
+
+/// bwrap's arguments up to and including `--`, for a command in `cwd` writing to `writable`
+/// (real paths), with `layout` protected (none: a command the user reviewed), and the inner
+/// Landlock layer run from `inner` (skillet's binary) when given.
 pub fn args(
     network: bool,
     cwd: &Path,
     writable: &[PathBuf],
     layout: Option<&Layout>,
     sources: &Sources,
+    inner: Option<&Path>,
 ) -> Vec<OsString> {
     let mut args = base_args(network);
     let mut push = |flag: &str, paths: &[&Path]| {
@@ -252,10 +300,26 @@ pub fn args(
             push("--ro-bind", &[sources.of(placeholder), path]);
         }
     }
+    if let Some(inner) = inner {
+        push("--ro-bind", &[inner, Path::new(INNER_PATH)]);
+    }
     push("--chdir", &[cwd]);
     args.push("--setenv".into());
     args.push("TMPDIR".into());
     args.push("/tmp".into());
     args.push("--".into());
+    if inner.is_some() {
+        args.push(INNER_PATH.into());
+        args.push(INNER_ARG.into());
+        args.push(if network { "network" } else { "no-network" }.into());
+        for folder in writable
+            .iter()
+            .chain(layout.iter().flat_map(|layout| layout.git_writable.iter()))
+        {
+            args.push(folder.as_os_str().to_os_string());
+        }
+        args.extend(PRIVATE_WRITABLE.map(OsString::from));
+        args.push("--".into());
+    }
     args
 }

@@ -51,6 +51,7 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
             network: settings.sandbox.network,
             writable: settings.sandbox.writable.clone(),
             pass_env: settings.sandbox.pass_env.clone(),
+            inner: std::env::current_exe().ok(),
             ..skillet_agent::sandbox::SandboxPolicy::default()
         };
         let _ = writeln!(

@@ -192,6 +192,8 @@ pub fn start(
             network: settings.sandbox.network,
             writable: settings.sandbox.writable.clone(),
             pass_env: settings.sandbox.pass_env.clone(),
+            // skillet's own binary runs the inner Landlock layer inside the namespaces.
+            inner: std::env::current_exe().ok(),
             ..skillet_agent::sandbox::SandboxPolicy::default()
         },
         instructions: settings.instructions,
