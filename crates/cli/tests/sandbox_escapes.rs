@@ -459,8 +459,19 @@ fn metadata_outside_cannot_be_changed() {
     if !namespaces(&sandbox) {
         return;
     }
-    // Outside the temp dir, so the command sees it (its /tmp is its own).
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Outside the temp dir where there is such a folder, so the command sees it read-only
+    // (its /tmp is its own: a file there is not seen at all).
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&target).unwrap();
+    let temp = std::env::temp_dir().canonicalize().unwrap();
+    let base = if target.canonicalize().unwrap().starts_with(&temp) {
+        let home = PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/skillet-tests");
+        std::fs::create_dir_all(&home).unwrap();
+        home
+    } else {
+        target
+    };
+    let outside = tempfile::tempdir_in(base).unwrap();
     let file: PathBuf = outside.path().canonicalize().unwrap().join("precious.txt");
     std::fs::write(&file, "precious").unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
