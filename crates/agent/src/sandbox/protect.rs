@@ -45,6 +45,8 @@ const GIT_DIR_FILES: [&str; 3] = ["config", "config.worktree", "commondir"];
 pub const MAX_GIT_MODULES: usize = 256;
 /// How deep `modules/` folders nest before the search stops.
 const MAX_MODULE_DEPTH: usize = 4;
+/// How long `git config` may take to list a config's hooks path and includes.
+pub const GIT_CONFIG_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// The most bytes of a gitfile, `.gitmodules` or config read here.
 const MAX_GIT_FILE_BYTES: u64 = 256 * 1024;
 
@@ -415,12 +417,41 @@ fn git_config_paths(config: &Path) -> Vec<(PathBuf, String, String)> {
         .env_remove("GIT_CONFIG_PARAMETERS")
         .env_remove("GIT_CONFIG_COUNT")
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .output();
-    let Ok(output) = output else {
+        .spawn();
+    let Ok(mut child) = output else {
         return Vec::new();
     };
-    parse_config_output(&output.stdout)
+    // An include that names a FIFO would hold git (and every command) for ever: it gets
+    // GIT_CONFIG_TIMEOUT, and its output is read beside it, capped.
+    let Some(stdout) = child.stdout.take() else {
+        return Vec::new();
+    };
+    let reader = std::thread::spawn(move || {
+        use std::io::Read as _;
+        let mut bytes = Vec::new();
+        let _ = stdout.take(MAX_GIT_FILE_BYTES).read_to_end(&mut bytes);
+        bytes
+    });
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < GIT_CONFIG_TIMEOUT => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+        }
+    }
+    reader
+        .join()
+        .map(|bytes| parse_config_output(&bytes))
+        .unwrap_or_default()
 }
 
 /// Parses `git config -z --show-origin --get-regexp` output: `file:ORIGIN\0KEY\nVALUE\0`.
