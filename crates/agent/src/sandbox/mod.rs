@@ -21,14 +21,21 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod host;
 #[cfg(target_os = "linux")]
 mod namespace;
 #[cfg(target_os = "linux")]
 mod placeholders;
 pub mod protect;
+#[cfg(target_os = "linux")]
+mod seccomp;
 
 /// What a command may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent switches of the user's config"
+)]
 pub struct SandboxPolicy {
     /// Sandbox commands at all.
     pub enabled: bool,
@@ -39,6 +46,10 @@ pub struct SandboxPolicy {
     /// Variables passed to commands although they look like credentials (the user's config
     /// names them on purpose).
     pub pass_env: Vec<String>,
+    /// Let commands make UNIX sockets (else `socket(AF_UNIX, …)` fails with `EPERM` in the inner
+    /// layer, so no server on disk is reachable: Docker's, an SSH or password agent's in the
+    /// home folder). Pairs (`socketpair`) always work.
+    pub unix_sockets: bool,
     /// Use namespaces where they can be made (else Landlock alone); off only to compare the
     /// two mechanisms (tests, benchmarks).
     pub namespaces: bool,
@@ -77,6 +88,7 @@ impl Default for SandboxPolicy {
             network: true,
             writable: Vec::new(),
             pass_env: Vec::new(),
+            unix_sockets: false,
             namespaces: true,
             inner: None,
         }
@@ -139,14 +151,14 @@ pub fn mechanism(policy: &SandboxPolicy, cwd: &Path) -> Mechanism {
     }
     #[cfg(target_os = "linux")]
     {
-        match namespace::find(cwd) {
-            Some(bwrap) => match namespace::usable(&bwrap, policy.inner.as_deref()) {
-                Ok(()) => Mechanism::Namespaces(bwrap),
-                Err(why) => Mechanism::Landlock(why),
-            },
-            None => Mechanism::Landlock(
-                "bubblewrap (bwrap) is not installed; install it (Debian and Ubuntu: apt install bubblewrap) for commands in their own namespaces".to_string(),
-            ),
+        let untrusted = host::untrusted_roots(cwd, &policy.writable);
+        let usable = namespace::find(&untrusted).and_then(|bwrap| {
+            let inner = inner_binary(policy, &untrusted)?;
+            namespace::usable(&bwrap, inner.as_deref()).map(|()| bwrap)
+        });
+        match usable {
+            Ok(bwrap) => Mechanism::Namespaces(bwrap),
+            Err(why) => Mechanism::Landlock(why),
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -154,6 +166,17 @@ pub fn mechanism(policy: &SandboxPolicy, cwd: &Path) -> Mechanism {
         let _ = cwd;
         Mechanism::Landlock("namespaces are Linux's".to_string())
     }
+}
+
+/// The inner layer's binary as mounted ([`namespace::Sources::inner_binary`]), if any.
+#[cfg(target_os = "linux")]
+fn inner_binary(policy: &SandboxPolicy, untrusted: &[PathBuf]) -> Result<Option<PathBuf>, String> {
+    let Some(inner) = &policy.inner else {
+        return Ok(None);
+    };
+    namespace::Sources::get()?
+        .inner_binary(inner, untrusted)
+        .map(Some)
 }
 
 /// One command's sandbox, prepared: build the command with [`Launch::command`], start it with
@@ -206,11 +229,14 @@ impl Launch {
             launch.prefix.push(bwrap.as_os_str().to_os_string());
             launch.prefix.extend(namespace::args(
                 policy.network,
+                policy.unix_sockets,
                 cwd,
                 &writable,
                 layout.as_ref(),
                 sources,
-                policy.inner.as_deref(),
+                inner_binary(policy, &host::untrusted_roots(cwd, &policy.writable))
+                    .map_err(std::io::Error::other)?
+                    .as_deref(),
             ));
         }
         let _ = protect;

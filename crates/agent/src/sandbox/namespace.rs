@@ -31,22 +31,28 @@ pub const BWRAP_ENV: &str = "SKILLET_BWRAP";
 pub const PRIVATE_FOLDERS: [&str; 3] = ["/tmp", "/var/tmp", "/run"];
 
 /// Finds bwrap: `$SKILLET_BWRAP`, else the first on `PATH` (absolute entries only) outside
-/// `cwd`, so a repository cannot put its own in the way.
-pub fn find(cwd: &Path) -> Option<PathBuf> {
+/// every folder commands may write (`untrusted`, [`super::host`]), so neither a repository nor
+/// an earlier command can put its own in the way. The error says why none is usable.
+pub fn find(untrusted: &[PathBuf]) -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os(BWRAP_ENV) {
         let path = PathBuf::from(path);
-        return path.is_absolute().then_some(path);
+        if !path.is_absolute() {
+            return Err(format!(
+                "{BWRAP_ENV} must name bwrap by an absolute path (it is {})",
+                path.display()
+            ));
+        }
+        if !super::host::trusted(&path, untrusted) {
+            return Err(format!(
+                "{BWRAP_ENV} names {}, which is not an executable outside the folders commands may write",
+                path.display()
+            ));
+        }
+        return Ok(path);
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .filter(|dir| dir.is_absolute() && !dir.starts_with(cwd))
-        .map(|dir| dir.join("bwrap"))
-        .find(|candidate| is_executable(candidate))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    super::host::find("bwrap", untrusted).ok_or_else(|| {
+        "bubblewrap (bwrap) is not installed outside the folders commands may write; install it (Debian and Ubuntu: apt install bubblewrap) for commands in their own namespaces".to_string()
+    })
 }
 
 /// Whether namespaces can be made here with `bwrap`, with the inner layer from `inner` when
@@ -71,7 +77,9 @@ pub fn usable(bwrap: &Path, inner: Option<&Path>) -> Result<(), String> {
             inner.as_os_str().to_os_string(),
             INNER_PATH.into(),
         ]);
-        args.extend(["--", INNER_PATH, INNER_ARG, "no-network", "/tmp"].map(OsString::from));
+        args.extend(
+            ["--", INNER_PATH, INNER_ARG, "no-network", "no-unix", "/tmp"].map(OsString::from),
+        );
     }
     args.extend(["--", "true"].map(OsString::from));
     let result = match std::process::Command::new(bwrap)
@@ -219,6 +227,91 @@ impl Sources {
     }
 }
 
+/// How long a copy of an inner-layer binary is kept once made (another build's copy removes
+/// it past this; a process whose copy went makes it again).
+const INNER_COPY_KEPT: std::time::Duration = std::time::Duration::from_hours(1);
+
+impl Sources {
+    /// The inner layer's binary as mounted: `inner` itself, or, when it lies in a folder
+    /// commands may write (skillet built inside the project it works on), a copy in this
+    /// private folder, made once per build: a command cannot replace what the next command
+    /// runs as its second layer.
+    pub fn inner_binary(&self, inner: &Path, untrusted: &[PathBuf]) -> Result<PathBuf, String> {
+        use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+        /// Each binary asked for, and its copy: the first copy of a process stays its copy.
+        static COPIES: OnceLock<std::sync::Mutex<Vec<(PathBuf, PathBuf)>>> = OnceLock::new();
+        if super::host::trusted(inner, untrusted) {
+            return Ok(inner.to_path_buf());
+        }
+        let copies = COPIES.get_or_init(Default::default);
+        if let Ok(list) = copies.lock()
+            && let Some((_, copy)) = list.iter().find(|(asked, _)| asked == inner)
+            && copy.exists()
+        {
+            return Ok(copy.clone());
+        }
+        // This process's own binary is copied from what runs, not from the path, which a
+        // command may have replaced since.
+        let source = if std::env::current_exe().ok().as_deref() == Some(inner) {
+            PathBuf::from("/proc/self/exe")
+        } else {
+            inner.to_path_buf()
+        };
+        let dir = self.folder.parent().unwrap_or(&self.folder);
+        let metadata = std::fs::metadata(&source)
+            .map_err(|error| format!("cannot read {}: {error}", inner.display()))?;
+        let name = format!(
+            "inner-{}-{}-{}-{}",
+            metadata.dev(),
+            metadata.ino(),
+            metadata.size(),
+            metadata.mtime_nsec() + metadata.mtime() * 1_000_000_000
+        );
+        let copy = dir.join(&name);
+        let remember = |copy: &PathBuf| {
+            if let Ok(mut list) = copies.lock() {
+                list.retain(|(asked, _)| asked != inner);
+                list.push((inner.to_path_buf(), copy.clone()));
+            }
+        };
+        if std::fs::metadata(&copy).is_ok_and(|m| m.size() == metadata.size()) {
+            remember(&copy);
+            return Ok(copy);
+        }
+        let partial = dir.join(format!("{name}.{}", std::process::id()));
+        let made = std::fs::copy(&source, &partial)
+            .and_then(|_| {
+                std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o500))
+            })
+            .and_then(|()| std::fs::rename(&partial, &copy));
+        if let Err(error) = made {
+            let _ = std::fs::remove_file(&partial);
+            return Err(format!(
+                "cannot copy {} out of the folders commands may write: {error}",
+                inner.display()
+            ));
+        }
+        // Copies of other builds, unused for a while, go.
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for entry in entries.filter_map(Result::ok) {
+                let stale = entry.file_name().to_string_lossy().starts_with("inner-")
+                    && entry.file_name() != name.as_str()
+                    && entry
+                        .metadata()
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|at| at.elapsed().ok())
+                        .is_some_and(|age| age > INNER_COPY_KEPT);
+                if stale {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+        remember(&copy);
+        Ok(copy)
+    }
+}
+
 /// The first argument that makes skillet's binary the sandbox's inner layer
 /// ([`inner_main`]).
 pub const INNER_ARG: &str = "__skillet-sandbox-inner";
@@ -230,8 +323,9 @@ const PRIVATE_WRITABLE: [&str; 4] = ["/tmp", "/var/tmp", "/run", "/dev/shm"];
 
 /// The inner layer, run as the sandbox's first process: restricts itself with Landlock (writes
 /// only beneath the writable folders, no signals out, no abstract UNIX sockets made outside
-/// the sandbox, no TCP without the network), then becomes the command. Arguments:
-/// `INNER_ARG network|no-network WRITABLE… -- PROGRAM ARGS…`. Returns only when it cannot go
+/// the sandbox, no TCP without the network) and, unless the policy lets them, refuses UNIX
+/// sockets ([`super::seccomp`]), then becomes the command. Arguments:
+/// `INNER_ARG network|no-network unix|no-unix WRITABLE… -- PROGRAM ARGS…`. Returns only when it cannot go
 /// on (the command does not run): the error, for the caller to print.
 pub fn inner_main(args: &[OsString]) -> String {
     use std::os::unix::process::CommandExt as _;
@@ -239,14 +333,20 @@ pub fn inner_main(args: &[OsString]) -> String {
         return "the sandbox's inner layer was started without a command".to_string();
     };
     let (head, command) = (&args[..split], &args[split + 1..]);
-    let (Some(network), Some((program, program_args))) = (head.get(1), command.split_first())
+    let (Some(network), Some(unix), Some((program, program_args))) =
+        (head.get(1), head.get(2), command.split_first())
     else {
         return "the sandbox's inner layer was started without a command".to_string();
     };
     let network = network == "network";
-    let writable: Vec<PathBuf> = head.iter().skip(2).map(PathBuf::from).collect();
+    let writable: Vec<PathBuf> = head.iter().skip(3).map(PathBuf::from).collect();
     if let Err(error) = super::imp::restrict(&writable, network) {
         return format!("cannot restrict the command with Landlock: {error}");
+    }
+    if unix != "unix"
+        && let Err(error) = super::seccomp::deny_unix_sockets()
+    {
+        return format!("cannot refuse UNIX sockets to the command: {error}");
     }
     let error = std::process::Command::new(program)
         .args(program_args)
@@ -259,6 +359,7 @@ pub fn inner_main(args: &[OsString]) -> String {
 /// Landlock layer run from `inner` (skillet's binary) when given.
 pub fn args(
     network: bool,
+    unix_sockets: bool,
     cwd: &Path,
     writable: &[PathBuf],
     layout: Option<&Layout>,
@@ -312,6 +413,7 @@ pub fn args(
         args.push(INNER_PATH.into());
         args.push(INNER_ARG.into());
         args.push(if network { "network" } else { "no-network" }.into());
+        args.push(if unix_sockets { "unix" } else { "no-unix" }.into());
         for folder in writable
             .iter()
             .chain(layout.iter().flat_map(|layout| layout.git_writable.iter()))

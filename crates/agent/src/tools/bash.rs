@@ -26,8 +26,14 @@ pub const MAX_OUTPUT_CHARS: usize = 50_000;
 /// a credential ([`is_secret`]).
 pub const SECRET_NAMES: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
 /// Words of a variable's name (split at `_`, compared without case) that make it a credential:
-/// `OPENROUTER_KEY`, `GH_PAT`, `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, `NPM_AUTH`.
-pub const SECRET_WORDS: [&str; 17] = [
+/// `OPENROUTER_KEY`, `GH_PAT`, `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, `NPM_AUTH`, `MYSQL_PWD`,
+/// `LDAP_BIND_PW`, `SENTRY_DSN`, `SLACK_WEBHOOK_URL`.
+pub const SECRET_WORDS: [&str; 22] = [
+    "PW",
+    "PWD",
+    "DSN",
+    "WEBHOOK",
+    "WEBHOOKS",
     "KEY",
     "KEYS",
     "APIKEY",
@@ -46,8 +52,12 @@ pub const SECRET_WORDS: [&str; 17] = [
     "AUTH",
     "COOKIE",
 ];
-/// Endings of a name's word that make it a credential too (`GHTOKEN`, `MYAPIKEY`, `PGPASSWORD`).
-pub const SECRET_WORD_ENDINGS: [&str; 5] = ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"];
+/// Endings of a name's word that make it a credential too (`GHTOKEN`, `MYAPIKEY`, `PGPASSWORD`,
+/// `SSHPASS`).
+pub const SECRET_WORD_ENDINGS: [&str; 6] = ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS"];
+/// Names passed although a word of theirs is in [`SECRET_WORDS`]: the shell's working
+/// directories.
+pub const NOT_SECRET_NAMES: [&str; 2] = ["PWD", "OLDPWD"];
 /// Name beginnings of credentials: PostgreSQL's password and password file.
 pub const SECRET_PREFIXES: [&str; 1] = ["PGPASS"];
 /// Beginnings of values that are well-known tokens, whatever the variable is called: GitHub,
@@ -76,6 +86,32 @@ pub const SECRET_VALUE_PREFIXES: [&str; 19] = [
 ];
 /// A value shorter than this is not taken for a token by its beginning (`sk-` alone is not one).
 const MIN_TOKEN_CHARS: usize = 16;
+/// Keys of `key=value` pairs that carry a credential in a value: libpq's connection strings
+/// (`host=db password=…`), URL queries (`?access_token=…`, Azure's `sig=`).
+pub const SECRET_VALUE_KEYS: [&str; 13] = [
+    "password",
+    "passwd",
+    "pwd",
+    "pass",
+    "token",
+    "access_token",
+    "auth_token",
+    "api_key",
+    "apikey",
+    "key",
+    "secret",
+    "client_secret",
+    "sig",
+];
+/// URLs whose path is the credential: chat webhooks.
+pub const SECRET_URL_PARTS: [&str; 3] = [
+    "hooks.slack.com/services/",
+    "discord.com/api/webhooks/",
+    "discordapp.com/api/webhooks/",
+];
+/// A URL's user part this long, without a password, is taken for a token (Sentry's DSN,
+/// `https://TOKEN@host/`).
+const MIN_URL_TOKEN_CHARS: usize = 24;
 
 /// Variables naming a door out of the sandbox (an agent or bus socket on disk), not passed
 /// to commands either.
@@ -90,6 +126,9 @@ pub const DOOR_NAMES: [&str; 4] = [
 /// must not see.
 pub fn is_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
+    if NOT_SECRET_NAMES.contains(&upper.as_str()) {
+        return false;
+    }
     SECRET_NAMES.contains(&upper.as_str())
         || DOOR_NAMES.contains(&upper.as_str())
         || SECRET_PREFIXES
@@ -104,18 +143,33 @@ pub fn is_secret(name: &str) -> bool {
 }
 
 /// Whether a variable's value carries a credential whatever its name: a URL with a password
-/// (`postgres://user:pw@host/db`), or a well-known token.
+/// (`postgres://user:pw@host/db`) or a token for its user, a well-known token or a JWT, a
+/// `password=…` pair (libpq, a URL's query), a chat webhook.
 pub fn carries_secret(value: &str) -> bool {
     let value = value.trim();
-    if value.chars().count() >= MIN_TOKEN_CHARS
-        && SECRET_VALUE_PREFIXES
-            .iter()
-            .any(|prefix| value.starts_with(prefix))
-    {
+    let token = |text: &str| {
+        text.chars().count() >= MIN_TOKEN_CHARS
+            && (SECRET_VALUE_PREFIXES
+                .iter()
+                .any(|prefix| text.starts_with(prefix))
+                || text.starts_with("eyJ") && text.matches('.').count() == 2)
+    };
+    if token(value) || SECRET_URL_PARTS.iter().any(|part| value.contains(part)) {
         return true;
     }
-    // Any URL in the value (a list of them too) with a password in its user part.
-    value.split([' ', ',', ';']).any(|part| {
+    let parts = || value.split([' ', ',', ';', '\n', '\t']);
+    // `key=value` pairs, alone or in a URL's query.
+    let pair = parts()
+        .flat_map(|part| part.split(['?', '&']))
+        .filter_map(|pair| pair.split_once('='))
+        .any(|(key, secret)| {
+            !secret.is_empty()
+                && SECRET_VALUE_KEYS
+                    .iter()
+                    .any(|word| key.eq_ignore_ascii_case(word))
+        });
+    // Any URL in the value (a list of them too) with a password, or a token, in its user part.
+    pair || parts().any(|part| {
         part.split_once("://").is_some_and(|(scheme, rest)| {
             !scheme.is_empty()
                 && scheme
@@ -125,8 +179,9 @@ pub fn carries_secret(value: &str) -> bool {
                     .split(['/', '?', '#'])
                     .next()
                     .and_then(|authority| authority.rsplit_once('@'))
-                    .is_some_and(|(user, _)| {
-                        user.split_once(':').is_some_and(|(_, pw)| !pw.is_empty())
+                    .is_some_and(|(user, _)| match user.split_once(':') {
+                        Some((_, password)) => !password.is_empty(),
+                        None => token(user) || user.chars().count() >= MIN_URL_TOKEN_CHARS,
                     })
         })
     })
@@ -446,5 +501,42 @@ mod tests {
         assert!(text.starts_with(&"a".repeat(CappedOutput::HALF)));
         assert!(text.ends_with(&"c".repeat(CappedOutput::HALF)));
         assert!(text.contains("[… 100 bytes of output cut here; the output was 50100 bytes …]"));
+    }
+
+    #[test]
+    fn credentials_under_other_names_and_in_values_are_found() {
+        for name in [
+            "MYSQL_PWD",
+            "SSHPASS",
+            "LDAP_BIND_PW",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+        ] {
+            assert!(is_secret(name), "{name}");
+        }
+        for name in ["PWD", "OLDPWD", "PATH", "LANG", "XDG_SESSION_TYPE"] {
+            assert!(!is_secret(name), "{name}");
+        }
+        for value in [
+            "postgres://app:hunter2@db/app",
+            "host=db user=app password=hunter2 dbname=app",
+            "https://api.example.com/v1?user=a&access_token=abcdef",
+            "mysql://db/app?password=hunter2",
+            "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
+            "https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1",
+            "https://ghp_abcdefghijklmnopqrstuvwxyz@github.com/o/r",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+        ] {
+            assert!(carries_secret(value), "{value}");
+        }
+        for value in [
+            "postgres://app@db/app",
+            "/usr/bin:/bin",
+            "https://example.com/?page=2",
+            "en_US.UTF-8",
+            "-R",
+        ] {
+            assert!(!carries_secret(value), "{value}");
+        }
     }
 }

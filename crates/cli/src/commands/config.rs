@@ -46,14 +46,7 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
     );
     let code = if let Ok(settings) = &resolved {
         describe(&mut text, settings);
-        let policy = skillet_agent::sandbox::SandboxPolicy {
-            enabled: settings.sandbox.enabled,
-            network: settings.sandbox.network,
-            writable: settings.sandbox.writable.clone(),
-            pass_env: settings.sandbox.pass_env.clone(),
-            inner: std::env::current_exe().ok(),
-            ..skillet_agent::sandbox::SandboxPolicy::default()
-        };
+        let policy = settings.sandbox.policy();
         let _ = writeln!(
             text,
             "{:<16} {}",

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 use skillet_agent::permission::Permissions;
-use skillet_agent::sandbox::SandboxPolicy;
 use skillet_agent::tools::save_skill::SaveSkills;
 use skillet_agent::transcript::{self, Transcript};
 use skillet_agent::{Agent, AgentConfig, AgentEvent, SkillMatch};
@@ -187,15 +186,7 @@ pub fn start(
         skill_index: skill_index(settings, library),
         first_message: first_message.map(str::to_string),
         protected: context.skill_roots(),
-        sandbox: SandboxPolicy {
-            enabled: settings.sandbox.enabled,
-            network: settings.sandbox.network,
-            writable: settings.sandbox.writable.clone(),
-            pass_env: settings.sandbox.pass_env.clone(),
-            // skillet's own binary runs the inner Landlock layer inside the namespaces.
-            inner: std::env::current_exe().ok(),
-            ..skillet_agent::sandbox::SandboxPolicy::default()
-        },
+        sandbox: settings.sandbox.policy(),
         instructions: settings.instructions,
         user_instructions: skillet_agent::instructions::user_instructions_path(&context.env),
         skill_trust: skill_trust.clone(),

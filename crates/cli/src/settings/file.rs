@@ -58,6 +58,9 @@ pub struct SandboxFile {
     /// Variables passed to commands although they look like credentials (the user's file
     /// only).
     pub pass_env: Option<Vec<String>>,
+    /// `true` lets commands make UNIX sockets, and so reach servers on disk (Docker's, an
+    /// agent's): the user's file only.
+    pub unix_sockets: Option<bool>,
 }
 
 impl FileConfig {
@@ -131,6 +134,9 @@ impl FileConfig {
             }
             if let Some(pass_env) = &sandbox.pass_env {
                 grants.push(format!("sandbox.pass_env = {pass_env:?}"));
+            }
+            if sandbox.unix_sockets == Some(true) {
+                grants.push("sandbox.unix_sockets = true".into());
             }
             if let Some(enabled) = sandbox.enabled {
                 grants.push(format!("sandbox.enabled = {enabled}"));

@@ -168,6 +168,7 @@ pub(super) fn sandbox_settings(files: &Files) -> SandboxSettings {
             .value(|f| f.sandbox.as_ref().and_then(|s| s.pass_env.clone()))
             .map(|(pass_env, _)| pass_env)
             .unwrap_or_default(),
+        unix_sockets: sandbox(|s| s.unix_sockets).unwrap_or(false),
     }
 }
 
@@ -243,6 +244,7 @@ mod tests {
                 network: true,
                 writable: vec![],
                 pass_env: vec![],
+                unix_sockets: false,
             }
         );
         assert_eq!(s.model, "m", "harmless keys still apply");

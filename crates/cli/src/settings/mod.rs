@@ -106,6 +106,24 @@ pub struct SandboxSettings {
     pub writable: Vec<PathBuf>,
     /// Variables passed to commands although they look like credentials.
     pub pass_env: Vec<String>,
+    /// Commands may make UNIX sockets.
+    pub unix_sockets: bool,
+}
+
+impl SandboxSettings {
+    /// The policy commands run under, skillet's own binary running the inner Landlock and
+    /// seccomp layer inside the namespaces.
+    pub fn policy(&self) -> skillet_agent::sandbox::SandboxPolicy {
+        skillet_agent::sandbox::SandboxPolicy {
+            enabled: self.enabled,
+            network: self.network,
+            writable: self.writable.clone(),
+            pass_env: self.pass_env.clone(),
+            unix_sockets: self.unix_sockets,
+            inner: std::env::current_exe().ok(),
+            ..skillet_agent::sandbox::SandboxPolicy::default()
+        }
+    }
 }
 
 /// Where the inputs come from, so tests can pass their own.

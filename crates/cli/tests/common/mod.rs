@@ -3,6 +3,8 @@
 
 #![allow(dead_code, reason = "each test file uses a part")]
 
+#[cfg(target_os = "linux")]
+pub mod escapes;
 pub mod mcp_client;
 
 use std::ffi::OsString;

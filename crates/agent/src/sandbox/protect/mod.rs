@@ -25,8 +25,9 @@ use std::path::{Component, Path, PathBuf};
 
 /// Names protected at the top of the working directory: folders and files other tools (and
 /// skillet's next session) read as instructions or run.
-pub const PROTECTED_TOP_NAMES: [&str; 10] = [
+pub const PROTECTED_TOP_NAMES: [&str; 18] = [
     ".git",
+    ".gitmodules",
     ".envrc",
     "skillet.toml",
     "AGENTS.md",
@@ -36,19 +37,20 @@ pub const PROTECTED_TOP_NAMES: [&str; 10] = [
     ".claude",
     ".opencode",
     ".mcp.json",
+    // Hook managers: what git's hooks run (husky's `.husky/_` sources `.husky/*`).
+    ".husky",
+    ".pre-commit-config.yaml",
+    "lefthook.yml",
+    ".lefthook.yml",
+    // Editors' folders: tasks that run when the folder is opened.
+    ".vscode",
+    ".idea",
+    ".zed",
 ];
 
-/// Files of a git directory that decide what git runs or where it looks.
-const GIT_DIR_FILES: [&str; 3] = ["config", "config.worktree", "commondir"];
+mod git;
 
-/// The most submodule repositories looked into (under `modules/`, nested).
-pub const MAX_GIT_MODULES: usize = 256;
-/// How deep `modules/` folders nest before the search stops.
-const MAX_MODULE_DEPTH: usize = 4;
-/// How long `git config` may take to list a config's hooks path and includes.
-pub const GIT_CONFIG_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
-/// The most bytes of a gitfile, `.gitmodules` or config read here.
-const MAX_GIT_FILE_BYTES: u64 = 256 * 1024;
+pub use git::{GIT_CONFIG_TIMEOUT, MAX_GIT_MODULES};
 
 /// What a placeholder is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,8 +97,16 @@ pub fn layout(cwd: &Path, writable: &[PathBuf], skill_roots: &[PathBuf]) -> Layo
     let mut wanted: Vec<(PathBuf, Placeholder)> = PROTECTED_TOP_NAMES
         .iter()
         .filter(|name| !(git_folder && **name == ".git"))
-        .map(|name| (cwd.join(name), placeholder_for(name)))
+        // Missing ones get an empty folder, files too: a command can neither create the file
+        // nor see an empty one git would list as untracked (and `git add -A` commit).
+        .map(|name| (cwd.join(name), Placeholder::Folder))
         .collect();
+    if std::fs::symlink_metadata(cwd.join(".git")).is_err() {
+        // No `.git` here: git would take the working directory itself for a bare repository
+        // if a command made one (`HEAD`, `objects`, `refs`); a folder named `HEAD` is no
+        // valid HEAD.
+        wanted.push((cwd.join("HEAD"), Placeholder::Folder));
+    }
     let git_root = skillet_skills::find_git_root(cwd);
     if git_root.as_deref().is_none_or(|root| root == cwd) {
         wanted.push((
@@ -109,7 +119,8 @@ pub fn layout(cwd: &Path, writable: &[PathBuf], skill_roots: &[PathBuf]) -> Layo
     }
     let mut layout = Layout::default();
     if let Some(root) = &git_root {
-        git_paths(root, writable, &mut wanted, &mut layout);
+        let untrusted = super::host::untrusted_roots(cwd, writable);
+        git::git_paths(root, writable, &untrusted, &mut wanted, &mut layout);
     }
     let mut all_writable: Vec<PathBuf> = writable.to_vec();
     all_writable.extend(layout.git_writable.iter().cloned());
@@ -163,17 +174,6 @@ pub fn layout(cwd: &Path, writable: &[PathBuf], skill_roots: &[PathBuf]) -> Layo
     pinned.dedup();
     layout.pinned = pinned;
     layout
-}
-
-/// Folders among [`PROTECTED_TOP_NAMES`]; the rest are files.
-const PROTECTED_TOP_FOLDERS: [&str; 4] = [".git", ".agents", ".claude", ".opencode"];
-
-fn placeholder_for(name: &str) -> Placeholder {
-    if PROTECTED_TOP_FOLDERS.contains(&name) {
-        Placeholder::Folder
-    } else {
-        Placeholder::File(b"")
-    }
 }
 
 /// Adds `path` to the layout: read-only where it exists (through a link, the real file), a
@@ -245,260 +245,6 @@ fn place(path: &Path, placeholder: Placeholder, writable: &[PathBuf], layout: &m
     }
 }
 
-/// The git paths of the repository at `root` (its `.git` a folder or a gitfile).
-fn git_paths(
-    root: &Path,
-    writable: &[PathBuf],
-    wanted: &mut Vec<(PathBuf, Placeholder)>,
-    layout: &mut Layout,
-) {
-    let dot_git = root.join(".git");
-    if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| !m.is_dir()) {
-        // A gitfile (or a link): where git looks is decided by it.
-        wanted.push((dot_git.clone(), Placeholder::Folder));
-    }
-    let Some(git_dir) = resolve_git_dir(&dot_git) else {
-        return;
-    };
-    let common_dir = common_dir(&git_dir).unwrap_or_else(|| git_dir.clone());
-    for dir in [&git_dir, &common_dir] {
-        // Commits from a subfolder or a linked worktree write here: writable, its protected
-        // parts not. Only a folder that is a git directory, found as git finds it.
-        if is_git_dir(dir) && !writable.iter().any(|root| dir.starts_with(root)) {
-            layout.git_writable.push(dir.clone());
-        }
-    }
-    layout.git_writable.sort();
-    layout.git_writable.dedup();
-    let mut configs: Vec<PathBuf> = Vec::new();
-    for dir in [&git_dir, &common_dir] {
-        for name in GIT_DIR_FILES {
-            wanted.push((dir.join(name), git_placeholder(name)));
-        }
-        wanted.push((dir.join("hooks"), Placeholder::Folder));
-        configs.push(dir.join("config"));
-        configs.push(dir.join("config.worktree"));
-    }
-    // Submodules: their repositories under modules/ (nested), and their work trees' gitfiles.
-    let mut modules = Vec::new();
-    find_modules(&common_dir.join("modules"), 0, &mut modules);
-    for module in modules {
-        for name in GIT_DIR_FILES {
-            wanted.push((module.join(name), git_placeholder(name)));
-        }
-        wanted.push((module.join("hooks"), Placeholder::Folder));
-        configs.push(module.join("config"));
-    }
-    for path in submodule_paths(&root.join(".gitmodules")) {
-        if let Some(path) = skillet_skills::confine::normalize(&root.join(path))
-            && path.starts_with(root)
-        {
-            wanted.push((path.join(".git"), Placeholder::Folder));
-        }
-    }
-    configs.sort();
-    configs.dedup();
-    // What the configs point at: core.hooksPath (relative to the work tree) and includes
-    // (relative to the file that includes them), as git itself reads them.
-    for config in configs {
-        for (origin, key, value) in git_config_paths(&config) {
-            let value = expand_home(&value);
-            let base = if key == "core.hookspath" {
-                root.to_path_buf()
-            } else {
-                origin
-                    .parent()
-                    .map_or_else(|| root.to_path_buf(), Path::to_path_buf)
-            };
-            if let Some(path) = skillet_skills::confine::normalize(&base.join(value)) {
-                let placeholder = if key == "core.hookspath" {
-                    Placeholder::Folder
-                } else {
-                    Placeholder::File(b"")
-                };
-                wanted.push((path, placeholder));
-            }
-        }
-    }
-}
-
-/// A placeholder git reads as harmless: an empty config, and a `commondir` of `.` (the git
-/// directory itself; an empty one stops git).
-fn git_placeholder(name: &str) -> Placeholder {
-    if name == "commondir" {
-        Placeholder::File(b".\n")
-    } else {
-        Placeholder::File(b"")
-    }
-}
-
-/// The git directory `.git` names: itself when a folder, the target of a gitfile
-/// (`gitdir: PATH`, relative to the gitfile's folder).
-fn resolve_git_dir(dot_git: &Path) -> Option<PathBuf> {
-    let metadata = std::fs::metadata(dot_git).ok()?;
-    if metadata.is_dir() {
-        return std::fs::canonicalize(dot_git).ok();
-    }
-    let text = read_small(dot_git)?;
-    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
-    let base = dot_git.parent()?;
-    std::fs::canonicalize(base.join(target)).ok()
-}
-
-/// The common directory a linked worktree's git directory names in `commondir`.
-fn common_dir(git_dir: &Path) -> Option<PathBuf> {
-    let text = read_small(&git_dir.join("commondir"))?;
-    let target = text.trim_end_matches(['\n', '\r']);
-    std::fs::canonicalize(git_dir.join(target)).ok()
-}
-
-/// Whether `dir` looks like a git directory to git (`HEAD`, and `objects` or a `commondir`).
-fn is_git_dir(dir: &Path) -> bool {
-    dir.join("HEAD").is_file() && (dir.join("objects").is_dir() || dir.join("commondir").is_file())
-}
-
-fn find_modules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if depth > MAX_MODULE_DEPTH || out.len() >= MAX_GIT_MODULES {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        if out.len() >= MAX_GIT_MODULES {
-            return;
-        }
-        if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-            continue;
-        }
-        let path = entry.path();
-        if path.join("HEAD").is_file() {
-            find_modules(&path.join("modules"), depth + 1, out);
-            out.push(path);
-        } else {
-            // Module names may hold slashes: `modules/a/b`.
-            find_modules(&path, depth + 1, out);
-        }
-    }
-}
-
-/// The `path = …` values of a `.gitmodules` file.
-fn submodule_paths(gitmodules: &Path) -> Vec<String> {
-    let Some(text) = read_small(gitmodules) else {
-        return Vec::new();
-    };
-    text.lines()
-        .filter_map(|line| {
-            let (key, value) = line.trim().split_once('=')?;
-            (key.trim().eq_ignore_ascii_case("path"))
-                .then(|| value.trim().trim_matches('"').to_string())
-        })
-        .collect()
-}
-
-/// `core.hooksPath` and include paths of one config file and what it includes, read by git
-/// itself (`git config --file F --includes --show-origin`): (the file a value came from, the key
-/// lowercased, the value). Nothing runs: reading config executes nothing. Without git, none.
-fn git_config_paths(config: &Path) -> Vec<(PathBuf, String, String)> {
-    if !config.is_file() {
-        return Vec::new();
-    }
-    let output = std::process::Command::new("git")
-        .arg("config")
-        .arg("--file")
-        .arg(config)
-        .args([
-            "--includes",
-            "--show-origin",
-            "-z",
-            "--get-regexp",
-            r"^(core\.hookspath|include\.path|includeif\..*\.path)$",
-        ])
-        .env_remove("GIT_CONFIG_PARAMETERS")
-        .env_remove("GIT_CONFIG_COUNT")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    let Ok(mut child) = output else {
-        return Vec::new();
-    };
-    // An include that names a FIFO would hold git (and every command) for ever: it gets
-    // GIT_CONFIG_TIMEOUT, and its output is read beside it, capped.
-    let Some(stdout) = child.stdout.take() else {
-        return Vec::new();
-    };
-    let reader = std::thread::spawn(move || {
-        use std::io::Read as _;
-        let mut bytes = Vec::new();
-        let _ = stdout.take(MAX_GIT_FILE_BYTES).read_to_end(&mut bytes);
-        bytes
-    });
-    let started = std::time::Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < GIT_CONFIG_TIMEOUT => {
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break;
-            }
-        }
-    }
-    reader
-        .join()
-        .map(|bytes| parse_config_output(&bytes))
-        .unwrap_or_default()
-}
-
-/// Parses `git config -z --show-origin --get-regexp` output: `file:ORIGIN\0KEY\nVALUE\0`.
-fn parse_config_output(bytes: &[u8]) -> Vec<(PathBuf, String, String)> {
-    let text = String::from_utf8_lossy(bytes);
-    let mut fields = text.split('\0');
-    let mut found = Vec::new();
-    while let (Some(origin), Some(entry)) = (fields.next(), fields.next()) {
-        let Some(origin) = origin.strip_prefix("file:") else {
-            continue;
-        };
-        let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
-        if value.is_empty() {
-            continue;
-        }
-        found.push((
-            PathBuf::from(origin),
-            key.to_ascii_lowercase(),
-            value.to_string(),
-        ));
-    }
-    found
-}
-
-fn expand_home(value: &str) -> PathBuf {
-    match value.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME").map_or_else(
-            || PathBuf::from(value),
-            |home| PathBuf::from(home).join(rest),
-        ),
-        None => PathBuf::from(value),
-    }
-}
-
-fn read_small(path: &Path) -> Option<String> {
-    use std::io::Read as _;
-    let file = std::fs::File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(MAX_GIT_FILE_BYTES)
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,7 +284,7 @@ mod tests {
         assert!(
             layout
                 .missing
-                .contains(&(cwd.join("CLAUDE.md"), Placeholder::File(b"")))
+                .contains(&(cwd.join("CLAUDE.md"), Placeholder::Folder))
         );
         assert!(
             layout
@@ -574,28 +320,6 @@ mod tests {
             layout
                 .missing
                 .contains(&(cwd.join("nowhere"), Placeholder::Folder))
-        );
-    }
-
-    #[test]
-    fn config_output_is_parsed() {
-        let parsed = parse_config_output(
-            b"file:/r/.git/config\0core.hookspath\n.husky\0file:/r/.git/config\0include.path\n../x.cfg\0",
-        );
-        assert_eq!(
-            parsed,
-            vec![
-                (
-                    PathBuf::from("/r/.git/config"),
-                    "core.hookspath".to_string(),
-                    ".husky".to_string()
-                ),
-                (
-                    PathBuf::from("/r/.git/config"),
-                    "include.path".to_string(),
-                    "../x.cfg".to_string()
-                ),
-            ]
         );
     }
 }

@@ -1,0 +1,81 @@
+//! Programs the sandbox itself runs on the host, outside any sandbox: `bwrap`, and `git` to
+//! read a config's hooks path and includes. A command may write its writable folders, so a
+//! program found there (a `bwrap` in a `bin/` of the project on `PATH`, a `.venv/bin/git`) is
+//! the command's, not the user's: it would run with the user's full rights the next time. Such
+//! candidates are skipped, as is any that only a link leads out of or into them.
+
+use std::path::{Path, PathBuf};
+
+/// The folders commands may write, real paths: `cwd`, the user's extra writable folders and
+/// the temp dir (writable to commands when namespaces cannot be made).
+pub fn untrusted_roots(cwd: &Path, writable: &[PathBuf]) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = std::iter::once(cwd.to_path_buf())
+        .chain(writable.iter().cloned())
+        .chain(std::iter::once(std::env::temp_dir()))
+        .collect();
+    let real: Vec<PathBuf> = roots
+        .iter()
+        .filter_map(|root| std::fs::canonicalize(root).ok())
+        .collect();
+    roots.extend(real);
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
+/// The first executable `name` on `PATH` (absolute entries only) that lies outside every
+/// folder in `untrusted`, both as named and as its real path.
+pub fn find(name: &str, untrusted: &[PathBuf]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|candidate| trusted(candidate, untrusted))
+}
+
+/// Whether `path` is an executable file outside every folder in `untrusted` (as named, and
+/// its real path).
+pub fn trusted(path: &Path, untrusted: &[PathBuf]) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Ok(real) = std::fs::canonicalize(path) else {
+        return false;
+    };
+    let executable =
+        std::fs::metadata(&real).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    executable
+        && !untrusted
+            .iter()
+            .any(|root| path.starts_with(root) || real.starts_with(root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_inside_a_writable_folder_is_not_trusted_even_through_a_link() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let bin = project.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let program = bin.join("tool");
+        std::fs::write(&program, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&program, outside.join("tool")).unwrap();
+        let untrusted = untrusted_roots(&project, &[]);
+        assert!(!trusted(&program, &untrusted));
+        assert!(
+            !trusted(&outside.join("tool"), &untrusted),
+            "a link into the project"
+        );
+        let elsewhere = [std::fs::canonicalize(&outside).unwrap()];
+        assert!(trusted(&program, &elsewhere));
+        // A folder named through a link is the same folder.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&project, &link).unwrap();
+        assert!(!trusted(&program, &untrusted_roots(&link, &[])));
+    }
+}

@@ -1,0 +1,410 @@
+//! Git's paths as git resolves them: the git directory (a `.git` folder, or the one a gitfile
+//! names, when that directory names this work tree back), its common directory, linked
+//! worktrees' and submodules' git directories, and what their configs point at
+//! (`core.hooksPath`, includes), read by the user's own git found outside the writable folders.
+
+use std::path::{Path, PathBuf};
+
+use super::{Layout, Placeholder};
+
+/// Files of a git directory that decide what git runs or where it looks.
+const GIT_DIR_FILES: [&str; 3] = ["config", "config.worktree", "commondir"];
+/// Entries of a git directory that are protected; when one is a link it cannot be pinned in
+/// place, so the git directory is read-only whole.
+const GIT_DIR_PROTECTED: [&str; 4] = ["config", "config.worktree", "commondir", "hooks"];
+/// The most submodule repositories looked into (under `modules/`, nested), and the most
+/// linked worktrees (under `worktrees/`).
+pub const MAX_GIT_MODULES: usize = 256;
+/// How deep `modules/` folders nest before the search stops.
+const MAX_MODULE_DEPTH: usize = 4;
+/// How long `git config` may take to list a config's hooks path and includes; past it, the
+/// git directories are read-only whole.
+pub const GIT_CONFIG_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+/// The most bytes of a gitfile, `.gitmodules` or config read here.
+const MAX_GIT_FILE_BYTES: u64 = 256 * 1024;
+
+/// The git paths of the repository at `root` (its `.git` a folder or a gitfile). `writable`
+/// are the folders commands may write, `untrusted` those and the temp dir (where no `git` is
+/// taken from).
+pub(super) fn git_paths(
+    root: &Path,
+    writable: &[PathBuf],
+    untrusted: &[PathBuf],
+    wanted: &mut Vec<(PathBuf, Placeholder)>,
+    layout: &mut Layout,
+) {
+    let dot_git = root.join(".git");
+    let gitfile = std::fs::symlink_metadata(&dot_git).is_ok_and(|m| !m.is_dir());
+    if gitfile {
+        // A gitfile (or a link): where git looks is decided by it.
+        wanted.push((dot_git.clone(), Placeholder::Folder));
+    }
+    let Some(git_dir) = resolve_git_dir(&dot_git) else {
+        return;
+    };
+    let common_dir = common_dir(&git_dir).unwrap_or_else(|| git_dir.clone());
+    // A git directory elsewhere is writable only when it names this work tree back (a linked
+    // worktree's `gitdir`, a submodule's `core.worktree`): a `.git` file that merely points
+    // at another repository does not open that one to commands.
+    let belongs = !gitfile || names_back(&git_dir, &dot_git, root);
+    let mut dirs = vec![git_dir.clone()];
+    if common_dir != git_dir {
+        dirs.push(common_dir.clone());
+    }
+    for dir in &dirs {
+        let linked = GIT_DIR_PROTECTED
+            .iter()
+            .any(|name| std::fs::symlink_metadata(dir.join(name)).is_ok_and(|m| m.is_symlink()));
+        let inside = writable.iter().any(|root| dir.starts_with(root));
+        if linked {
+            // A link can be renamed away and replaced, and no mount pins a link: the whole
+            // git directory is read-only (commits from the command fail; nothing is planted).
+            if inside {
+                wanted.push((dir.clone(), Placeholder::Folder));
+            }
+        } else if belongs && !inside && is_git_dir(dir) {
+            // Commits from a subfolder or a linked worktree write here: writable, its
+            // protected parts not.
+            layout.git_writable.push(dir.clone());
+        }
+    }
+    layout.git_writable.sort();
+    layout.git_writable.dedup();
+    let mut configs: Vec<PathBuf> = Vec::new();
+    for dir in &dirs {
+        for name in GIT_DIR_FILES {
+            wanted.push((dir.join(name), git_placeholder(name)));
+        }
+        wanted.push((dir.join("hooks"), Placeholder::Folder));
+        configs.push(dir.join("config"));
+        configs.push(dir.join("config.worktree"));
+    }
+    // Other linked worktrees of the same repository: what their git directories name and
+    // their own config.
+    for worktree in subfolders(&common_dir.join("worktrees")) {
+        for name in ["commondir", "config.worktree"] {
+            wanted.push((worktree.join(name), git_placeholder(name)));
+        }
+        configs.push(worktree.join("config.worktree"));
+    }
+    // Submodules: their repositories under modules/ (nested), and their work trees' gitfiles.
+    let mut modules = Vec::new();
+    find_modules(&common_dir.join("modules"), 0, &mut modules);
+    for module in &modules {
+        for name in GIT_DIR_FILES {
+            wanted.push((module.join(name), git_placeholder(name)));
+        }
+        wanted.push((module.join("hooks"), Placeholder::Folder));
+        configs.push(module.join("config"));
+    }
+    for path in submodule_paths(&root.join(".gitmodules")) {
+        if let Some(path) = skillet_skills::confine::normalize(&root.join(path))
+            && path.starts_with(root)
+        {
+            wanted.push((path.join(".git"), Placeholder::Folder));
+        }
+    }
+    configs.sort();
+    configs.dedup();
+    configs.retain(|config| config.is_file());
+    // What the configs point at: core.hooksPath (relative to the work tree) and includes
+    // (relative to the file that includes them), as the user's own git reads them, with the
+    // user's and the system's config too (their hooks path may be relative). Where git cannot
+    // say, every git directory is read-only whole.
+    let git = super::super::host::find("git", untrusted);
+    let mut sources: Vec<ConfigSource<'_>> =
+        configs.iter().map(|c| ConfigSource::File(c)).collect();
+    sources.extend([ConfigSource::Global, ConfigSource::System]);
+    let mut unknown = false;
+    for source in sources {
+        let Some(found) = git.as_deref().and_then(|git| git_config_paths(git, source)) else {
+            unknown = true;
+            continue;
+        };
+        for (origin, key, value) in found {
+            let value = expand_home(&value);
+            let base = if key == "core.hookspath" {
+                root.to_path_buf()
+            } else {
+                origin
+                    .parent()
+                    .map_or_else(|| root.to_path_buf(), Path::to_path_buf)
+            };
+            if let Some(path) = skillet_skills::confine::normalize(&base.join(value)) {
+                let placeholder = if key == "core.hookspath" {
+                    Placeholder::Folder
+                } else {
+                    Placeholder::File(b"")
+                };
+                wanted.push((path, placeholder));
+            }
+        }
+    }
+    if unknown && !configs.is_empty() {
+        wanted.extend(
+            dirs.iter()
+                .chain(&modules)
+                .map(|dir| (dir.clone(), Placeholder::Folder)),
+        );
+        layout.git_writable.retain(|dir| !dirs.contains(dir));
+    }
+}
+
+/// Whether the git directory a gitfile names says it belongs to this work tree: a linked
+/// worktree's `gitdir` file names the `.git` file back, or a submodule's config names the work
+/// tree as `core.worktree`. Both are written by git in the repository pointed at, which the
+/// gitfile's author does not control.
+fn names_back(git_dir: &Path, dot_git: &Path, root: &Path) -> bool {
+    let real = |path: &Path| std::fs::canonicalize(path).ok();
+    if let Some(text) = read_small(&git_dir.join("gitdir"))
+        && let Some(named) = real(&git_dir.join(text.trim_end_matches(['\n', '\r'])))
+        && Some(named) == real(dot_git)
+    {
+        return true;
+    }
+    let Some(config) = read_small(&git_dir.join("config")) else {
+        return false;
+    };
+    config.lines().any(|line| {
+        line.trim()
+            .split_once('=')
+            .filter(|(key, _)| key.trim().eq_ignore_ascii_case("worktree"))
+            .and_then(|(_, value)| real(&git_dir.join(value.trim().trim_matches('"'))))
+            .is_some_and(|worktree| Some(worktree) == real(root))
+    })
+}
+
+/// The folders in `dir`, at most [`MAX_GIT_MODULES`].
+fn subfolders(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .map(|entry| entry.path())
+        .take(MAX_GIT_MODULES)
+        .collect()
+}
+
+/// A placeholder git reads as harmless: an empty config, and a `commondir` of `.` (the git
+/// directory itself; an empty one stops git).
+fn git_placeholder(name: &str) -> Placeholder {
+    if name == "commondir" {
+        Placeholder::File(b".\n")
+    } else {
+        Placeholder::File(b"")
+    }
+}
+
+/// The git directory `.git` names: itself when a folder, the target of a gitfile
+/// (`gitdir: PATH`, relative to the gitfile's folder).
+fn resolve_git_dir(dot_git: &Path) -> Option<PathBuf> {
+    let metadata = std::fs::metadata(dot_git).ok()?;
+    if metadata.is_dir() {
+        return std::fs::canonicalize(dot_git).ok();
+    }
+    let text = read_small(dot_git)?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let base = dot_git.parent()?;
+    std::fs::canonicalize(base.join(target)).ok()
+}
+
+/// The common directory a linked worktree's git directory names in `commondir`.
+fn common_dir(git_dir: &Path) -> Option<PathBuf> {
+    let text = read_small(&git_dir.join("commondir"))?;
+    let target = text.trim_end_matches(['\n', '\r']);
+    std::fs::canonicalize(git_dir.join(target)).ok()
+}
+
+/// Whether `dir` looks like a git directory to git (`HEAD`, and `objects` or a `commondir`).
+fn is_git_dir(dir: &Path) -> bool {
+    dir.join("HEAD").is_file() && (dir.join("objects").is_dir() || dir.join("commondir").is_file())
+}
+
+fn find_modules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > MAX_MODULE_DEPTH || out.len() >= MAX_GIT_MODULES {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        if out.len() >= MAX_GIT_MODULES {
+            return;
+        }
+        if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            continue;
+        }
+        let path = entry.path();
+        if path.join("HEAD").is_file() {
+            find_modules(&path.join("modules"), depth + 1, out);
+            out.push(path);
+        } else {
+            // Module names may hold slashes: `modules/a/b`.
+            find_modules(&path, depth + 1, out);
+        }
+    }
+}
+
+/// The `path = …` values of a `.gitmodules` file.
+fn submodule_paths(gitmodules: &Path) -> Vec<String> {
+    let Some(text) = read_small(gitmodules) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|line| {
+            let (key, value) = line.trim().split_once('=')?;
+            (key.trim().eq_ignore_ascii_case("path"))
+                .then(|| value.trim().trim_matches('"').to_string())
+        })
+        .collect()
+}
+
+/// Which config `git config` reads.
+#[derive(Debug, Clone, Copy)]
+enum ConfigSource<'a> {
+    /// One file (and what it includes).
+    File(&'a Path),
+    /// The user's (`--global`).
+    Global,
+    /// The system's (`--system`).
+    System,
+}
+
+/// `core.hooksPath` and include paths of one config and what it includes, read by `git`
+/// itself (`git config --includes --show-origin`): (the file a value came from, the key
+/// lowercased, the value). Nothing runs: reading config executes nothing. None when git could
+/// not say (it did not start, or took longer than [`GIT_CONFIG_TIMEOUT`]).
+fn git_config_paths(
+    git: &Path,
+    source: ConfigSource<'_>,
+) -> Option<Vec<(PathBuf, String, String)>> {
+    let mut command = std::process::Command::new(git);
+    command.arg("config");
+    match source {
+        ConfigSource::File(config) => {
+            command.arg("--file").arg(config);
+        }
+        ConfigSource::Global => {
+            command.arg("--global");
+        }
+        ConfigSource::System => {
+            command.arg("--system");
+        }
+    }
+    let output = command
+        .args([
+            "--includes",
+            "--show-origin",
+            "-z",
+            "--get-regexp",
+            r"^(core\.hookspath|include\.path|includeif\..*\.path)$",
+        ])
+        .env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_CONFIG_COUNT")
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = output else {
+        return None;
+    };
+    // An include that names a FIFO would hold git (and every command) for ever: it gets
+    // GIT_CONFIG_TIMEOUT, and its output is read beside it, capped.
+    let stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        use std::io::Read as _;
+        let mut bytes = Vec::new();
+        let _ = stdout.take(MAX_GIT_FILE_BYTES).read_to_end(&mut bytes);
+        bytes
+    });
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < GIT_CONFIG_TIMEOUT => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    reader.join().ok().map(|bytes| parse_config_output(&bytes))
+}
+
+/// Parses `git config -z --show-origin --get-regexp` output: `file:ORIGIN\0KEY\nVALUE\0`.
+fn parse_config_output(bytes: &[u8]) -> Vec<(PathBuf, String, String)> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut fields = text.split('\0');
+    let mut found = Vec::new();
+    while let (Some(origin), Some(entry)) = (fields.next(), fields.next()) {
+        let Some(origin) = origin.strip_prefix("file:") else {
+            continue;
+        };
+        let (key, value) = entry.split_once('\n').unwrap_or((entry, ""));
+        if value.is_empty() {
+            continue;
+        }
+        found.push((
+            PathBuf::from(origin),
+            key.to_ascii_lowercase(),
+            value.to_string(),
+        ));
+    }
+    found
+}
+
+fn expand_home(value: &str) -> PathBuf {
+    match value.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME").map_or_else(
+            || PathBuf::from(value),
+            |home| PathBuf::from(home).join(rest),
+        ),
+        None => PathBuf::from(value),
+    }
+}
+
+fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_GIT_FILE_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_output_is_parsed() {
+        let parsed = parse_config_output(
+            b"file:/r/.git/config\0core.hookspath\n.husky\0file:/r/.git/config\0include.path\n../x.cfg\0",
+        );
+        assert_eq!(
+            parsed,
+            vec![
+                (
+                    PathBuf::from("/r/.git/config"),
+                    "core.hookspath".to_string(),
+                    ".husky".to_string()
+                ),
+                (
+                    PathBuf::from("/r/.git/config"),
+                    "include.path".to_string(),
+                    "../x.cfg".to_string()
+                ),
+            ]
+        );
+    }
+}

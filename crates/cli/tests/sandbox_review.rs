@@ -1,0 +1,347 @@
+//! The second red team's ways out of the namespace sandbox, end to end through `skillet run
+//! --yes` with the model's `bash` calls scripted: programs the sandbox runs on the host taken
+//! from a folder commands write, git's other indirections (a gitfile naming another
+//! repository, other worktrees, a bare repository at the top, the user's relative hooks path,
+//! hook managers, a hooks folder that is a link), servers on sockets in the home folder, the
+//! inner layer's binary inside the project, and credentials under still other names.
+
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::process::Command as StdCommand;
+
+use common::escapes::{HOOK, assert_not_pwned, attack, attack_with, git, namespaces, repository};
+use common::{Sandbox, run, tool_result};
+use serde_json::json;
+use skillet_test_support::{MockServer, Turn};
+
+/// A script that writes `marker` and then runs what it was asked to (`exec PROGRAM "$@"`).
+fn wrapper(marker: &Path, program: &str) -> String {
+    format!(
+        "printf '#!/bin/sh\\ntouch {}\\nexec {program} \"$@\"\\n'",
+        marker.display()
+    )
+}
+
+#[test]
+fn bwrap_and_git_in_a_folder_commands_write_are_never_run_on_the_host() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let bin = sandbox.project.join("bin");
+    let bwrap = StdCommand::new("sh")
+        .args(["-c", "command -v bwrap"])
+        .output()
+        .unwrap();
+    let bwrap = String::from_utf8(bwrap.stdout).unwrap().trim().to_string();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let bwrap_marker = sandbox.root.join("PWNED-bwrap");
+    let git_marker = sandbox.root.join("PWNED-git");
+    let results = attack_with(
+        &sandbox,
+        &[
+            &format!(
+                "mkdir -p bin && {} > bin/bwrap && {} > bin/git && chmod +x bin/bwrap bin/git && echo planted",
+                wrapper(&bwrap_marker, &bwrap),
+                wrapper(&git_marker, "/usr/bin/git"),
+            ),
+            "echo second",
+        ],
+        &[("PATH", &path)],
+    );
+    assert!(results[0].contains("planted"), "{}", results[0]);
+    assert!(results[1].contains("second"), "{}", results[1]);
+    assert!(!bwrap_marker.exists(), "the project's bwrap ran");
+    assert!(!git_marker.exists(), "the project's git ran");
+}
+
+#[test]
+fn a_gitfile_naming_another_repository_does_not_open_it() {
+    let sandbox = Sandbox::empty();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let other = sandbox.root.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    git(&other, &["init", "-q", "-b", "main"]);
+    // A downloaded archive's `.git` file, pointing at a repository of the user's.
+    std::fs::write(sandbox.project.join(".git"), "gitdir: ../other/.git\n").unwrap();
+    let description = other.join(".git/description");
+    let before = std::fs::read_to_string(&description).unwrap();
+    let results = attack(
+        &sandbox,
+        &[&format!(
+            "echo changed > {} 2>&1; mkdir {}/.git/refs/heads/planted 2>&1; echo end",
+            description.display(),
+            other.display()
+        )],
+    );
+    assert!(results[0].contains("end"), "{}", results[0]);
+    assert_eq!(std::fs::read_to_string(&description).unwrap(), before);
+    assert!(!other.join(".git/refs/heads/planted").exists());
+}
+
+#[test]
+fn another_worktrees_git_directory_cannot_be_repointed() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let worktree = sandbox.root.join("wt");
+    git(
+        &sandbox.project,
+        &["worktree", "add", "-q", worktree.to_str().unwrap()],
+    );
+    let commondir = sandbox.project.join(".git/worktrees/wt/commondir");
+    let before = std::fs::read_to_string(&commondir).unwrap();
+    let results = attack(
+        &sandbox,
+        &[
+            "echo /tmp/evil > .git/worktrees/wt/commondir 2>&1; echo '[core]' > .git/worktrees/wt/config.worktree 2>&1; echo end",
+        ],
+    );
+    assert!(results[0].contains("end"), "{}", results[0]);
+    assert_eq!(std::fs::read_to_string(&commondir).unwrap(), before);
+    assert!(
+        !sandbox
+            .project
+            .join(".git/worktrees/wt/config.worktree")
+            .exists()
+    );
+}
+
+#[test]
+fn the_working_directory_cannot_be_made_a_bare_repository() {
+    let sandbox = Sandbox::empty();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let results = attack(
+        &sandbox,
+        &[
+            "git init -q --bare . 2>&1; git --git-dir=. config core.fsmonitor 'touch PWNED' 2>&1; echo end",
+        ],
+    );
+    assert!(results[0].contains("end"), "{}", results[0]);
+    // Git on the host does not find a repository there.
+    let status = StdCommand::new("git")
+        .args(["rev-parse", "--git-dir"])
+        .current_dir(&sandbox.project)
+        .env("GIT_CEILING_DIRECTORIES", &sandbox.root)
+        .output()
+        .unwrap();
+    assert!(
+        !status.status.success(),
+        "a repository at the top: {}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+    assert!(!sandbox.project.join("HEAD").exists());
+}
+
+#[test]
+fn a_relative_hooks_path_in_the_users_git_config_is_protected() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    std::fs::write(
+        sandbox.home.join(".gitconfig"),
+        "[core]\n\thooksPath = .githooks\n",
+    )
+    .unwrap();
+    let results = attack(
+        &sandbox,
+        &[&format!(
+            "mkdir -p .githooks 2>&1; {HOOK} > .githooks/pre-commit 2>&1; chmod +x .githooks/pre-commit 2>&1; echo end"
+        )],
+    );
+    assert!(results[0].contains("end"), "{}", results[0]);
+    assert!(!sandbox.project.join(".githooks/pre-commit").exists());
+}
+
+#[test]
+fn hook_managers_and_editors_tasks_are_protected() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let results = attack(
+        &sandbox,
+        &[
+            "mkdir -p .husky/_ .vscode 2>&1; echo 'touch PWNED' > .husky/pre-commit 2>&1; printf 'repos: []\\n' > .pre-commit-config.yaml 2>&1; echo '{}' > .vscode/tasks.json 2>&1; echo '[submodule \"x\"]' >> .gitmodules 2>&1; echo end",
+        ],
+    );
+    assert!(results[0].contains("end"), "{}", results[0]);
+    for path in [
+        ".husky/pre-commit",
+        ".pre-commit-config.yaml",
+        ".vscode/tasks.json",
+        ".gitmodules",
+    ] {
+        assert!(!sandbox.project.join(path).exists(), "{path} was written");
+    }
+}
+
+#[test]
+fn a_hooks_folder_that_is_a_link_cannot_be_swapped() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // The user keeps the hooks in the tree, linked from the git directory.
+    std::fs::create_dir_all(sandbox.project.join("tools/hooks")).unwrap();
+    std::fs::remove_dir_all(sandbox.project.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink("../tools/hooks", sandbox.project.join(".git/hooks")).unwrap();
+    let results = attack(
+        &sandbox,
+        &[&format!(
+            "mv .git/hooks .git/hooks.old 2>&1; mkdir .git/hooks 2>&1; {HOOK} > .git/hooks/pre-commit 2>&1; chmod +x .git/hooks/pre-commit 2>&1; {HOOK} > tools/hooks/pre-commit 2>&1; chmod +x tools/hooks/pre-commit 2>&1; echo end"
+        )],
+    );
+    assert!(results[0].contains("end"), "{}", results[0]);
+    assert!(
+        std::fs::symlink_metadata(sandbox.project.join(".git/hooks"))
+            .unwrap()
+            .is_symlink()
+    );
+    assert_not_pwned(&sandbox);
+}
+
+#[test]
+fn servers_on_sockets_on_disk_are_out_of_reach() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // A socket the command can see (the temp dir, where the home folders of these tests lie,
+    // is private to commands anyway): a server's in the project.
+    let dir = sandbox.project.join("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("docker.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let results = attack(
+        &sandbox,
+        &[&format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')\" 2>&1 | tail -1; python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())\"",
+            socket.display()
+        )],
+    );
+    assert!(!results[0].contains("connected"), "{}", results[0]);
+    assert!(listener.accept().is_err(), "a connection came in");
+    assert!(
+        results[0].contains("PermissionError") || results[0].contains("Operation not permitted"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[0].contains("pair"),
+        "socket pairs work: {}",
+        results[0]
+    );
+}
+
+#[test]
+fn unix_sockets_are_allowed_when_the_users_config_says_so() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    std::fs::create_dir_all(sandbox.home.join(".config/skillet")).unwrap();
+    std::fs::write(
+        sandbox.home.join(".config/skillet/skillet.toml"),
+        "[sandbox]\nunix_sockets = true\n",
+    )
+    .unwrap();
+    let socket = sandbox.project.join("allowed.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let results = attack(
+        &sandbox,
+        &[&format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')\" 2>&1 | tail -1",
+            socket.display()
+        )],
+    );
+    assert!(results[0].contains("connected"), "{}", results[0]);
+}
+
+#[test]
+fn the_inner_layer_is_not_taken_from_where_commands_write() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // skillet built inside the project it works on.
+    let bin = sandbox.project.join("target");
+    std::fs::create_dir_all(&bin).unwrap();
+    let skillet = bin.join("skillet");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("skillet"), &skillet).unwrap();
+    std::fs::set_permissions(&skillet, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let marker = sandbox.project.join("INNER-REPLACED");
+    let server = MockServer::start();
+    for (index, command) in [
+        format!(
+            "rm -f target/skillet && printf '#!/bin/sh\\ntouch {}\\nshift 4; while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\\n' > target/skillet && chmod +x target/skillet && echo replaced",
+            marker.display()
+        ),
+        "echo second".to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        server.push_turn(Turn::tool(
+            &format!("call{index}"),
+            "bash",
+            json!({ "command": command }),
+        ));
+    }
+    server.push_turn(Turn::text("done"));
+    let mut command = StdCommand::new(&skillet);
+    command
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .envs(common::environment(&sandbox, Some((&server, "sk-test"))))
+        .args(["run", "--yes", "tidy up"]);
+    let out = run(&mut assert_cmd::Command::from_std(command));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(tool_result(&server, 1).contains("replaced"));
+    assert!(tool_result(&server, 2).contains("second"));
+    assert!(
+        !marker.exists(),
+        "the replaced binary ran as the inner layer"
+    );
+}
+
+#[test]
+fn credentials_under_still_other_names_are_not_passed_on() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let results = attack_with(
+        &sandbox,
+        &["env | sort"],
+        &[
+            ("MYSQL_PWD", "hunter2-mysql"),
+            ("SSHPASS", "hunter2-ssh"),
+            ("LDAP_BIND_PW", "hunter2-ldap"),
+            ("DB_CONN", "host=db user=app password=hunter2-libpq"),
+            (
+                "ALERTS",
+                "https://hooks.slack.com/services/T0/B0/hunter2slack",
+            ),
+            ("VISIBLE_SETTING", "plain-value"),
+        ],
+    );
+    assert!(!results[0].contains("hunter2"), "{}", results[0]);
+    assert!(results[0].contains("plain-value"), "{}", results[0]);
+}
