@@ -39,9 +39,12 @@ fn bwrap_and_git_in_a_folder_commands_write_are_never_run_on_the_host() {
         .output()
         .unwrap();
     let bwrap = String::from_utf8(bwrap.stdout).unwrap().trim().to_string();
+    // On PATH through a link, as a folder of the user's might be: the same folder.
+    let linked = sandbox.root.join("tools");
+    std::os::unix::fs::symlink(&bin, &linked).unwrap();
     let path = format!(
         "{}:{}",
-        bin.display(),
+        linked.display(),
         std::env::var("PATH").unwrap_or_default()
     );
     let bwrap_marker = sandbox.root.join("PWNED-bwrap");
