@@ -79,6 +79,8 @@ pub(super) fn git_paths(
         configs.push(dir.join("config"));
         configs.push(dir.join("config.worktree"));
     }
+    // Read in one call as git reads them for this repository, with the user's and the system's.
+    let own = configs.len();
     // Other linked worktrees of the same repository: what their git directories name and
     // their own config.
     for worktree in subfolders(&common_dir.join("worktrees")) {
@@ -104,17 +106,17 @@ pub(super) fn git_paths(
             wanted.push((path.join(".git"), Placeholder::Folder));
         }
     }
-    configs.sort();
-    configs.dedup();
-    configs.retain(|config| config.is_file());
+    let mut others = configs.split_off(own);
+    others.sort();
+    others.dedup();
+    others.retain(|config| config.is_file());
     // What the configs point at: core.hooksPath (relative to the work tree) and includes
     // (relative to the file that includes them), as the user's own git reads them, with the
     // user's and the system's config too (their hooks path may be relative). Where git cannot
     // say, every git directory is read-only whole.
     let git = super::super::host::find("git", untrusted);
-    let mut sources: Vec<ConfigSource<'_>> =
-        configs.iter().map(|c| ConfigSource::File(c)).collect();
-    sources.extend([ConfigSource::Global, ConfigSource::System]);
+    let mut sources = vec![ConfigSource::Repository(&git_dir, root)];
+    sources.extend(others.iter().map(|c| ConfigSource::File(c)));
     let mut unknown = false;
     for source in sources {
         let Some(found) = git.as_deref().and_then(|git| git_config_paths(git, source)) else {
@@ -140,7 +142,7 @@ pub(super) fn git_paths(
             }
         }
     }
-    if unknown && !configs.is_empty() {
+    if unknown {
         wanted.extend(
             dirs.iter()
                 .chain(&modules)
@@ -266,10 +268,9 @@ fn submodule_paths(gitmodules: &Path) -> Vec<String> {
 enum ConfigSource<'a> {
     /// One file (and what it includes).
     File(&'a Path),
-    /// The user's (`--global`).
-    Global,
-    /// The system's (`--system`).
-    System,
+    /// What git reads for the repository with this git directory and work tree: the system's,
+    /// the user's, the repository's and the worktree's config (and what they include).
+    Repository(&'a Path, &'a Path),
 }
 
 /// `core.hooksPath` and include paths of one config and what it includes, read by `git`
@@ -281,16 +282,25 @@ fn git_config_paths(
     source: ConfigSource<'_>,
 ) -> Option<Vec<(PathBuf, String, String)>> {
     let mut command = std::process::Command::new(git);
-    command.arg("config");
     match source {
         ConfigSource::File(config) => {
-            command.arg("--file").arg(config);
+            command
+                .arg("config")
+                .arg("--file")
+                .arg(config)
+                .current_dir("/");
         }
-        ConfigSource::Global => {
-            command.arg("--global");
-        }
-        ConfigSource::System => {
-            command.arg("--system");
+        ConfigSource::Repository(git_dir, root) => {
+            // Named, not found: no discovery, no ownership question, nothing of the command's
+            // environment (GIT_DIR…) in the way.
+            command
+                .arg("--git-dir")
+                .arg(git_dir)
+                .arg("config")
+                .current_dir(root)
+                .env_remove("GIT_DIR")
+                .env_remove("GIT_WORK_TREE")
+                .env_remove("GIT_COMMON_DIR");
         }
     }
     let output = command
@@ -303,7 +313,6 @@ fn git_config_paths(
         ])
         .env_remove("GIT_CONFIG_PARAMETERS")
         .env_remove("GIT_CONFIG_COUNT")
-        .current_dir("/")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
