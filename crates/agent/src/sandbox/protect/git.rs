@@ -110,12 +110,30 @@ pub(super) fn git_paths(
     others.sort();
     others.dedup();
     others.retain(|config| config.is_file());
-    // What the configs point at: core.hooksPath (relative to the work tree) and includes
-    // (relative to the file that includes them), as the user's own git reads them, with the
-    // user's and the system's config too (their hooks path may be relative). Where git cannot
-    // say, every git directory is read-only whole.
+    // Where git cannot say, every git directory is read-only whole.
+    if !read_config_paths(root, &git_dir, &others, untrusted, wanted) {
+        wanted.extend(
+            dirs.iter()
+                .chain(&modules)
+                .map(|dir| (dir.clone(), Placeholder::Folder)),
+        );
+        layout.git_writable.retain(|dir| !dirs.contains(dir));
+    }
+}
+
+/// Adds what the configs point at to `wanted`: core.hooksPath (relative to the work tree) and
+/// includes (relative to the file that includes them), as the user's own git reads them for
+/// the repository at `root` (with the user's and the system's config: their hooks path may be
+/// relative) and in each of `others`. False when git could not say.
+fn read_config_paths(
+    root: &Path,
+    git_dir: &Path,
+    others: &[PathBuf],
+    untrusted: &[PathBuf],
+    wanted: &mut Vec<(PathBuf, Placeholder)>,
+) -> bool {
     let git = super::super::host::find("git", untrusted);
-    let mut sources = vec![ConfigSource::Repository(&git_dir, root)];
+    let mut sources = vec![ConfigSource::Repository(git_dir, root)];
     sources.extend(others.iter().map(|c| ConfigSource::File(c)));
     let mut unknown = false;
     for source in sources {
@@ -142,14 +160,7 @@ pub(super) fn git_paths(
             }
         }
     }
-    if unknown {
-        wanted.extend(
-            dirs.iter()
-                .chain(&modules)
-                .map(|dir| (dir.clone(), Placeholder::Folder)),
-        );
-        layout.git_writable.retain(|dir| !dirs.contains(dir));
-    }
+    !unknown
 }
 
 /// Whether the git directory a gitfile names says it belongs to this work tree: a linked
