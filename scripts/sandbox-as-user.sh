@@ -13,14 +13,14 @@ user=skillet-sandbox-test
 id "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
 home=$(getent passwd "$user" | cut -d: -f6)
 # The test binaries, as cargo built them for the suite.
-mapfile -t binaries < <(cargo test --locked -p skillet-cli --test sandbox_escapes -p skillet-agent --test containment --no-run --message-format=json 2>/dev/null \
+mapfile -t binaries < <(cargo test --locked -p skillet-cli --test sandbox_escapes --test sandbox_review -p skillet-agent --test containment --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
         print(m["executable"])')
-if [ "${#binaries[@]}" -ne 2 ]; then
-  echo "error: expected two test binaries, found: ${binaries[*]:-none}" >&2
+if [ "${#binaries[@]}" -ne 3 ]; then
+  echo "error: expected three test binaries, found: ${binaries[*]:-none}" >&2
   exit 1
 fi
 # The user reads the build and writes fixtures in the target dir's scratch folder.
