@@ -235,7 +235,7 @@ fn servers_on_sockets_on_disk_are_out_of_reach() {
     let results = attack(
         &sandbox,
         &[&format!(
-            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')\" 2>&1 | tail -1; python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())\"",
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')\" 2>&1 | tail -1; python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())\"; python3 -c \"import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); print('datagram pair')\" 2>&1 | tail -1",
             socket.display()
         )],
     );
@@ -347,4 +347,89 @@ fn credentials_under_still_other_names_are_not_passed_on() {
     );
     assert!(!results[0].contains("hunter2"), "{}", results[0]);
     assert!(results[0].contains("plain-value"), "{}", results[0]);
+}
+
+#[test]
+fn a_commondir_through_a_link_does_not_open_another_repository() {
+    let sandbox = Sandbox::empty();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let victim = sandbox.root.join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    git(&victim, &["init", "-q", "-b", "main"]);
+    // A git directory in the project whose `commondir` goes through a link the command
+    // changes between two commands.
+    let project = &sandbox.project;
+    std::fs::write(project.join(".git"), "gitdir: .gd\n").unwrap();
+    std::fs::create_dir_all(project.join(".gd")).unwrap();
+    std::fs::write(project.join(".gd/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(project.join(".gd/gitdir"), "../.git\n").unwrap();
+    std::fs::write(project.join(".gd/commondir"), "../cd\n").unwrap();
+    std::fs::create_dir_all(project.join("decoy")).unwrap();
+    std::os::unix::fs::symlink("decoy", project.join("cd")).unwrap();
+    let results = attack(
+        &sandbox,
+        &[
+            &format!("ln -sfn {}/.git cd && echo linked", victim.display()),
+            &format!(
+                "echo changed > {0}/.git/description 2>&1; mkdir {0}/.git/refs/replace 2>&1; echo end",
+                victim.display()
+            ),
+        ],
+    );
+    assert!(results[0].contains("linked"), "{}", results[0]);
+    assert!(results[1].contains("end"), "{}", results[1]);
+    assert!(!victim.join(".git/refs/replace").exists(), "{}", results[1]);
+    assert_ne!(
+        std::fs::read_to_string(victim.join(".git/description")).unwrap(),
+        "changed\n"
+    );
+}
+
+#[test]
+fn a_fifo_where_git_reads_a_file_does_not_hold_skillet() {
+    let sandbox = Sandbox::empty();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // The project is a linked worktree of a repository beside it.
+    let main = sandbox.root.join("main");
+    std::fs::create_dir_all(&main).unwrap();
+    git(&main, &["init", "-q", "-b", "main"]);
+    std::fs::write(main.join("README.md"), "hello\n").unwrap();
+    git(&main, &["add", "README.md"]);
+    git(&main, &["commit", "-q", "-m", "first"]);
+    std::fs::remove_dir(&sandbox.project).unwrap();
+    git(
+        &main,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            sandbox.project.to_str().unwrap(),
+        ],
+    );
+    let server = MockServer::start();
+    for (index, command) in [
+        "G=$(git rev-parse --git-dir); rm \"$G/gitdir\" && mkfifo \"$G/gitdir\" && echo made",
+        "echo second",
+    ]
+    .iter()
+    .enumerate()
+    {
+        server.push_turn(Turn::tool(
+            &format!("call{index}"),
+            "bash",
+            json!({ "command": command }),
+        ));
+    }
+    server.push_turn(Turn::text("done"));
+    let out = run(common::escapes::skillet(&sandbox, &server)
+        .args(["run", "--yes", "tidy up"])
+        .timeout(std::time::Duration::from_mins(1)));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(tool_result(&server, 2).contains("second"));
 }

@@ -1,8 +1,9 @@
 //! The inner layer's seccomp filter: `socket(AF_UNIX, …)` fails with `EPERM`, so a command
 //! cannot connect to a server listening on a socket on disk that the mounts leave visible
 //! (Docker's in `~/.docker`, an SSH, GPG or password-manager agent's in the home folder), as
-//! Claude Code's sandbox runtime does. Socket pairs (`socketpair`) still work: they reach no one
-//! outside. Programs of another architecture (32-bit ones on x86-64) are stopped, since their
+//! Claude Code's sandbox runtime does. Stream and packet socket pairs (`socketpair`) still work:
+//! they reach no one outside; datagram pairs, which could `sendto` a socket on disk, and
+//! io_uring, which makes sockets without `socket`, are refused. Programs of another architecture (32-bit ones on x86-64) are stopped, since their
 //! system calls are numbered otherwise and the filter could not see theirs.
 
 use std::collections::BTreeMap;
@@ -17,11 +18,37 @@ const AF_UNIX: u64 = 1;
 /// `EPERM`, what the refused call returns.
 const EPERM: u32 = 1;
 
-/// The `socket` system call's numbers on this architecture (x86-64's x32 ABI numbers it apart).
-fn socket_calls() -> Result<Vec<i64>, String> {
+/// `SOCK_DGRAM`, in the low bits of a socket's type.
+const SOCK_DGRAM: u64 = 2;
+/// The bits of a socket's type that say which type it is (the rest are flags).
+const SOCK_TYPE_MASK: u64 = 0xf;
+/// x86-64's x32 ABI numbers its calls apart by this bit.
+const X32: i64 = 0x4000_0000;
+
+/// This architecture's numbers for `socket`, `socketpair` and io_uring's three calls.
+struct Calls {
+    socket: Vec<i64>,
+    socketpair: Vec<i64>,
+    io_uring: Vec<i64>,
+}
+
+fn calls() -> Result<Calls, String> {
+    let io_uring = vec![0x1a9, 0x1aa, 0x1ab];
     match std::env::consts::ARCH {
-        "x86_64" => Ok(vec![0x29, 0x29 | 0x4000_0000]),
-        "aarch64" | "riscv64" => Ok(vec![0xc6]),
+        "x86_64" => Ok(Calls {
+            socket: vec![0x29, 0x29 | X32],
+            socketpair: vec![0x35, 0x35 | X32],
+            io_uring: io_uring
+                .iter()
+                .chain(&io_uring.iter().map(|call| call | X32).collect::<Vec<_>>())
+                .copied()
+                .collect(),
+        }),
+        "aarch64" | "riscv64" => Ok(Calls {
+            socket: vec![0xc6],
+            socketpair: vec![0xc7],
+            io_uring,
+        }),
         other => Err(format!(
             "UNIX sockets cannot be refused on {other}; set sandbox.unix_sockets = true in your config to run commands anyway"
         )),
@@ -32,14 +59,34 @@ fn socket_calls() -> Result<Vec<i64>, String> {
 /// already (Landlock's restriction sets it).
 pub fn deny_unix_sockets() -> Result<(), String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|error| error.to_string())?;
+    let text = |error: seccompiler::BackendError| error.to_string();
+    let unix = || SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, AF_UNIX);
+    let calls = calls()?;
     let mut rules = BTreeMap::new();
-    for call in socket_calls()? {
-        let unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, AF_UNIX)
-            .map_err(|error| error.to_string())?;
+    for call in calls.socket {
         rules.insert(
             call,
-            vec![SeccompRule::new(vec![unix]).map_err(|error| error.to_string())?],
+            vec![SeccompRule::new(vec![unix().map_err(text)?]).map_err(text)?],
         );
+    }
+    // A datagram pair can still `sendto` (or `connect`) any socket on disk: only stream and
+    // packet pairs, which reach no one else.
+    for call in calls.socketpair {
+        let datagram = SeccompCondition::new(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK),
+            SOCK_DGRAM,
+        )
+        .map_err(text)?;
+        rules.insert(
+            call,
+            vec![SeccompRule::new(vec![unix().map_err(text)?, datagram]).map_err(text)?],
+        );
+    }
+    // io_uring makes sockets without the `socket` call: refused whole.
+    for call in calls.io_uring {
+        rules.insert(call, vec![]);
     }
     let filter = SeccompFilter::new(
         rules,
@@ -48,8 +95,6 @@ pub fn deny_unix_sockets() -> Result<(), String> {
         arch,
     )
     .map_err(|error| error.to_string())?;
-    let program: BpfProgram = filter
-        .try_into()
-        .map_err(|error: seccompiler::BackendError| error.to_string())?;
+    let program: BpfProgram = filter.try_into().map_err(text)?;
     seccompiler::apply_filter(&program).map_err(|error| error.to_string())
 }

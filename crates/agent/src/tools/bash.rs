@@ -58,12 +58,21 @@ pub const SECRET_WORD_ENDINGS: [&str; 6] = ["KEY", "TOKEN", "SECRET", "PASSWORD"
 /// Names passed although a word of theirs is in [`SECRET_WORDS`]: the shell's working
 /// directories.
 pub const NOT_SECRET_NAMES: [&str; 2] = ["PWD", "OLDPWD"];
-/// Name beginnings of credentials: PostgreSQL's password and password file.
-pub const SECRET_PREFIXES: [&str; 1] = ["PGPASS"];
+/// Name beginnings passed although a word of theirs looks like a credential: git's
+/// environment config names its keys `GIT_CONFIG_KEY_n` (their values are judged by value).
+pub const NOT_SECRET_PREFIXES: [&str; 1] = ["GIT_CONFIG_KEY_"];
+/// Value beginnings (compared without case) of an HTTP credential: a header, or its scheme.
+pub const SECRET_VALUE_WORDS: [&str; 4] = ["authorization:", "bearer ", "basic ", "token "];
+/// Name beginnings of credentials: PostgreSQL's password and password file, 1Password's and
+/// Bitwarden's session keys.
+pub const SECRET_PREFIXES: [&str; 3] = ["PGPASS", "OP_SESSION_", "BW_SESSION"];
 /// Beginnings of values that are well-known tokens, whatever the variable is called: GitHub,
 /// GitLab, Slack, OpenAI and Anthropic, Stripe, Hugging Face, npm, PyPI, AWS access key ids,
 /// Google API keys, private keys in PEM.
-pub const SECRET_VALUE_PREFIXES: [&str; 19] = [
+pub const SECRET_VALUE_PREFIXES: [&str; 22] = [
+    "squ_",
+    "sqp_",
+    "sqa_",
     "ghp_",
     "gho_",
     "ghu_",
@@ -126,7 +135,11 @@ pub const DOOR_NAMES: [&str; 4] = [
 /// must not see.
 pub fn is_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    if NOT_SECRET_NAMES.contains(&upper.as_str()) {
+    if NOT_SECRET_NAMES.contains(&upper.as_str())
+        || NOT_SECRET_PREFIXES
+            .iter()
+            .any(|prefix| upper.starts_with(prefix))
+    {
         return false;
     }
     SECRET_NAMES.contains(&upper.as_str())
@@ -154,7 +167,12 @@ pub fn carries_secret(value: &str) -> bool {
                 .any(|prefix| text.starts_with(prefix))
                 || text.starts_with("eyJ") && text.matches('.').count() == 2)
     };
-    if token(value) || SECRET_URL_PARTS.iter().any(|part| value.contains(part)) {
+    let lower = value.to_ascii_lowercase();
+    let header = SECRET_VALUE_WORDS
+        .iter()
+        .any(|word| lower.starts_with(word))
+        || lower.contains("authorization:");
+    if header || token(value) || SECRET_URL_PARTS.iter().any(|part| value.contains(part)) {
         return true;
     }
     let parts = || value.split([' ', ',', ';', '\n', '\t']);
@@ -352,10 +370,17 @@ async fn run(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
+    let mut git_config_withheld = false;
     for (name, value) in std::env::vars_os() {
         if withheld(&name, &value, &context.sandbox.pass_env) {
             shell.env_remove(&name);
+            git_config_withheld |= name.to_string_lossy().starts_with("GIT_CONFIG_VALUE_");
         }
+    }
+    if git_config_withheld {
+        // Git reads GIT_CONFIG_COUNT pairs of KEY_n and VALUE_n and stops at a missing one:
+        // without the count it reads none, rather than failing every call.
+        shell.env_remove("GIT_CONFIG_COUNT");
     }
     shell.envs(env.iter().map(|(name, value)| (name, value)));
     // Its own process group, so a timeout or a cancelled turn stops everything it started.
@@ -506,6 +531,8 @@ mod tests {
     #[test]
     fn credentials_under_other_names_and_in_values_are_found() {
         for name in [
+            "BW_SESSION",
+            "OP_SESSION_my",
             "MYSQL_PWD",
             "SSHPASS",
             "LDAP_BIND_PW",
@@ -514,7 +541,14 @@ mod tests {
         ] {
             assert!(is_secret(name), "{name}");
         }
-        for name in ["PWD", "OLDPWD", "PATH", "LANG", "XDG_SESSION_TYPE"] {
+        for name in [
+            "PWD",
+            "OLDPWD",
+            "PATH",
+            "LANG",
+            "XDG_SESSION_TYPE",
+            "GIT_CONFIG_KEY_0",
+        ] {
             assert!(!is_secret(name), "{name}");
         }
         for value in [
@@ -526,6 +560,10 @@ mod tests {
             "https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1",
             "https://ghp_abcdefghijklmnopqrstuvwxyz@github.com/o/r",
             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+            "AUTHORIZATION: basic dXNlcjpwYXNz",
+            "Authorization: Bearer abc",
+            "Bearer abc.def",
+            "squ_0123456789abcdef0123",
         ] {
             assert!(carries_secret(value), "{value}");
         }

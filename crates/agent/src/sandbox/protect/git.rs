@@ -17,8 +17,8 @@ const GIT_DIR_PROTECTED: [&str; 4] = ["config", "config.worktree", "commondir", 
 pub const MAX_GIT_MODULES: usize = 256;
 /// How deep `modules/` folders nest before the search stops.
 const MAX_MODULE_DEPTH: usize = 4;
-/// How long `git config` may take to list a config's hooks path and includes; past it, the
-/// git directories are read-only whole.
+/// How long the `git config` calls for one command may take together to list the configs'
+/// hooks paths and includes; past it, the git directories are read-only whole.
 pub const GIT_CONFIG_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// The most bytes of a gitfile, `.gitmodules` or config read here.
 const MAX_GIT_FILE_BYTES: u64 = 256 * 1024;
@@ -51,7 +51,13 @@ pub(super) fn git_paths(
     if common_dir != git_dir {
         dirs.push(common_dir.clone());
     }
+    // The common directory names this git directory back by holding it among its worktrees
+    // (`COMMON/worktrees/NAME`); one a `commondir` merely names (through a link the command
+    // may change, or a guessed path) is not opened.
+    let common_belongs =
+        common_dir == git_dir || git_dir.parent() == Some(common_dir.join("worktrees").as_path());
     for dir in &dirs {
+        let belongs = belongs && (*dir == git_dir || common_belongs);
         let linked = GIT_DIR_PROTECTED
             .iter()
             .any(|name| std::fs::symlink_metadata(dir.join(name)).is_ok_and(|m| m.is_symlink()));
@@ -136,10 +142,16 @@ fn read_config_paths(
     let mut sources = vec![ConfigSource::Repository(git_dir, root)];
     sources.extend(others.iter().map(|c| ConfigSource::File(c)));
     let mut unknown = false;
+    // One budget for every call: configs made to hang cannot add up.
+    let deadline = std::time::Instant::now() + GIT_CONFIG_TIMEOUT;
     for source in sources {
-        let Some(found) = git.as_deref().and_then(|git| git_config_paths(git, source)) else {
+        let Some(found) = git
+            .as_deref()
+            .and_then(|git| git_config_paths(git, source, deadline))
+        else {
+            // Read-only whole anyway: nothing more to learn.
             unknown = true;
-            continue;
+            break;
         };
         for (origin, key, value) in found {
             let value = expand_home(&value);
@@ -291,6 +303,7 @@ enum ConfigSource<'a> {
 fn git_config_paths(
     git: &Path,
     source: ConfigSource<'_>,
+    deadline: std::time::Instant,
 ) -> Option<Vec<(PathBuf, String, String)>> {
     let mut command = std::process::Command::new(git);
     match source {
@@ -340,11 +353,11 @@ fn git_config_paths(
         let _ = stdout.take(MAX_GIT_FILE_BYTES).read_to_end(&mut bytes);
         bytes
     });
-    let started = std::time::Instant::now();
+
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < GIT_CONFIG_TIMEOUT => {
+            Ok(None) if std::time::Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(2));
             }
             _ => {
@@ -391,7 +404,14 @@ fn expand_home(value: &str) -> PathBuf {
 
 fn read_small(path: &Path) -> Option<String> {
     use std::io::Read as _;
-    let file = std::fs::File::open(path).ok()?;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    // Non-blocking: a FIFO put where a gitfile or `gitdir` was must not hold skillet; it is
+    // no regular file and is not read.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
+        .open(path)
+        .ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
     }
