@@ -26,6 +26,12 @@ use std::path::Path;
 
 /// The folder placeholders.
 const SKILL_DIR_PLACEHOLDERS: [&str; 2] = ["${SKILL_DIR}", "${CLAUDE_SKILL_DIR}"];
+/// The most bytes of values one expansion writes in place of placeholders (arguments and the
+/// folder, over the whole body and its commands): past it, placeholders stay as written and a
+/// line says so. A body of 66,000 `$0` and a 5 KB argument would otherwise build 330 MB.
+pub const MAX_SUBSTITUTED_BYTES: usize = 1024 * 1024;
+/// The line appended when [`MAX_SUBSTITUTED_BYTES`] was reached.
+pub const CAPPED_NOTE: &str = "\n\n[skillet: placeholders past this point were left as written: their values would pass the limit on what one expansion writes in]";
 
 /// A skill's body as invoked: see the module's documentation. `names` are the frontmatter's
 /// `arguments`; `skill_dir` the skill's folder (`None`: folder placeholders stay).
@@ -86,7 +92,10 @@ pub fn expand_running<E>(
                     shown: String::with_capacity(command.len()),
                     env: env.clone(),
                 };
+                let budget = expander.substituted;
                 expander.fill(command, &mut filled.run, Mode::Variables);
+                // The shown form spends the same budget again, from the same point.
+                expander.substituted = budget;
                 expander.fill(command, &mut filled.shown, Mode::Quoted);
                 out.push_str(&run(&filled)?);
             }
@@ -136,6 +145,10 @@ struct Expander<'a> {
     folder: Option<String>,
     /// Whether a placeholder took an argument.
     used: bool,
+    /// Bytes of values written in so far ([`MAX_SUBSTITUTED_BYTES`]).
+    substituted: usize,
+    /// Whether a placeholder was left as written for the cap.
+    capped: bool,
 }
 
 impl<'a> Expander<'a> {
@@ -146,6 +159,8 @@ impl<'a> Expander<'a> {
             names,
             folder: skill_dir.map(|dir| dir.display().to_string()),
             used: false,
+            substituted: 0,
+            capped: false,
         }
     }
 
@@ -166,14 +181,8 @@ impl<'a> Expander<'a> {
 
     /// `text` with its placeholders filled as `mode` says, onto `out`.
     fn fill(&mut self, text: &str, out: &mut String, mode: Mode) {
-        if mode == Mode::Text && self.arguments.is_none() {
-            let mut text = text.to_string();
-            if let Some(folder) = &self.folder {
-                for placeholder in SKILL_DIR_PLACEHOLDERS {
-                    text = text.replace(placeholder, folder);
-                }
-            }
-            out.push_str(&text);
+        if mode == Mode::Text && self.arguments.is_none() && self.folder.is_none() {
+            out.push_str(text);
             return;
         }
         // In a command, where each value lands (outside quotes, in "…", in '…') decides how it
@@ -207,8 +216,18 @@ impl<'a> Expander<'a> {
                 self.folder.as_deref(),
             );
             // Without arguments only the folder is filled in.
-            let replacement =
+            let mut replacement =
                 replacement.filter(|(slot, _)| self.arguments.is_some() || *slot == Slot::Folder);
+            // Each value counts as written whatever the mode, so a command run and the same
+            // command shown make the same choices.
+            if let Some((_, value)) = &replacement {
+                if self.substituted + value.len() > MAX_SUBSTITUTED_BYTES {
+                    self.capped = true;
+                    replacement = None;
+                } else {
+                    self.substituted += value.len();
+                }
+            }
             if let Some((slot, value)) = &replacement {
                 out.push_str(&write(mode, quotes.state, *slot, value));
             } else {
@@ -223,8 +242,11 @@ impl<'a> Expander<'a> {
         out.push_str(rest);
     }
 
-    /// Appends the arguments when no placeholder took them.
+    /// Appends the arguments when no placeholder took them, and says when the cap was reached.
     fn finish(&self, out: &mut String) {
+        if self.capped {
+            out.push_str(CAPPED_NOTE);
+        }
         if let Some(arguments) = self.arguments
             && !self.used
             && !arguments.trim().is_empty()
@@ -590,5 +612,56 @@ mod tests {
             Err("failed")
         });
         assert_eq!((error, calls), (Err("failed"), 1));
+    }
+
+    #[test]
+    fn a_body_multiplying_an_argument_is_capped() {
+        let body = "$0 ".repeat(66_000);
+        let argument = "x".repeat(5_000);
+        let out = expand(&body, Some(&argument), &[], None);
+        assert!(out.len() <= body.len() + MAX_SUBSTITUTED_BYTES + CAPPED_NOTE.len());
+        assert!(out.ends_with(CAPPED_NOTE), "{}", &out[out.len() - 200..]);
+        // Under the cap, nothing changes.
+        assert_eq!(expand("$0 $0", Some("ab"), &[], None), "ab ab");
+    }
+
+    #[test]
+    fn a_capped_command_is_shown_as_it_runs() {
+        let argument = "y".repeat(MAX_SUBSTITUTED_BYTES / 2 + 1);
+        let mut seen = Vec::new();
+        let out = expand_running(
+            "!`echo $0 $0`",
+            Some(&argument),
+            &[],
+            None,
+            |filled: &FilledCommand| -> Result<String, ()> {
+                seen.push(filled.clone());
+                Ok(String::new())
+            },
+        )
+        .unwrap();
+        assert_eq!(seen.len(), 1);
+        // The second `$0` passes the cap in both forms: shown and run stay one command.
+        assert!(seen[0].run.ends_with(" $0"), "{}", seen[0].run);
+        assert!(
+            seen[0].shown.ends_with(" $0"),
+            "{}",
+            &seen[0].shown[seen[0].shown.len() - 10..]
+        );
+        assert!(out.ends_with(CAPPED_NOTE));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn expansion_is_bounded_for_any_body_and_argument(
+            unit in "(\\$0|\\$ARGUMENTS|\\$1|\\$\\{SKILL_DIR\\}|text| )",
+            repeat in 0usize..40_000,
+            argument in "[a-z ]{0,400}",
+        ) {
+            let body = unit.repeat(repeat);
+            let out = expand(&body, Some(&argument), &[], Some(Path::new("/skills/s")));
+            let bound = body.len() + MAX_SUBSTITUTED_BYTES + CAPPED_NOTE.len() + argument.len() + 16;
+            proptest::prop_assert!(out.len() <= bound, "{} > {}", out.len(), bound);
+        }
     }
 }
