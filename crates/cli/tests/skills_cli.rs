@@ -356,3 +356,32 @@ fn an_empty_list_says_where_it_looked() {
         out.stderr
     );
 }
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_folder_name_that_is_not_utf8_does_not_stop_json_output() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let sandbox = common::Sandbox::empty();
+    let root = sandbox.project.join(".agents/skills");
+    let folder = root.join(std::ffi::OsStr::from_bytes(b"\xffbad"));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        "---\nname: bad\ndescription: Extracts tables from PDF files.\n---\nbody\n",
+    )
+    .unwrap();
+    for args in [
+        &["skills", "list", "--json"][..],
+        &["skills", "validate", "--json"],
+        &["skills", "match", "--json", "extract tables from a pdf"],
+    ] {
+        let out = run(common::skillet(&sandbox, None).args(args));
+        assert_ne!(out.code, 101, "{args:?} panicked: {}", out.stderr);
+        let value: serde_json::Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|error| panic!("{args:?}: {error}: {}", out.stdout));
+        assert!(
+            value.to_string().contains("\u{fffd}bad"),
+            "{args:?}: {value}"
+        );
+    }
+}

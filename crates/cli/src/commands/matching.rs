@@ -166,7 +166,7 @@ pub fn run_match(
             .map(|(r, why)| {
                 let skill = &library.skills()[r.index];
                 let mut item = json!({"name": skill.name, "score": r.score, "relevant": r.relevant,
-                    "path": skill.file, "description": skill.description});
+                    "path": super::path_json(Some(&skill.file)), "description": skill.description});
                 if request.explain {
                     item["explain"] = explanation_json(why);
                 }

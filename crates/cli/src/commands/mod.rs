@@ -195,3 +195,11 @@ impl Context {
         roots
     }
 }
+
+/// A path as JSON: its text, decoded losslessly where it is UTF-8 and with U+FFFD for the bytes
+/// that are not (a folder name of raw bytes must not stop `--json`; `null` for none).
+pub(crate) fn path_json<P: AsRef<std::path::Path>>(path: Option<P>) -> serde_json::Value {
+    path.map_or(serde_json::Value::Null, |path| {
+        serde_json::Value::String(path.as_ref().to_string_lossy().into_owned())
+    })
+}

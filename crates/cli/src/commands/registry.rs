@@ -300,7 +300,8 @@ async fn publish(
             Err(error) => {
                 failed += 1;
                 warn(&format!("error: {error}"));
-                results.push(json!({"dir": dir, "error": error.to_string()}));
+                results
+                    .push(json!({"dir": super::path_json(Some(&dir)), "error": error.to_string()}));
             }
         }
     }
@@ -334,7 +335,9 @@ async fn publish(
                     )
                 };
                 text.push_str(&line);
-                results.push(json!({"dir": skill.dir, "published": published}));
+                results.push(
+                    json!({"dir": super::path_json(Some(&skill.dir)), "published": published}),
+                );
             }
             // A registry that cannot be reached fails every skill the same way: said once.
             Err(
@@ -349,7 +352,9 @@ async fn publish(
             Err(error) => {
                 failed += 1;
                 warn(&format!("error: {}: {error}", skill.dir.display()));
-                results.push(json!({"dir": skill.dir, "error": error.to_string()}));
+                results.push(
+                    json!({"dir": super::path_json(Some(&skill.dir)), "error": error.to_string()}),
+                );
             }
         }
     }

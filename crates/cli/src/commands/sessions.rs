@@ -232,8 +232,8 @@ pub fn run(context: &Context, args: &SessionsArgs) -> anyhow::Result<ExitCode> {
                     "first_message": s.first_message,
                     "model": s.model,
                     "open": s.open,
-                    "cwd": s.cwd,
-                    "path": s.path,
+                    "cwd": super::path_json(Some(&s.cwd)),
+                    "path": super::path_json(Some(&s.path)),
                 })
             })
             .collect();

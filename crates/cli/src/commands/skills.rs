@@ -167,9 +167,9 @@ fn skill_json(skill: &Skill) -> Value {
     json!({
         "name": skill.name,
         "description": skill.description,
-        "path": skill.file,
-        "dir": skill.dir,
-        "root": skill.root,
+        "path": super::path_json(Some(&skill.file)),
+        "dir": super::path_json(Some(&skill.dir)),
+        "root": super::path_json(Some(&skill.root)),
         "root_kind": skill.root_kind.as_str(),
         "model_invocable": skill.model_invocable(),
         "user_invocable": skill.user_invocable(),
@@ -419,7 +419,7 @@ fn validation_json(validation: &Validation) -> Value {
             .map(|d| {
                 json!({
                     "message": d.message,
-                    "path": d.path,
+                    "path": super::path_json(Some(&d.path)),
                     "line": d.line,
                     "field": d.field,
                     "hint": d.hint,
@@ -428,7 +428,7 @@ fn validation_json(validation: &Validation) -> Value {
             .collect()
     };
     json!({
-        "path": validation.path,
+        "path": super::path_json(Some(&validation.path)),
         "name": validation.name,
         "valid": validation.is_valid(),
         "errors": items(validation.errors().collect()),
