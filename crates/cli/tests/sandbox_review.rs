@@ -14,10 +14,20 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command as StdCommand;
 
-use common::escapes::{HOOK, assert_not_pwned, attack, attack_with, git, namespaces, repository};
-use common::{Sandbox, run, tool_result};
-use serde_json::json;
-use skillet_test_support::{MockServer, Turn};
+use common::Sandbox;
+use common::escapes::{
+    HOOK, assert_not_pwned, attack, attack_through, attack_with, git, namespaces, repository,
+    scripted,
+};
+
+/// A shell command that connects to the UNIX socket at `socket` and prints `connected`, or
+/// the error's last line.
+fn connect(socket: &Path) -> String {
+    format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')\" 2>&1 | tail -1",
+        socket.display()
+    )
+}
 
 /// A script that writes `marker` and then runs what it was asked to (`exec PROGRAM "$@"`).
 fn wrapper(marker: &Path, program: &str) -> String {
@@ -235,8 +245,8 @@ fn servers_on_sockets_on_disk_are_out_of_reach() {
     let results = attack(
         &sandbox,
         &[&format!(
-            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')\" 2>&1 | tail -1; python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())\"; python3 -c \"import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); print('datagram pair')\" 2>&1 | tail -1",
-            socket.display()
+            "{}; python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())\"; python3 -c \"import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); print('datagram pair')\" 2>&1 | tail -1",
+            connect(&socket)
         )],
     );
     assert!(!results[0].contains("connected"), "{}", results[0]);
@@ -267,13 +277,7 @@ fn unix_sockets_are_allowed_when_the_users_config_says_so() {
     .unwrap();
     let socket = sandbox.project.join("allowed.sock");
     let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
-    let results = attack(
-        &sandbox,
-        &[&format!(
-            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')\" 2>&1 | tail -1",
-            socket.display()
-        )],
-    );
+    let results = attack(&sandbox, &[&connect(&socket)]);
     assert!(results[0].contains("connected"), "{}", results[0]);
 }
 
@@ -290,34 +294,24 @@ fn the_inner_layer_is_not_taken_from_where_commands_write() {
     std::fs::copy(assert_cmd::cargo::cargo_bin("skillet"), &skillet).unwrap();
     std::fs::set_permissions(&skillet, std::fs::Permissions::from_mode(0o755)).unwrap();
     let marker = sandbox.project.join("INNER-REPLACED");
-    let server = MockServer::start();
-    for (index, command) in [
-        format!(
-            "rm -f target/skillet && printf '#!/bin/sh\\ntouch {}\\nshift 4; while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\\n' > target/skillet && chmod +x target/skillet && echo replaced",
-            marker.display()
-        ),
-        "echo second".to_string(),
-    ]
-    .iter()
-    .enumerate()
-    {
-        server.push_turn(Turn::tool(
-            &format!("call{index}"),
-            "bash",
-            json!({ "command": command }),
-        ));
-    }
-    server.push_turn(Turn::text("done"));
+    let replace = format!(
+        "rm -f target/skillet && printf '#!/bin/sh\\ntouch {}\\nshift 4; while [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\\n' > target/skillet && chmod +x target/skillet && echo replaced",
+        marker.display()
+    );
+    let commands = [replace.as_str(), "echo second"];
+    let server = scripted(&commands);
     let mut command = StdCommand::new(&skillet);
     command
         .current_dir(&sandbox.project)
         .env_clear()
-        .envs(common::environment(&sandbox, Some((&server, "sk-test"))))
-        .args(["run", "--yes", "tidy up"]);
-    let out = run(&mut assert_cmd::Command::from_std(command));
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(tool_result(&server, 1).contains("replaced"));
-    assert!(tool_result(&server, 2).contains("second"));
+        .envs(common::environment(&sandbox, Some((&server, "sk-test"))));
+    let results = attack_through(
+        &server,
+        commands.len(),
+        &mut assert_cmd::Command::from_std(command),
+    );
+    assert!(results[0].contains("replaced"), "{}", results[0]);
+    assert!(results[1].contains("second"), "{}", results[1]);
     assert!(
         !marker.exists(),
         "the replaced binary ran as the inner layer"
@@ -412,24 +406,15 @@ fn a_fifo_where_git_reads_a_file_does_not_hold_skillet() {
             sandbox.project.to_str().unwrap(),
         ],
     );
-    let server = MockServer::start();
-    for (index, command) in [
+    let commands = [
         "G=$(git rev-parse --git-dir); rm \"$G/gitdir\" && mkfifo \"$G/gitdir\" && echo made",
         "echo second",
-    ]
-    .iter()
-    .enumerate()
-    {
-        server.push_turn(Turn::tool(
-            &format!("call{index}"),
-            "bash",
-            json!({ "command": command }),
-        ));
-    }
-    server.push_turn(Turn::text("done"));
-    let out = run(common::escapes::skillet(&sandbox, &server)
-        .args(["run", "--yes", "tidy up"])
-        .timeout(std::time::Duration::from_mins(1)));
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(tool_result(&server, 2).contains("second"));
+    ];
+    let server = scripted(&commands);
+    let results = attack_through(
+        &server,
+        commands.len(),
+        common::escapes::skillet(&sandbox, &server).timeout(std::time::Duration::from_mins(1)),
+    );
+    assert!(results[1].contains("second"), "{}", results[1]);
 }

@@ -143,6 +143,12 @@ pub enum Mechanism {
 
 /// The mechanism for commands in `cwd` under `policy`.
 pub fn mechanism(policy: &SandboxPolicy, cwd: &Path) -> Mechanism {
+    mechanism_in(policy, &host::untrusted_roots(cwd, &policy.writable))
+}
+
+/// [`mechanism`], the folders commands may write worked out already
+/// ([`host::untrusted_roots`]).
+fn mechanism_in(policy: &SandboxPolicy, untrusted: &[PathBuf]) -> Mechanism {
     if !policy.enabled {
         return Mechanism::Off;
     }
@@ -151,9 +157,8 @@ pub fn mechanism(policy: &SandboxPolicy, cwd: &Path) -> Mechanism {
     }
     #[cfg(target_os = "linux")]
     {
-        let untrusted = host::untrusted_roots(cwd, &policy.writable);
-        let usable = namespace::find(&untrusted).and_then(|bwrap| {
-            let inner = inner_binary(policy, &untrusted)?;
+        let usable = namespace::find(untrusted).and_then(|bwrap| {
+            let inner = inner_binary(policy, untrusted)?;
             namespace::usable(&bwrap, inner.as_deref()).map(|()| bwrap)
         });
         match usable {
@@ -163,7 +168,7 @@ pub fn mechanism(policy: &SandboxPolicy, cwd: &Path) -> Mechanism {
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = cwd;
+        let _ = untrusted;
         Mechanism::Landlock("namespaces are Linux's".to_string())
     }
 }
@@ -200,7 +205,8 @@ impl Launch {
         cwd: &Path,
         protect: Option<&[PathBuf]>,
     ) -> std::io::Result<Self> {
-        let mechanism = mechanism(policy, cwd);
+        let untrusted = host::untrusted_roots(cwd, &policy.writable);
+        let mechanism = mechanism_in(policy, &untrusted);
         let mut launch = Self {
             mechanism,
             prefix: Vec::new(),
@@ -234,7 +240,7 @@ impl Launch {
                 &writable,
                 layout.as_ref(),
                 sources,
-                inner_binary(policy, &host::untrusted_roots(cwd, &policy.writable))
+                inner_binary(policy, &untrusted)
                     .map_err(std::io::Error::other)?
                     .as_deref(),
             ));

@@ -76,6 +76,16 @@ pub fn attack(sandbox: &Sandbox, commands: &[&str]) -> Vec<String> {
 }
 
 pub fn attack_with(sandbox: &Sandbox, commands: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+    let server = scripted(commands);
+    let mut skillet = skillet(sandbox, &server);
+    for (name, value) in env {
+        skillet.env(name, value);
+    }
+    attack_through(&server, commands.len(), &mut skillet)
+}
+
+/// A strict mock provider whose model calls `bash` with each command in turn, then ends.
+pub fn scripted(commands: &[&str]) -> MockServer {
     let server = MockServer::start();
     for (index, command) in commands.iter().enumerate() {
         server.push_turn(Turn::tool(
@@ -85,14 +95,16 @@ pub fn attack_with(sandbox: &Sandbox, commands: &[&str], env: &[(&str, &str)]) -
         ));
     }
     server.push_turn(Turn::text("done"));
-    let mut skillet = skillet(sandbox, &server);
-    for (name, value) in env {
-        skillet.env(name, value);
-    }
+    server
+}
+
+/// Runs `skillet` (set up against `server`, from [`scripted`]) as `run --yes`; what each of the
+/// `calls` returned.
+pub fn attack_through(server: &MockServer, calls: usize, skillet: &mut Command) -> Vec<String> {
     let out = run(skillet.args(["run", "--yes", "tidy up the repository"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
-    (1..=commands.len())
-        .map(|index| tool_result(&server, index))
+    (1..=calls)
+        .map(|index| tool_result(server, index))
         .collect()
 }
 

@@ -402,24 +402,15 @@ fn expand_home(value: &str) -> PathBuf {
     }
 }
 
+/// The first [`MAX_GIT_FILE_BYTES`] of a regular file as text, opened as the engine opens
+/// what a repository controls (`skillet_skills::open_regular`: no FIFO, socket or device, no
+/// blocking open); none when it is no such file or not UTF-8.
 fn read_small(path: &Path) -> Option<String> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    // Non-blocking: a FIFO put where a gitfile or `gitdir` was must not hold skillet; it is
-    // no regular file and is not read.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed())
-        .open(path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(MAX_GIT_FILE_BYTES)
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
+    let mut file = skillet_skills::open_regular(path).ok()?;
+    let mut bytes = Vec::new();
+    skillet_skills::read_capped(&mut file, &mut bytes, MAX_GIT_FILE_BYTES).ok()?;
+    bytes.truncate(usize::try_from(MAX_GIT_FILE_BYTES).unwrap_or(usize::MAX));
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]
