@@ -13,40 +13,13 @@
 mod common;
 
 use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use common::mcp_client::{Server, text};
+use common::mcp_client::{mcp_command, spawn, start, text};
 use common::{Sandbox, write_skill};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
-
-/// `skillet mcp --skills-dir SKILLS` in the sandbox's project, with only its clean environment.
-fn mcp_command(sandbox: &Sandbox, skills: &std::path::Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_skillet"));
-    command
-        .args(["mcp", "--skills-dir"])
-        .arg(skills)
-        .current_dir(&sandbox.project)
-        .env_clear()
-        .envs(common::environment(sandbox, None));
-    command
-}
-
-/// [`mcp_command`] started, stdin and stdout piped, the log dropped.
-fn spawn(sandbox: &Sandbox, skills: &std::path::Path) -> Child {
-    mcp_command(sandbox, skills)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-/// [`mcp_command`] started and initialized.
-fn start(sandbox: &Sandbox, skills: &std::path::Path) -> Server {
-    Server::start(spawn(sandbox, skills))
-}
 
 /// A library: a form-filling skill with references and a binary asset, a deploy skill only the
 /// user may invoke, a skill whose name breaks the spec, and a file that is not a skill.

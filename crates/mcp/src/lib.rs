@@ -138,9 +138,10 @@ async fn watch(shared: &Shared) -> Option<skillet_library::watch::RootWatcher> {
     let handle = tokio::runtime::Handle::current();
     let state = shared.clone();
     let roots = shared.roots().to_vec();
+    let library = std::sync::Arc::clone(&shared.snapshot().library);
     let watched = tokio::task::spawn_blocking(move || {
-        skillet_library::watch::watch(&roots, move || {
-            let changes = state.rediscover();
+        skillet_library::watch::watch(&roots, &library, move |library| {
+            let changes = state.rediscovered(library);
             let state = state.clone();
             handle.spawn(async move { state.publish(changes) });
         })

@@ -287,11 +287,12 @@ impl Shared {
         self.replace(snapshot);
     }
 
-    /// Discovers the library again (a root changed) and indexes it (by meaning once the model
-    /// has been found); blocking. Returns what changed.
-    pub fn rediscover(&self) -> Changes {
+    /// Takes the library discovered again (the watcher saw the roots change) and indexes it (by
+    /// meaning once the model has been found); blocking. Returns what changed: the tools and
+    /// prompts when their listings differ, the resources always (files changed).
+    pub fn rediscovered(&self, library: Library) -> Changes {
         let _swapping = self.swap_lock();
-        let library = Arc::new(discover(&self.roots));
+        let library = Arc::new(library);
         let before = self.snapshot();
         let changes = Changes {
             tools: listed(&before.library, true) != listed(&library, true),

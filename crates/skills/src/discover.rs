@@ -59,6 +59,7 @@ pub struct Library {
     skills: Vec<Skill>,
     by_name: HashMap<String, usize>,
     diagnostics: Vec<Diagnostic>,
+    folders: Vec<PathBuf>,
 }
 
 impl Library {
@@ -81,6 +82,13 @@ impl Library {
     /// cut walks, shadowed copies.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.diagnostics
+    }
+
+    /// The real path of every folder the walk read, in the walk's order: what a watcher
+    /// watches to see every change discovery would see, and nothing it would not (links out of a
+    /// root, skipped folders, folders past a bound).
+    pub fn folders(&self) -> &[PathBuf] {
+        &self.folders
     }
 
     fn add(&mut self, skill: Skill) {
@@ -151,6 +159,7 @@ pub fn discover(roots: &[Root]) -> Library {
     }
     diagnostics.append(&mut library.diagnostics);
     library.diagnostics = diagnostics;
+    library.folders = walk.folders;
     library
 }
 
@@ -207,6 +216,8 @@ struct Walk {
     visited_dirs: HashSet<PathBuf>,
     /// Real paths of every `SKILL.md` found, so none loads twice.
     seen_files: HashSet<PathBuf>,
+    /// Every folder read, by its real path.
+    folders: Vec<PathBuf>,
 }
 
 /// A folder waiting to be read: a child of an open folder, or a path (a root, a link target).
@@ -286,6 +297,7 @@ impl Walk {
                     continue;
                 }
             };
+            self.folders.push(dir.path().to_path_buf());
             let subdirs = self.read_dir(root, &real_root, &dir, pending.depth + 1);
             if pending.depth == MAX_DEPTH {
                 too_deep += subdirs.len();

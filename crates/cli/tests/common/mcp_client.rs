@@ -7,7 +7,8 @@
 )]
 
 use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Child, ChildStdin};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
@@ -15,6 +16,33 @@ use serde_json::{Value, json};
 
 /// How long an answer may take.
 pub const WAIT: Duration = Duration::from_secs(20);
+
+/// `skillet mcp --skills-dir SKILLS` in the sandbox's project, with only its clean environment.
+pub fn mcp_command(sandbox: &super::Sandbox, skills: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skillet"));
+    command
+        .args(["mcp", "--skills-dir"])
+        .arg(skills)
+        .current_dir(&sandbox.project)
+        .env_clear()
+        .envs(super::environment(sandbox, None));
+    command
+}
+
+/// [`mcp_command`] started, stdin and stdout piped, the log dropped.
+pub fn spawn(sandbox: &super::Sandbox, skills: &Path) -> Child {
+    mcp_command(sandbox, skills)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// [`mcp_command`] started and initialized.
+pub fn start(sandbox: &super::Sandbox, skills: &Path) -> Server {
+    Server::start(spawn(sandbox, skills))
+}
 
 /// `skillet mcp` running in a sandbox, spoken to line by line.
 pub struct Server {
@@ -52,6 +80,11 @@ impl Server {
         assert_eq!(init["result"]["serverInfo"]["name"], "skillet", "{init}");
         server.notify("notifications/initialized", json!({}));
         server
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn send(&mut self, message: &Value) {

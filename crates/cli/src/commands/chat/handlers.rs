@@ -271,7 +271,7 @@ impl Chat {
         self.models = vec![(agent.model().to_string(), agent.usage())];
         agent.model().clone_into(&mut self.settings.model);
         if context.env.cwd != self.context.env.cwd {
-            self.watching = super::Watching::start(&context);
+            self.watching = super::Watching::start(&context, &skills);
         }
         (self.context, self.skills, self.agent, self.skill_trust) =
             (context, skills, agent, skill_trust);

@@ -24,8 +24,7 @@ mod replay;
 
 use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
@@ -105,7 +104,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     // A resumed session may go on with its own model: `/clear` keeps the model in use.
     let mut settings = settings;
     agent.model().clone_into(&mut settings.model);
-    let watching = Watching::start(&context);
+    let watching = Watching::start(&context, &skills);
     let mut chat = Chat {
         models: vec![(agent.model().to_string(), agent.usage())],
         runtime,
@@ -220,19 +219,23 @@ struct Chat {
     watching: Watching,
 }
 
-/// The skill roots watched, and whether they changed since the skills were last found.
+/// The skill roots watched, and the skills found again when they changed (taken by the next
+/// turn).
 struct Watching {
-    changed: Arc<AtomicBool>,
+    changed: Arc<Mutex<Option<skillet_skills::Library>>>,
     _watcher: Option<skillet_library::watch::RootWatcher>,
 }
 
 impl Watching {
-    /// Watches `context`'s roots (a failure is said once, and skills are then not reloaded).
-    fn start(context: &Context) -> Self {
-        let changed = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&changed);
-        let watcher = match skillet_library::watch::watch(&context.roots, move || {
-            flag.store(true, Ordering::SeqCst);
+    /// Watches `context`'s roots, whose last walk is `library` (a failure is said once, and
+    /// skills are then not reloaded).
+    fn start(context: &Context, library: &skillet_skills::Library) -> Self {
+        let changed = Arc::new(Mutex::new(None));
+        let found = Arc::clone(&changed);
+        let watcher = match skillet_library::watch::watch(&context.roots, library, move |library| {
+            if let Ok(mut found) = found.lock() {
+                *found = Some(library);
+            }
         }) {
             Ok(watcher) => {
                 for failure in &watcher.failures {
@@ -262,10 +265,16 @@ impl Chat {
     /// message tells the model what changed; the system prompt stays), the change said, and
     /// completion brought up to date.
     fn refresh_skills(&mut self, editor: &mut ChatEditor) {
-        if !self.watching.changed.swap(false, Ordering::SeqCst) {
+        let Some(library) = self
+            .watching
+            .changed
+            .lock()
+            .ok()
+            .and_then(|mut found| found.take())
+        else {
             return;
-        }
-        let library = Arc::new(skillet_skills::discover(&self.context.roots));
+        };
+        let library = Arc::new(library);
         let index = super::session::skill_index(&self.settings, &library);
         let changes = self.agent.reload_skills(Arc::clone(&library), index);
         if !changes.is_empty() {

@@ -1,0 +1,128 @@
+//! `skillet mcp` against the second red team's hostile input (issue 28): skill trees that kept
+//! the watcher busy for ever, measured over seconds of idle time (CPU from `/proc`, inotify
+//! watches from `fdinfo`, notifications on stdout).
+
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::mcp_client::{Server, start};
+use common::{Sandbox, write_skill};
+
+/// How long an idle server is watched.
+const IDLE: Duration = Duration::from_secs(3);
+/// The most CPU an idle server may use over [`IDLE`], in clock ticks (100 a second on Linux:
+/// 15 ticks in 3 s is 5% of a core; the trees below cost about half a core before).
+const IDLE_TICKS: u64 = 15;
+
+/// User and system CPU time of `pid`, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The command name (field 2) may hold spaces: count from its closing parenthesis.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split(' ').collect();
+    // utime and stime are fields 14 and 15, so 11 and 12 after the state (field 3).
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// How many inotify watches `pid` holds.
+fn inotify_watches(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fdinfo"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|entry| std::fs::read_to_string(entry.path()).ok())
+        .map(|info| {
+            info.lines()
+                .filter(|line| line.starts_with("inotify "))
+                .count()
+        })
+        .sum()
+}
+
+/// Waits until the server watches something (the watches are set on a thread of their own
+/// after `initialize`), then measures an idle spell: (CPU ticks, notifications, watches).
+fn idle(server: &mut Server) -> (u64, Vec<String>, usize) {
+    let pid = server.pid();
+    let start = std::time::Instant::now();
+    while inotify_watches(pid) == 0 {
+        assert!(start.elapsed() < Duration::from_secs(20), "never watched");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The start-up (the index, the watches) settles first.
+    std::thread::sleep(Duration::from_secs(1));
+    let before = cpu_ticks(pid);
+    let notifications = server.notifications_within(IDLE);
+    (cpu_ticks(pid) - before, notifications, inotify_watches(pid))
+}
+
+/// Checks an idle server over `skills`, then that a skill added is announced once.
+fn settles(sandbox: &Sandbox, skills: &Path, most_watches: usize) {
+    let mut server = start(sandbox, skills);
+    let (ticks, notifications, watches) = idle(&mut server);
+    assert!(
+        ticks <= IDLE_TICKS,
+        "an idle server used {ticks} ticks of CPU over {IDLE:?}"
+    );
+    assert_eq!(notifications, Vec::<String>::new(), "announced while idle");
+    assert!(
+        (1..=most_watches).contains(&watches),
+        "{watches} inotify watches"
+    );
+    write_skill(
+        skills,
+        "added-later",
+        "---\nname: added-later\ndescription: Added while served\n---\nBody.\n",
+    );
+    server.notification("notifications/resources/list_changed");
+    let after = server.notifications_within(Duration::from_secs(2));
+    assert!(
+        !after.contains(&"notifications/resources/list_changed".to_string()),
+        "one change announced twice: {after:?}"
+    );
+    let listed = server.call("list_skills", serde_json::json!({}));
+    assert!(listed.to_string().contains("added-later"), "{listed}");
+}
+
+#[test]
+fn a_tree_of_links_to_its_own_folders_leaves_the_server_idle() {
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.root.join("skills");
+    for index in 0..100 {
+        write_skill(
+            &skills,
+            &format!("d{index}"),
+            &format!("---\nname: s{index}\ndescription: Skill {index}\n---\nBody.\n"),
+        );
+    }
+    for index in 0..100 {
+        std::os::unix::fs::symlink(format!("d{index}"), skills.join(format!("l{index}"))).unwrap();
+        std::os::unix::fs::symlink(
+            format!("../skills/d{index}"),
+            skills.join(format!("m{index}")),
+        )
+        .unwrap();
+    }
+    // Before: 17,484 watches and about half a core for ever. The root and its 100 folders
+    // (and the added skill's).
+    settles(&sandbox, &skills, 102);
+}
+
+#[test]
+fn node_modules_and_a_link_to_usr_are_not_watched() {
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.root.join("skills");
+    write_skill(
+        &skills,
+        "top",
+        "---\nname: top\ndescription: The one skill\n---\nBody.\n",
+    );
+    for index in 0..20_000 {
+        std::fs::create_dir_all(skills.join(format!("node_modules/p{index}"))).unwrap();
+    }
+    std::os::unix::fs::symlink("/usr", skills.join("usr")).unwrap();
+    settles(&sandbox, &skills, 3);
+}
