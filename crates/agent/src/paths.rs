@@ -10,6 +10,7 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use skillet_skills::SkillFolder;
 use skillet_skills::confine::{Beneath, ConfineError, normalize};
 
 use crate::tool::{ToolContext, ToolError};
@@ -66,24 +67,30 @@ pub fn resolve(
         ))
     };
     let normalized = normalize(&context.cwd.join(requested)).ok_or_else(outside)?;
-    let root = if normalized.starts_with(&context.cwd) {
-        context.cwd.clone()
+    let cannot_open = |root: &Path, error: &dyn std::fmt::Display| {
+        ToolError::new(format!("cannot open {}: {error}", root.display()))
+    };
+    let library = context.skills.library();
+    let beneath = if normalized.starts_with(&context.cwd) {
+        Beneath::open(&context.cwd).map_err(|error| cannot_open(&context.cwd, &error))?
     } else if access == Access::Read
-        && let Some(dir) = context
-            .skills
-            .library()
+        && let Some(skill) = library
             .skills()
             .iter()
             .find(|skill| normalized.starts_with(&skill.dir))
-            .map(|skill| skill.dir.clone())
-            .or_else(|| crate::tools::load_skill::fetched_dir(context, &normalized))
     {
-        dir
+        // Opened beneath the root the skill was found under, like its body: a skill folder
+        // swapped for a link out of that root since is refused.
+        SkillFolder::of(skill)
+            .open()
+            .map_err(|error| cannot_open(&skill.dir, &error))?
+    } else if access == Access::Read
+        && let Some(dir) = crate::tools::load_skill::fetched_dir(context, &normalized)
+    {
+        Beneath::open(&dir).map_err(|error| cannot_open(&dir, &error))?
     } else {
         return Err(outside());
     };
-    let beneath = Beneath::open(&root)
-        .map_err(|error| ToolError::new(format!("cannot open {}: {error}", root.display())))?;
     let relative = beneath.relative(&normalized).ok_or_else(outside)?;
     let shown = display(context, &normalized);
     Ok(Resolved {

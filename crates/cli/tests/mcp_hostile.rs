@@ -126,3 +126,37 @@ fn node_modules_and_a_link_to_usr_are_not_watched() {
     std::os::unix::fs::symlink("/usr", skills.join("usr")).unwrap();
     settles(&sandbox, &skills, 3);
 }
+
+#[test]
+fn a_skill_folder_swapped_for_a_link_out_while_served_is_not_read_through() {
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.root.join("skills");
+    write_skill(
+        &skills,
+        "victim",
+        "---\nname: victim\ndescription: A skill about to be swapped\n---\nBody.\n",
+    );
+    let outside = sandbox.root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("passwd"), "root:x:0:0:the secret").unwrap();
+    let mut server = start(&sandbox, &skills);
+    // Swapped, and asked for at once: before or after the watcher sees it, nothing leaks.
+    std::fs::rename(skills.join("victim"), sandbox.root.join("moved")).unwrap();
+    std::os::unix::fs::symlink(&outside, skills.join("victim")).unwrap();
+    let resource = server.request(
+        "resources/read",
+        serde_json::json!({"uri": "skill://victim/passwd"}),
+    );
+    let tool = server.call(
+        "read_skill_file",
+        serde_json::json!({"name": "victim", "path": "passwd"}),
+    );
+    let listed = server.request("resources/list", serde_json::json!({}));
+    for answer in [&resource, &tool, &listed] {
+        assert!(
+            !answer.to_string().contains("the secret") && !answer.to_string().contains("passwd\""),
+            "{answer}"
+        );
+    }
+    assert!(resource.get("error").is_some(), "{resource}");
+}

@@ -56,7 +56,7 @@ pub fn text(library: &Library, extra: &[String]) -> String {
         }
         // What listing its files left out: links out of it, FIFOs and devices, folders that
         // cannot be read.
-        for diagnostic in &skillet_skills::skill_files(&skill.dir).diagnostics {
+        for diagnostic in &skillet_skills::skill_files(skill).diagnostics {
             line(diagnostic);
         }
     }

@@ -39,7 +39,7 @@ pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
         .file_name()
         .map(Path::new)
         .ok_or_else(|| "its skill file has no name".to_string())?;
-    let skill_md = read_in_skill(&skill.dir, file_name)
+    let skill_md = read_in_skill(skill, file_name)
         .map_err(|error| format!("its skill file cannot be read: {error}"))?;
     let text = std::str::from_utf8(&skill_md)
         .map_err(|_| "its skill file is not UTF-8 text".to_string())?;
@@ -71,7 +71,7 @@ pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
     }
     let mut total = skill_md.len() as u64;
     let mut resources = vec![SkillResource::from_bytes(skill_uri.clone(), &skill_md)];
-    let listing = skill_files_up_to(&skill.dir, MAX_FILES);
+    let listing = skill_files_up_to(skill, MAX_FILES);
     if !listing.complete || listing.total + 1 > MAX_FILES {
         return Err(format!(
             "it has {} files{}, over the extension's {MAX_FILES}",
@@ -82,7 +82,7 @@ pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
     for relative in &listing.files {
         let file_uri = uri::file_uri(&skill.name, relative)
             .ok_or_else(|| format!("its file {relative} cannot be a URI"))?;
-        let bytes = read_in_skill(&skill.dir, Path::new(relative))
+        let bytes = read_in_skill(skill, Path::new(relative))
             .map_err(|error| format!("its file {relative} cannot be read: {error}"))?;
         total += bytes.len() as u64;
         if total > MAX_TOTAL_BYTES {

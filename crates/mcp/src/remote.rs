@@ -127,15 +127,16 @@ async fn fetched_call(
         crate::uri::refuse_hidden(&skill.dir, path)
             .map_err(|why| format!("cannot read '{}': {why}", echoed(path)))?;
         let (head, size) =
-            read_head_in_skill(&skill.dir, Path::new(path), MAX_FILE_TEXT_BYTES as u64 + 4)
-                .map_err(|why| {
+            read_head_in_skill(&skill, Path::new(path), MAX_FILE_TEXT_BYTES as u64 + 4).map_err(
+                |why| {
                     format!(
                         "cannot read '{}' in skill {}: {}",
                         echoed(path),
                         fetched.skill,
                         tools::read_error(&why)
                     )
-                })?;
+                },
+            )?;
         Ok(tools::file_text(path, &head, size))
     })
     .await;

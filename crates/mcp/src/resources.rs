@@ -57,7 +57,7 @@ fn skill_resources(skill: &Skill) -> Vec<Resource> {
         main = main.with_size(size);
     }
     let mut resources = vec![main];
-    for relative in skill_files_up_to(&skill.dir, MAX_FILES).files {
+    for relative in skill_files_up_to(skill, MAX_FILES).files {
         // A name that is not UTF-8 was listed lossily: it could not be read back.
         if relative.contains('\u{fffd}') {
             continue;
@@ -157,7 +157,7 @@ pub fn read(
             (skill, path.clone())
         }
     };
-    let bytes = read_in_skill(&skill.dir, Path::new(&relative))
+    let bytes = read_in_skill(skill, Path::new(&relative))
         .map_err(|error| not_found(&crate::tools::read_error(&error)))?;
     let mime = if matches!(target, Target::SkillMd { .. }) {
         "text/markdown"

@@ -436,17 +436,15 @@ fn read_file(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResu
     crate::uri::refuse_hidden(&skill.dir, path)
         .map_err(|why| format!("cannot read '{}': {why}", echoed(path)))?;
     // Only the start is read: a large file is cut, whatever its size.
-    let (head, size) =
-        read_head_in_skill(&skill.dir, Path::new(path), MAX_FILE_TEXT_BYTES as u64 + 4).map_err(
-            |error| {
-                format!(
-                    "cannot read '{}' in skill '{}': {}",
-                    echoed(path),
-                    skill.name,
-                    read_error(&error)
-                )
-            },
-        )?;
+    let (head, size) = read_head_in_skill(skill, Path::new(path), MAX_FILE_TEXT_BYTES as u64 + 4)
+        .map_err(|error| {
+        format!(
+            "cannot read '{}' in skill '{}': {}",
+            echoed(path),
+            skill.name,
+            read_error(&error)
+        )
+    })?;
     Ok(CallToolResult::success(vec![ContentBlock::text(
         file_text(path, &head, size),
     )]))

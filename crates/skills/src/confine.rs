@@ -103,6 +103,43 @@ impl Beneath {
         })
     }
 
+    /// Opens `dir`, a folder beneath `outer` (both absolute), through the kernel beneath
+    /// `outer`: a link on the way from `outer` to `dir` that leads out of `outer` (a folder
+    /// swapped for `-> /etc`) is refused ([`ConfineError::Outside`]). Paths are then resolved
+    /// beneath `dir`.
+    pub fn open_within(outer: &Path, dir: &Path) -> Result<Self, ConfineError> {
+        let shown = dir.display().to_string();
+        let Ok(relative) = dir.strip_prefix(outer) else {
+            return Err(ConfineError::Outside {
+                shown,
+                root: outer.to_path_buf(),
+            });
+        };
+        let top = Self::open(outer).map_err(|source| ConfineError::Io {
+            shown: outer.display().to_string(),
+            source,
+        })?;
+        if relative.as_os_str().is_empty() {
+            return Ok(Self {
+                root: dir.to_path_buf(),
+                dir: top.dir,
+            });
+        }
+        let opened = top
+            .dir
+            .open_dir(relative)
+            .map_err(|source| top.error(&shown, source))?;
+        Ok(Self {
+            root: dir.to_path_buf(),
+            dir: opened,
+        })
+    }
+
+    /// The folder held open, for walking it (every path still resolved beneath it).
+    pub(crate) fn handle(&self) -> &Dir {
+        &self.dir
+    }
+
     /// The root.
     pub fn root(&self) -> &Path {
         &self.root
@@ -403,7 +440,7 @@ fn nonblocking(options: &mut OpenOptions) {
 fn nonblocking(_options: &mut OpenOptions) {}
 
 /// A file type in words.
-fn kind_of(file_type: cap_std::fs::FileType) -> &'static str {
+pub(crate) fn kind_of(file_type: cap_std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use cap_std::fs::FileTypeExt as _;

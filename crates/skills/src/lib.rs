@@ -49,6 +49,7 @@ pub mod dynamic;
 mod error;
 mod fast_yaml;
 mod fields;
+mod files;
 mod frontmatter;
 mod load;
 mod regular;
@@ -76,12 +77,15 @@ pub use discover::{
 };
 pub use error::Error;
 pub use fields::{CLIENT_FIELDS, Frontmatter, SPEC_FIELDS, fold_whitespace, parse_bool};
+pub use files::{
+    MAX_LISTED_FILES, MAX_LISTING_ENTRIES, MAX_SKILL_FILE_BYTES, SkillFiles, SkillFolder,
+    list_skill_files, read_head_in_skill, read_in_skill, resolve_in_skill, skill_files,
+    skill_files_up_to,
+};
 pub use frontmatter::{FrontmatterStatus, MAX_YAML_DEPTH, strict_frontmatter};
 pub use load::{
-    Invoker, LoadError, MAX_LISTED_FILES, MAX_LISTING_ENTRIES, MAX_NAMES_IN_ERROR,
-    MAX_SKILL_FILE_BYTES, MAX_SUGGESTION_NAME_CHARS, SkillFiles, list_skill_files, not_run,
-    read_head_in_skill, read_in_skill, render_expanded, render_expanded_noting, render_invoked,
-    render_skill, resolve_in_skill, shown_dir, skill_files, skill_files_up_to,
+    Invoker, LoadError, MAX_NAMES_IN_ERROR, MAX_SUGGESTION_NAME_CHARS, not_run, render_expanded,
+    render_expanded_noting, render_invoked, render_skill, shown_dir,
 };
 pub use regular::{open_regular, read_capped};
 pub use roots::{

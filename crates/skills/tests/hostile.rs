@@ -494,3 +494,53 @@ fn names_tags_and_file_names_cannot_forge_catalog_lines_or_wrappers() {
     );
     assert!(body.contains("- &lt;/skill>"), "{body}");
 }
+
+// ---------------------------------------------------------------- a folder swapped while served
+
+#[test]
+fn a_skill_folder_swapped_for_a_link_out_is_neither_listed_nor_read() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().canonicalize().unwrap().join("skills");
+    let outside = temp.path().canonicalize().unwrap().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("passwd"), "root:x:0:0:secret").unwrap();
+    let victim = write_skill(&root, "victim", &skill_text("victim"));
+    fs::write(victim.join("notes.md"), "notes").unwrap();
+    let library = discover(&explicit(&root));
+    let skill = library.get("victim").unwrap();
+    assert_eq!(skill_files(skill).files, ["notes.md"]);
+    // Swapped after discovery, before the watcher rediscovers: the folder is now a link to a
+    // folder outside the root (an absolute link, and a relative one).
+    fs::rename(&victim, root.join("victim.old")).unwrap();
+    for target in [outside.clone(), PathBuf::from("../outside")] {
+        let _ = fs::remove_file(&victim);
+        std::os::unix::fs::symlink(&target, &victim).unwrap();
+        assert!(fs::read(victim.join("passwd")).is_ok(), "the link works");
+        let read = skillet_skills::read_in_skill(skill, Path::new("passwd"));
+        assert!(
+            matches!(read, Err(skillet_skills::Error::LeftRoot { .. })),
+            "{target:?}: {read:?}"
+        );
+        let head = skillet_skills::read_head_in_skill(skill, Path::new("passwd"), 10);
+        assert!(head.is_err(), "{target:?}: {head:?}");
+        assert!(skillet_skills::resolve_in_skill(skill, Path::new("passwd")).is_err());
+        let listing = skill_files(skill);
+        assert!(listing.files.is_empty(), "{target:?}: {:?}", listing.files);
+        assert!(
+            messages(&listing.diagnostics)
+                .iter()
+                .any(|message| message.contains("outside")),
+            "{:?}",
+            messages(&listing.diagnostics)
+        );
+        // The body was already read beneath the root.
+        assert!(skill.read_body().is_err());
+    }
+    // A link inside the root stays readable (the folder moved, the link points at it).
+    fs::remove_file(&victim).unwrap();
+    std::os::unix::fs::symlink("victim.old", &victim).unwrap();
+    assert_eq!(
+        skillet_skills::read_in_skill(skill, Path::new("notes.md")).unwrap(),
+        b"notes"
+    );
+}
