@@ -54,6 +54,9 @@ pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
     else {
         return Err("its frontmatter is not a mapping".to_string());
     };
+    if hides_text(&Value::Object(fields.clone())) {
+        return Err("its frontmatter holds characters that hide or reorder text (the extension gives it as written; skillet's own tools show it cleaned)".to_string());
+    }
     let Some(Value::String(name)) = fields.remove("name") else {
         return Err("its frontmatter has no `name` string".to_string());
     };
@@ -98,6 +101,21 @@ pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
         .validate()
         .map_err(|error| format!("its manifest breaks the extension's rules: {error}"))?;
     Ok(manifest)
+}
+
+/// Whether any string (or key) in `value` holds a character that hides or reorders text
+/// (newlines and tabs aside): the extension gives frontmatter as written, so such a skill is
+/// left out of it rather than cleaned.
+fn hides_text(value: &Value) -> bool {
+    let hides = |text: &str| skillet_skills::clean_text(text) != text;
+    match value {
+        Value::String(text) => hides(text),
+        Value::Array(items) => items.iter().any(hides_text),
+        Value::Object(fields) => fields
+            .iter()
+            .any(|(key, item)| hides(key) || hides_text(item)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
 }
 
 /// One page of `skills/list` from skill number `start` (in discovery order): the manifests, and

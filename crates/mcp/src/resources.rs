@@ -65,7 +65,9 @@ fn skill_resources(skill: &Skill) -> Vec<Resource> {
         let Some(file_uri) = uri::file_uri(&skill.name, &relative) else {
             continue;
         };
-        let mut resource = Resource::new(file_uri, format!("{}/{relative}", skill.name))
+        // A file name is the skill author's text: shown escaped, on one line.
+        let shown = skillet_skills::escape_invisible(&relative);
+        let mut resource = Resource::new(file_uri, format!("{}/{shown}", skill.name))
             .with_mime_type(crate::mime::by_extension(&relative));
         if let Ok(metadata) = std::fs::metadata(skill.dir.join(&relative)) {
             resource = resource.with_size(metadata.len());

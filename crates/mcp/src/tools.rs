@@ -486,13 +486,15 @@ pub fn file_text(path: &str, head: &[u8], size: u64) -> String {
     };
     match valid {
         Some(text) if !text.contains('\0') => {
+            // The skill's text, for a model: nothing in it unseen.
+            let text = skillet_skills::clean_text(text);
             if cut {
                 format!(
                     "{text}\n[cut: the first {} KiB of {size} bytes]",
                     MAX_FILE_TEXT_BYTES / 1024
                 )
             } else {
-                text.to_string()
+                text.into_owned()
             }
         }
         _ => format!(

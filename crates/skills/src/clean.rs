@@ -2,18 +2,76 @@
 //! catalog, so characters that hide or reorder text are removed from them, each removal a
 //! diagnostic; a loaded body cannot close its own `<skill>` wrapper or open a fake one.
 
+/// What a character does to the text around it, when it can hide or reorder text. This is the
+/// one list every cleaning below uses (descriptions removed, names escaped, bodies escaped),
+/// so no text leaves skillet toward a model or a client with one of these in it unseen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hiding {
+    /// A control character (C0, C1, DEL; newlines too, where a single line is due).
+    Control,
+    /// Bidi overrides, embeddings, isolates and marks (U+202A–202E, U+2066–2069, U+200E/F,
+    /// U+061C): they reorder what is shown.
+    Bidi,
+    /// Characters that show nothing: zero-width spaces and joiners (U+200B–200D), the word
+    /// joiner and invisible operators (U+2060–2064), the byte-order mark (U+FEFF), the soft
+    /// hyphen (U+00AD), the combining grapheme joiner (U+034F), Hangul fillers (U+115F, U+1160,
+    /// U+3164, U+FFA0), the Mongolian vowel separator (U+180E), Khmer inherent vowels (U+17B4,
+    /// U+17B5), interlinear annotation marks (U+FFF9–FFFB), invisible musical formatting
+    /// (U+1D173–1D17A), and the line and paragraph separators (U+2028, U+2029).
+    Invisible,
+    /// Variation selectors (U+FE00–FE0F, U+E0100–E01EF): a run of them after a character
+    /// encodes bytes nobody sees. VS15 and VS16 (U+FE0E, U+FE0F) right after a visible character
+    /// pick text or emoji style and are kept where text is shown as written (bodies).
+    Variation,
+    /// Unicode tag characters (U+E0000–E007F), outside the RGI subdivision flags: they can spell
+    /// ASCII nobody sees.
+    Tag,
+}
+
+/// How `c` hides or reorders text, if it does.
+pub fn hiding(c: char) -> Option<Hiding> {
+    match c {
+        '\u{e0000}'..='\u{e007f}' => Some(Hiding::Tag),
+        '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{200e}'
+        | '\u{200f}'
+        | '\u{061c}' => Some(Hiding::Bidi),
+        '\u{200b}'..='\u{200d}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{feff}'
+        | '\u{00ad}'
+        | '\u{034f}'
+        | '\u{115f}'
+        | '\u{1160}'
+        | '\u{3164}'
+        | '\u{ffa0}'
+        | '\u{180e}'
+        | '\u{17b4}'
+        | '\u{17b5}'
+        | '\u{fff9}'..='\u{fffb}'
+        | '\u{1d173}'..='\u{1d17a}'
+        | '\u{2028}'
+        | '\u{2029}' => Some(Hiding::Invisible),
+        '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' => Some(Hiding::Variation),
+        c if c.is_control() => Some(Hiding::Control),
+        _ => None,
+    }
+}
+
 /// What [`clean_description`] removed, for the diagnostics.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Removed {
     /// Control characters.
     pub control: usize,
-    /// Bidi overrides, embeddings, isolates and marks (U+202A–202E, U+2066–2069, U+200E/F,
-    /// U+061C).
+    /// Bidi overrides, embeddings, isolates and marks.
     pub bidi: usize,
-    /// Zero-width characters (U+200B–200D, U+2060, U+FEFF).
+    /// Characters that show nothing ([`Hiding::Invisible`]).
     pub zero_width: usize,
-    /// Unicode tag characters (U+E0000–E007F) outside subdivision flags, and the text they
-    /// spelled (ASCII smuggling).
+    /// Variation selectors.
+    pub variation: usize,
+    /// Unicode tag characters outside subdivision flags, and the text they spelled (ASCII
+    /// smuggling).
     pub tags: usize,
     /// The hidden text the tag characters spelled.
     pub hidden: String,
@@ -22,12 +80,13 @@ pub struct Removed {
 impl Removed {
     /// Whether anything was removed.
     pub fn any(&self) -> bool {
-        self.control + self.bidi + self.zero_width + self.tags > 0
+        self.control + self.bidi + self.zero_width + self.variation + self.tags > 0
     }
 }
 
-/// A description without characters that hide or reorder text. The RGI subdivision flags (🏴
-/// followed by the tag letters of England, Scotland or Wales and U+E007F) are kept whole.
+/// A description (or any one-line field) without characters that hide or reorder text
+/// ([`hiding`]). The RGI subdivision flags (🏴 followed by the tag letters of England, Scotland
+/// or Wales and U+E007F) are kept whole.
 pub fn clean_description(text: &str) -> (String, Removed) {
     let mut removed = Removed::default();
     let chars: Vec<char> = text.chars().collect();
@@ -42,24 +101,19 @@ pub fn clean_description(text: &str) -> (String, Removed) {
             index += length + 1;
             continue;
         }
-        match c {
-            '\u{e0000}'..='\u{e007f}' => {
+        match hiding(c) {
+            Some(Hiding::Tag) => {
                 removed.tags += 1;
                 let code = u32::from(c) - 0xE0000;
                 if let Some(ascii) = char::from_u32(code).filter(|a| (' '..='~').contains(a)) {
                     removed.hidden.push(ascii);
                 }
             }
-            '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{061c}' => {
-                removed.bidi += 1;
-            }
-            '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' => removed.zero_width += 1,
-            c if c.is_control() => removed.control += 1,
-            c => out.push(c),
+            Some(Hiding::Bidi) => removed.bidi += 1,
+            Some(Hiding::Invisible) => removed.zero_width += 1,
+            Some(Hiding::Variation) => removed.variation += 1,
+            Some(Hiding::Control) => removed.control += 1,
+            None => out.push(c),
         }
         index += 1;
     }
@@ -92,34 +146,75 @@ pub fn subdivision_flag(after: &[char]) -> Option<usize> {
 /// How many tag letters an RGI subdivision flag has.
 const RGI_FLAG_LETTERS: usize = 5;
 
-/// Text made safe to quote inside a prompt or a listing on one line: control characters
-/// (newlines included) and characters that hide or reorder text (bidi, zero-width, tag
-/// characters) are written as `\u{…}` escapes, so a file or skill name can neither start a
-/// line of its own nor carry hidden text.
+/// Text made safe to quote inside a prompt or a listing on one line: every character
+/// [`hiding`] names (control characters, newlines included) is written as a `\u{…}` escape,
+/// so a file or skill name can neither start a line of its own nor carry hidden text.
 pub fn escape_invisible(text: &str) -> std::borrow::Cow<'_, str> {
-    let hides = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{e0000}'..='\u{e007f}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{00ad}'
-                | '\u{061c}'
-                | '\u{feff}')
-    };
-    if !text.chars().any(hides) {
+    if !text.chars().any(|c| hiding(c).is_some()) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
     for c in text.chars() {
-        if hides(c) {
-            let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", u32::from(c)));
+        if hiding(c).is_some() {
+            push_escape(&mut out, c);
         } else {
             out.push(c);
         }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+fn push_escape(out: &mut String, c: char) {
+    let _ = std::fmt::Write::write_fmt(out, format_args!("\\u{{{:x}}}", u32::from(c)));
+}
+
+/// Text of many lines (a skill's body) as it may reach a model or a client: every character
+/// [`hiding`] names is written as a `\u{…}` escape, so nothing in it is unseen, except what
+/// written text needs and cannot hide much in: newlines and tabs, the RGI subdivision flags, one
+/// VS15 or VS16 right after a visible character (text or emoji style), and a zero-width joiner
+/// or non-joiner between two visible characters that are not ASCII (emoji sequences, Persian
+/// and Indic scripts).
+pub fn clean_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| hiding(c).is_some() && !matches!(c, '\n' | '\t'))
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let visible =
+        |at: Option<&char>| at.is_some_and(|&c| hiding(c).is_none() && !c.is_whitespace());
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut index = 0;
+    while index < chars.len() {
+        let c = chars[index];
+        if c == '\u{1f3f4}'
+            && let Some(length) = subdivision_flag(&chars[index + 1..])
+        {
+            out.extend(&chars[index..=index + length]);
+            index += length + 1;
+            continue;
+        }
+        let before = index.checked_sub(1).and_then(|at| chars.get(at));
+        let after = chars.get(index + 1);
+        let kept = match c {
+            '\n' | '\t' => true,
+            '\r' => after == Some(&'\n'),
+            '\u{fe0e}' | '\u{fe0f}' => visible(before),
+            '\u{200c}' | '\u{200d}' => {
+                visible(before)
+                    && visible(after)
+                    && before.is_some_and(|c| !c.is_ascii())
+                    && after.is_some_and(|c| !c.is_ascii())
+            }
+            c => hiding(c).is_none(),
+        };
+        if kept {
+            out.push(c);
+        } else {
+            push_escape(&mut out, c);
+        }
+        index += 1;
     }
     std::borrow::Cow::Owned(out)
 }

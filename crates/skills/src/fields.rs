@@ -99,10 +99,19 @@ impl Frontmatter {
             "license" => self.license = self.text(key, value),
             "compatibility" => self.compatibility = self.text(key, value),
             "when_to_use" | "when-to-use" => {
-                self.when_to_use = self.text(key, value).as_deref().and_then(fold_nonempty);
+                self.when_to_use = self
+                    .text(key, value)
+                    .as_deref()
+                    .and_then(fold_nonempty)
+                    .map(|text| self.one_line(key, &text));
             }
-            "argument-hint" => self.argument_hint = self.text(key, value),
-            "arguments" => self.arguments = self.list(key, value, split_tags),
+            "argument-hint" => {
+                self.argument_hint = self.text(key, value).map(|text| self.one_line(key, &text));
+            }
+            "arguments" => {
+                let names = self.list(key, value, split_tags);
+                self.arguments = names.iter().map(|name| self.one_line(key, name)).collect();
+            }
             "metadata" => self.metadata = self.string_map(key, value),
             "allowed-tools" => self.allowed_tools = self.list(key, value, split_tool_list),
             "disallowed-tools" => {
@@ -118,6 +127,38 @@ impl Frontmatter {
             _ if SPEC_FIELDS.contains(&key) || CLIENT_FIELDS.contains(&key) => {}
             _ => self.unknown_fields.push(key.to_string()),
         }
+    }
+
+    /// A field shown on one line to a model or a client (`when_to_use`, `argument-hint`,
+    /// argument names), cleaned at the source as descriptions are: line breaks made spaces,
+    /// what hides or reorders text removed ([`crate::clean::hiding`]), a problem saying so.
+    fn one_line(&mut self, field: &str, text: &str) -> String {
+        let folded = text.replace(['\n', '\r'], " ");
+        let (cleaned, removed) = crate::clean::clean_description(folded.trim());
+        if removed.any() {
+            let hidden: String = removed
+                .hidden
+                .chars()
+                .take(crate::skill::MAX_HIDDEN_SHOWN)
+                .collect();
+            self.problem(
+                field,
+                format!(
+                    "Field '{field}': removed {} control, invisible or reordering character(s){}",
+                    removed.control
+                        + removed.bidi
+                        + removed.zero_width
+                        + removed.variation
+                        + removed.tags,
+                    if hidden.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (tag characters hiding {hidden:?})")
+                    }
+                ),
+            );
+        }
+        cleaned
     }
 
     fn problem(&mut self, field: &str, message: String) {

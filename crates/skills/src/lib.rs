@@ -67,8 +67,8 @@ pub use catalog::{
     render_catalog, xml_escape,
 };
 pub use clean::{
-    RGI_SUBDIVISION_FLAGS, Removed, clean_description, escape_invisible, neutralize_tags,
-    neutralize_wrapper, subdivision_flag,
+    Hiding, RGI_SUBDIVISION_FLAGS, Removed, clean_description, clean_text, escape_invisible,
+    hiding, neutralize_tags, neutralize_wrapper, subdivision_flag,
 };
 pub use diagnostic::{Diagnostic, Severity};
 pub use discover::{

@@ -204,7 +204,9 @@ pub fn render_expanded_noting(skill: &Skill, body: &str, files_note: &str) -> St
         crate::catalog::xml_escape(&skill.name)
     );
     if !body.is_empty() {
-        text.push_str(&crate::clean::neutralize_wrapper(body));
+        text.push_str(&crate::clean::neutralize_wrapper(
+            &crate::clean::clean_text(body),
+        ));
         text.push_str("\n\n");
     }
     // Folder and file names are the skill author's text too: one line each, nothing hidden,

@@ -490,7 +490,11 @@ fn description_diagnostics(
         removed.bidi,
         "bidi override, isolate or mark character(s) (they reorder text)",
     );
-    note(removed.zero_width, "zero-width character(s)");
+    note(removed.zero_width, "invisible character(s)");
+    note(
+        removed.variation,
+        "variation selector(s) (a run of them can encode hidden text)",
+    );
     if removed.tags > 0 {
         let hidden: String = removed.hidden.chars().take(MAX_HIDDEN_SHOWN).collect();
         diagnostics.push(
@@ -509,7 +513,7 @@ fn description_diagnostics(
 }
 
 /// How much hidden text a diagnostic shows.
-const MAX_HIDDEN_SHOWN: usize = 120;
+pub(crate) const MAX_HIDDEN_SHOWN: usize = 120;
 
 #[cfg(test)]
 mod tests {

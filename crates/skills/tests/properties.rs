@@ -1199,6 +1199,11 @@ fn is_forbidden(c: char) -> bool {
     is_tag(c)
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
         || matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}')
+        // The second red team's list (issue 28): variation selectors, the soft hyphen,
+        // invisible operators, fillers and joiners, annotation marks, line separators.
+        || matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' | '\u{00ad}'
+            | '\u{2061}'..='\u{2064}' | '\u{180e}' | '\u{3164}' | '\u{034f}' | '\u{fff9}'..='\u{fffb}'
+            | '\u{115f}' | '\u{1160}' | '\u{ffa0}' | '\u{2028}' | '\u{2029}')
         || c.is_control()
 }
 
@@ -1242,6 +1247,15 @@ fn hiding_text() -> impl Strategy<Value = String> {
         Just(0x2060u32),
         Just(0xFEFFu32),
         Just(0x061Cu32),
+        0xFE00u32..=0xFE0F,
+        0xE0100u32..=0xE01EF,
+        Just(0x00ADu32),
+        0x2061u32..=0x2064,
+        Just(0x180Eu32),
+        Just(0x3164u32),
+        Just(0x034Fu32),
+        0xFFF9u32..=0xFFFB,
+        0x2028u32..=0x2029,
         0u32..=0x20,
         0x7Fu32..=0xA0,
     ]
@@ -1291,7 +1305,8 @@ fn cleaning_removes_only_what_hides_text() {
                 .collect::<String>()
         };
         prop_assert_eq!(visible(&clean), visible(&text));
-        let count = removed.control + removed.bidi + removed.zero_width + removed.tags;
+        let count =
+            removed.control + removed.bidi + removed.zero_width + removed.variation + removed.tags;
         prop_assert_eq!(count, text.chars().count() - clean.chars().count());
         prop_assert_eq!(removed.any(), count > 0);
         prop_assert!(removed.hidden.chars().count() <= removed.tags);
@@ -1299,6 +1314,78 @@ fn cleaning_removes_only_what_hides_text() {
         let (again, removed_again) = clean_description(&clean);
         prop_assert_eq!(&again, &clean);
         prop_assert!(!removed_again.any());
+        Ok(())
+    });
+}
+
+/// Names escaped for one line and bodies cleaned for a model: no forbidden character is left
+/// (in a body: but newlines, tabs, CRLF, whole subdivision flags, one VS15/VS16 after a visible
+/// character, and joiners between two visible non-ASCII characters), the visible text is kept
+/// in order, and cleaning again changes nothing.
+#[test]
+fn escaped_names_and_cleaned_bodies_hide_nothing() {
+    let text = prop::collection::vec(
+        prop_oneof![
+            4 => hiding_text(),
+            1 => select(&["\n", "\t", "\r\n", "\r", "❤\u{fe0f}", "👨\u{200d}👩", "a\u{200d}b", "می\u{200c}خواهم"][..]).prop_map(String::from),
+        ],
+        0..6,
+    )
+    .prop_map(|pieces| pieces.concat());
+    check("escape_and_clean_text", 8192, text, |text| {
+        let escaped = skillet_skills::escape_invisible(&text);
+        prop_assert!(
+            !escaped.chars().any(is_forbidden),
+            "left in the escaped name {escaped:?}"
+        );
+        let cleaned = skillet_skills::clean_text(&text);
+        let chars: Vec<char> = cleaned.chars().collect();
+        let visible =
+            |at: Option<&char>| at.is_some_and(|&c| !is_forbidden(c) && !c.is_whitespace());
+        let mut index = 0;
+        while index < chars.len() {
+            if let Some(length) = flag_at(&chars[index..]) {
+                index += length;
+                continue;
+            }
+            let c = chars[index];
+            let before = index.checked_sub(1).and_then(|at| chars.get(at));
+            let after = chars.get(index + 1);
+            let allowed = match c {
+                '\n' | '\t' => true,
+                '\r' => after == Some(&'\n'),
+                '\u{fe0e}' | '\u{fe0f}' => visible(before),
+                '\u{200c}' | '\u{200d}' => {
+                    visible(before)
+                        && visible(after)
+                        && before.is_some_and(|c| !c.is_ascii())
+                        && after.is_some_and(|c| !c.is_ascii())
+                }
+                c => !is_forbidden(c),
+            };
+            prop_assert!(allowed, "{c:?} left in the cleaned body {cleaned:?}");
+            index += 1;
+        }
+        // Only hiding characters were replaced (by their escapes); the rest is in order.
+        let kept = |text: &str| {
+            text.chars()
+                .filter(|&c| !is_forbidden(c) && c != '\\')
+                .collect::<String>()
+        };
+        let unescaped = |text: &str| {
+            let mut out = String::new();
+            let mut rest = text;
+            while let Some(at) = rest.find("\\u{") {
+                out.push_str(&rest[..at]);
+                let end = rest[at..].find('}').map_or(rest.len(), |end| at + end + 1);
+                rest = &rest[end..];
+            }
+            out.push_str(rest);
+            out
+        };
+        prop_assert_eq!(kept(&unescaped(&cleaned)), kept(&unescaped(&text)));
+        let again = skillet_skills::clean_text(&cleaned);
+        prop_assert_eq!(again.as_ref(), cleaned.as_ref());
         Ok(())
     });
 }
