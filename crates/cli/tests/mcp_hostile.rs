@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::io::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -292,4 +293,254 @@ fn nothing_invisible_reaches_a_client() {
         "{}",
         loaded.1
     );
+}
+
+#[test]
+fn malformed_messages_get_the_errors_json_rpc_names() {
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.root.join("skills");
+    write_skill(
+        &skills,
+        "one",
+        "---\nname: one\ndescription: The one skill\n---\nBody.\n",
+    );
+    let mut server = start(&sandbox, &skills);
+    let nested = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":90,\"method\":\"ping\",\"params\":{{\"a\":{}1{}}}}}",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    for (line, code, id) in [
+        (nested.as_str(), -32600, serde_json::Value::Null),
+        (
+            r#"[{"jsonrpc":"2.0","id":91,"method":"ping"}]"#,
+            -32600,
+            serde_json::Value::Null,
+        ),
+        (r#"{"foo":1}"#, -32600, serde_json::Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":92,"method":"tools/call","params":{"nam":"x"}}"#,
+            -32602,
+            serde_json::json!(92),
+        ),
+    ] {
+        writeln!(server.stdin, "{line}").unwrap();
+        server.stdin.flush().unwrap();
+        let answer = server.response_or_anonymous_error(&id);
+        assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
+        assert_eq!(answer["id"], id, "{line}: {answer}");
+        assert!(answer.as_object().unwrap().contains_key("id"), "{answer}");
+    }
+    // A repeated id while the first request is in flight: both answered, the second refused.
+    let slow = serde_json::json!({"jsonrpc": "2.0", "id": 93, "method": "tools/call", "params": {"name": "search_skills", "arguments": {"query": "one"}}});
+    let again = serde_json::json!({"jsonrpc": "2.0", "id": 93, "method": "ping"});
+    writeln!(server.stdin, "{slow}\n{again}").unwrap();
+    server.stdin.flush().unwrap();
+    let first = server.response(&serde_json::json!(93));
+    let second = server.response(&serde_json::json!(93));
+    let mut codes = [
+        first["error"]["code"].clone(),
+        second["error"]["code"].clone(),
+    ];
+    codes.sort_by_key(serde_json::Value::is_null);
+    assert_eq!(codes[0], -32600, "{first} {second}");
+    assert!(codes[1].is_null(), "one of them answered: {first} {second}");
+    // The id is free again once answered.
+    assert!(server.request("ping", serde_json::json!({}))["result"].is_object());
+}
+
+/// A server process, ended when dropped.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `skillet mcp --http 127.0.0.1:0` started; the process and the address it listens on.
+fn http_server(sandbox: &Sandbox, skills: &Path) -> (Running, String) {
+    let mut child = Running(
+        common::mcp_client::mcp_command(sandbox, skills)
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stderr = std::io::BufReader::new(child.0.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0,
+            "no address"
+        );
+        if let Some(at) = line.find("http://") {
+            let address = line[at + "http://".len()..]
+                .trim()
+                .trim_end_matches("/mcp")
+                .to_string();
+            std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+            return (child, address);
+        }
+    }
+}
+
+/// One POST to `/mcp` on its own connection: the status and the whole answer.
+fn post(address: &str, body: &str) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    (status, answer)
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+#[test]
+fn http_answers_bad_bodies_with_json_rpc_errors_and_caps_sessions_and_slow_headers() {
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.root.join("skills");
+    write_skill(
+        &skills,
+        "one",
+        "---\nname: one\ndescription: The one skill\n---\nBody.\n",
+    );
+    let (child, address) = http_server(&sandbox, &skills);
+    for (body, code) in [
+        ("nope", -32700),
+        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600),
+    ] {
+        let (status, answer) = post(&address, body);
+        assert_eq!(status, 400, "{answer}");
+        let json = &answer[answer.find('{').unwrap()..];
+        let error: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(error["error"]["code"], code, "{answer}");
+        assert!(error["id"].is_null(), "{answer}");
+    }
+    // A hundred connections that never finish their headers: initialize is still answered.
+    let half_open: Vec<std::net::TcpStream> = (0..100)
+        .map(|_| {
+            let mut stream = std::net::TcpStream::connect(&address).unwrap();
+            write!(stream, "POST /mcp HTTP/1.1\r\nHost: x").unwrap();
+            stream
+        })
+        .collect();
+    let (status, answer) = post(&address, INITIALIZE);
+    assert_eq!(status, 200, "{answer}");
+    // And the server closes them once the header timeout has passed.
+    let mut waiting = half_open.into_iter().next().unwrap();
+    waiting
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut buffer = [0u8; 256];
+    let read = std::io::Read::read(&mut waiting, &mut buffer);
+    // Closed (end of stream or reset) well before the test's own read timeout.
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "a half-open connection was kept"
+    );
+    // Sessions are capped: past MAX_SESSIONS (128), initialize is refused with a reason.
+    let mut refused = None;
+    for _ in 0..140 {
+        let (status, answer) = post(&address, INITIALIZE);
+        if status != 200 {
+            refused = Some(answer);
+            break;
+        }
+    }
+    let refused = refused.expect("no session was refused");
+    assert!(refused.contains("too many sessions"), "{refused}");
+    // 10,000 sessions held 1.1 GB before; the cap holds this at tens of MB.
+    let peak = peak_kib(child.0.id());
+    assert!(peak < 300 * 1024, "peak RSS {peak} KiB");
+}
+
+/// The peak resident memory of `pid`, in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches(" kB").parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn sizes_are_capped_queries_diagnostics_and_reads_in_flight() {
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.root.join("skills");
+    // A frontmatter whose 3,000 tags each break the rules the same way.
+    let tags = vec!["[1]"; 3_000].join(", ");
+    write_skill(
+        &skills,
+        "noisy",
+        &format!(
+            "---\nname: noisy\ndescription: Says the same thing often\ntags: [{tags}]\n---\nBody.\n"
+        ),
+    );
+    std::fs::write(
+        skills.join("noisy/big.txt"),
+        "x".repeat(20 * 1024 * 1024 - 16),
+    )
+    .unwrap();
+    let mut server = start(&sandbox, &skills);
+    let diagnostics = server.request(
+        "resources/read",
+        serde_json::json!({"uri": "skill://diagnostics"}),
+    );
+    let text = diagnostics["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let lines = text.lines().filter(|line| line.contains("noisy")).count();
+    assert!(
+        lines <= 21,
+        "{lines} diagnostics for one skill:\n{}",
+        &text[..text.len().min(2_000)]
+    );
+    // Repeated problems are said once.
+    assert_eq!(
+        text.matches("list items must all be strings").count(),
+        1,
+        "{}",
+        &text[..text.len().min(2_000)]
+    );
+    // A 3.6 MB query: answered, and read no further than its first 4 KiB.
+    let query = "fill pdf forms ".repeat(240_000);
+    let found = server.call("search_skills", serde_json::json!({"query": query}));
+    assert!(found.get("content").is_some(), "{found}");
+    // Eight reads of a 20 MiB file at once: at most four are built at a time.
+    let ids: Vec<serde_json::Value> = (1000..1008).map(|id| serde_json::json!(id)).collect();
+    for id in &ids {
+        server.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": "skill://noisy/big.txt"}}));
+    }
+    for answer in server.responses(&ids) {
+        assert!(
+            answer.get("result").is_some(),
+            "{}",
+            &answer.to_string()[..200]
+        );
+    }
+    let peak = peak_kib(server.pid());
+    // Before: the query alone took 520 MB.
+    assert!(peak < 700 * 1024, "peak RSS {peak} KiB");
 }

@@ -11,6 +11,23 @@ use skillet_retrieval::{
 };
 use skillet_skills::Library;
 
+/// The most of a query matching reads: its first 4 KiB (cut at a character boundary). A
+/// request longer than that says what it needs in its first lines; tokenising all of a pasted
+/// file cost about 145 bytes of memory per byte (3.6 MB took 520 MB).
+pub const MAX_QUERY_BYTES: usize = 4 * 1024;
+
+/// `query` cut to at most [`MAX_QUERY_BYTES`], at a character boundary.
+pub fn capped_query(query: &str) -> &str {
+    if query.len() <= MAX_QUERY_BYTES {
+        return query;
+    }
+    let mut end = MAX_QUERY_BYTES;
+    while !query.is_char_boundary(end) {
+        end -= 1;
+    }
+    &query[..end]
+}
+
 /// What building the index did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct IndexStats {
@@ -174,6 +191,7 @@ impl SkillIndex {
         mode: Mode,
         k: usize,
     ) -> Result<Ranking, EmbedError> {
+        let query = capped_query(query);
         let vector = match (&self.embedder, mode) {
             (Some(embedder), Mode::Semantic | Mode::Hybrid) => embedder.embed(&[query])?.pop(),
             _ => None,
@@ -195,6 +213,7 @@ impl SkillIndex {
         k: usize,
         also: Option<usize>,
     ) -> Result<RankedExplained, EmbedError> {
+        let query = capped_query(query);
         let vector = match (&self.embedder, mode) {
             (Some(embedder), Mode::Semantic | Mode::Hybrid) => embedder.embed(&[query])?.pop(),
             _ => None,

@@ -9,6 +9,10 @@ use std::fmt::Write as _;
 
 use skillet_skills::{Library, Severity, escape_invisible};
 
+/// How long `skill://diagnostics` grows at most (then one line says how many more there are);
+/// each skill keeps at most [`skillet_skills::MAX_DIAGNOSTICS_PER_SKILL`] too.
+pub const MAX_TEXT_BYTES: usize = 1024 * 1024;
+
 /// How many problems [`text`] lists: library-wide ones and each skill's, shadowed skills
 /// included.
 pub fn count(library: &Library) -> usize {
@@ -24,7 +28,12 @@ pub fn count(library: &Library) -> usize {
 /// then `extra` lines (what the server itself left out, e.g. of the Skills extension).
 pub fn text(library: &Library, extra: &[String]) -> String {
     let mut out = String::new();
+    let mut left_out = 0usize;
     let mut line = |diagnostic: &skillet_skills::Diagnostic| {
+        if out.len() >= MAX_TEXT_BYTES {
+            left_out += 1;
+            return;
+        }
         let severity = match diagnostic.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -62,6 +71,10 @@ pub fn text(library: &Library, extra: &[String]) -> String {
     }
     for skill in library.skills() {
         for shadowed in &skill.shadowed {
+            if out.len() >= MAX_TEXT_BYTES {
+                left_out += 1;
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "warning {}: skill '{}' is shadowed by {} (same name; the first root wins)",
@@ -72,7 +85,18 @@ pub fn text(library: &Library, extra: &[String]) -> String {
         }
     }
     for extra in extra {
+        if out.len() >= MAX_TEXT_BYTES {
+            left_out += 1;
+            continue;
+        }
         let _ = writeln!(out, "{extra}");
+    }
+    if left_out > 0 {
+        let _ = writeln!(
+            out,
+            "… {left_out} more problems not listed (the list stops past {} KiB)",
+            MAX_TEXT_BYTES / 1024
+        );
     }
     if out.is_empty() {
         out.push_str("no problems: every skill loaded\n");

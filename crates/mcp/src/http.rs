@@ -12,7 +12,6 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::{ServeError, Shared, SkilletServer};
@@ -31,8 +30,71 @@ pub const MCP_PATH: &str = "/mcp";
 /// The largest request body taken (a request is a small JSON-RPC message).
 pub const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
 
+/// How long a connection may take to send a request's headers; past it the connection is
+/// closed (1,100 connections that never finished their headers kept `initialize` waiting).
+pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// The most connections served at once; past it new ones wait to be accepted.
+pub const MAX_CONNECTIONS: usize = 512;
+
 /// Origins a browser may send: pages served from this machine.
 const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+type Answer = Response<http_body_util::combinators::BoxBody<Bytes, Infallible>>;
+
+/// A POST of JSON, its body read (at most [`MAX_REQUEST_BODY_BYTES`]) and checked as a message
+/// ([`crate::jsonrpc`]): a malformed one is answered here, 400 with the JSON-RPC error (the SDK
+/// answers a body it cannot read, a batch among them, 415). Other requests pass as they came.
+async fn checked(request: Request<Incoming>) -> Result<Request<Full<Bytes>>, Answer> {
+    let json = request
+        .headers()
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            value
+                .split(';')
+                .next()
+                .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+        });
+    let (parts, body) = request.into_parts();
+    let limited = http_body_util::Limited::new(body, MAX_REQUEST_BODY_BYTES);
+    let bytes = match limited.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => {
+            return Err(plain(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "Payload Too Large: a request body is at most {MAX_REQUEST_BODY_BYTES} bytes\n"
+                ),
+            ));
+        }
+    };
+    if json && parts.method == hyper::Method::POST {
+        let text = String::from_utf8_lossy(&bytes);
+        if let crate::jsonrpc::Checked::Invalid(answer) = crate::jsonrpc::check(&text) {
+            let body = Full::new(Bytes::from(answer.to_string()))
+                .map_err(|never: Infallible| match never {})
+                .boxed();
+            let mut response = Response::new(body);
+            *response.status_mut() = StatusCode::BAD_REQUEST;
+            response.headers_mut().insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("application/json"),
+            );
+            return Err(response);
+        }
+    }
+    Ok(Request::from_parts(parts, Full::new(bytes)))
+}
+
+/// A plain-text answer.
+fn plain(status: StatusCode, text: String) -> Answer {
+    let body = Full::new(Bytes::from(text))
+        .map_err(|never: Infallible| match never {})
+        .boxed();
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    response
+}
 
 /// Serves `shared` over streamable HTTP on `addr` until the process ends. A non-loopback
 /// address is refused unless `allow_remote` (then the `Host` check is off: put it behind a proxy
@@ -63,7 +125,7 @@ pub async fn serve_http(
     let factory = shared.clone();
     let service = Arc::new(StreamableHttpService::new(
         move || Ok(SkilletServer::new(factory.clone())),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(crate::sessions::CappedSessions::default()),
         config,
     ));
     // Said at every log level but off: a client needs the port `--http 0` picked.
@@ -75,7 +137,11 @@ pub async fn serve_http(
     tokio::task::spawn_blocking(move || loader.load_model());
     let _watcher = crate::watch(&shared).await;
     let _following = AbortOnDrop(tokio::spawn(crate::remote::follow(shared.clone())));
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
+        let Ok(permit) = Arc::clone(&connections).acquire_owned().await else {
+            return Ok(());
+        };
         let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(error) => {
@@ -94,20 +160,23 @@ pub async fn serve_http(
                 let service = Arc::clone(&service);
                 async move {
                     if request.uri().path() != MCP_PATH {
-                        let body =
-                            Full::new(Bytes::from_static(b"not found: the MCP endpoint is /mcp\n"))
-                                .map_err(|never: Infallible| match never {})
-                                .boxed();
-                        let mut response = Response::new(body);
-                        *response.status_mut() = StatusCode::NOT_FOUND;
-                        return Ok::<_, Infallible>(response);
+                        return Ok::<_, Infallible>(plain(
+                            StatusCode::NOT_FOUND,
+                            "not found: the MCP endpoint is /mcp\n".to_string(),
+                        ));
                     }
-                    Ok(service.handle(request).await)
+                    Ok(match checked(request).await {
+                        Ok(request) => service.handle(request).await,
+                        Err(response) => response,
+                    })
                 }
             });
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), handler)
                 .await;
+            drop(permit);
         });
     }
 }

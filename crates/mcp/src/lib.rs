@@ -17,11 +17,13 @@
 mod diagnostics;
 mod http;
 pub mod instructions;
+pub mod jsonrpc;
 pub mod manifest;
 mod mime;
 mod remote;
 pub mod resources;
 mod server;
+pub mod sessions;
 pub mod state;
 mod stdio;
 pub mod tools;

@@ -83,6 +83,13 @@ impl SkilletServer {
     }
 }
 
+/// The most `resources/read` calls being read at once; more wait their turn.
+pub const MAX_READS_IN_FLIGHT: usize = 4;
+
+/// The permits for [`MAX_READS_IN_FLIGHT`], shared by every session of the process.
+static READS_IN_FLIGHT: tokio::sync::Semaphore =
+    tokio::sync::Semaphore::const_new(MAX_READS_IN_FLIGHT);
+
 /// Runs `work` on the snapshot on a blocking thread.
 pub(crate) async fn blocking<T: Send + 'static>(
     shared: &Shared,
@@ -320,6 +327,12 @@ impl ServerHandler for SkilletServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        // At most MAX_READS_IN_FLIGHT files (each up to 20 MiB, and its base64) are read and
+        // encoded at once, whatever a client asks for in parallel.
+        let _permit = READS_IN_FLIGHT
+            .acquire()
+            .await
+            .map_err(|error| McpError::internal_error(error.to_string(), None))?;
         blocking(&self.shared, move |snapshot| {
             resources::read(&snapshot.library, &request.uri, || {
                 manifest::exclusions(snapshot)

@@ -1,9 +1,10 @@
-//! stdio with every line checked before the SDK sees it: a line that is not JSON (or not UTF-8)
-//! gets a JSON-RPC parse error (-32700) and a line over [`MAX_MESSAGE_BYTES`] an invalid-request
-//! error (-32600), both with a null id as JSON-RPC says, where the SDK alone would drop them
-//! without a word; the session goes on either way. Everything else passes through unchanged
-//! (a leading byte-order mark removed, as the SDK would), and the SDK's answers and the errors
-//! reach stdout a whole line at a time.
+//! stdio with every line checked before the SDK sees it: a line that is not UTF-8 gets a
+//! JSON-RPC parse error (-32700) and a line over [`MAX_MESSAGE_BYTES`] an invalid-request error
+//! (-32600), both with a null id as JSON-RPC says, where the SDK alone would drop them without a
+//! word; every other line is checked as a message ([`crate::jsonrpc`]), and a request whose id
+//! is still in flight is refused (-32600 with the id). The session goes on either way.
+//! Everything else passes through unchanged (a leading byte-order mark removed, as the SDK
+//! would), and the SDK's answers and the errors reach stdout a whole line at a time.
 
 use bytes::{Buf as _, BytesMut};
 use futures_util::StreamExt as _;
@@ -77,9 +78,87 @@ impl Decoder for CheckedLines {
 }
 
 fn error_line(code: i64, message: &str) -> String {
-    serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}})
-        .to_string()
+    crate::jsonrpc::error(&serde_json::Value::Null, code, message).to_string()
 }
+
+/// The ids of the requests passed to the SDK and not answered yet.
+type InFlight = std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>;
+
+/// What of an outgoing line (or a cancellation) says a request is over: its id, when it is a
+/// response.
+#[derive(serde::Deserialize)]
+struct Head {
+    id: Option<serde_json::Value>,
+    method: Option<String>,
+    params: Option<CancelledParams>,
+}
+
+#[derive(serde::Deserialize)]
+struct CancelledParams {
+    #[serde(rename = "requestId")]
+    request_id: Option<serde_json::Value>,
+}
+
+/// Checks a line of text: the line to pass to the SDK, or the error to answer with. A request
+/// is recorded in flight; a cancellation ends the request it names.
+fn admit(text: &str, in_flight: &InFlight) -> Result<(), String> {
+    match crate::jsonrpc::check(text) {
+        crate::jsonrpc::Checked::Invalid(answer) => Err(answer.to_string()),
+        crate::jsonrpc::Checked::Request(id) => {
+            let mut ids = in_flight
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if ids.len() >= MAX_IN_FLIGHT || !ids.insert(id.clone()) {
+                let why = if ids.contains(&id) {
+                    format!("Invalid request: id {id} is already in use by a request in flight")
+                } else {
+                    format!("Invalid request: {MAX_IN_FLIGHT} requests are in flight")
+                };
+                let id: serde_json::Value =
+                    serde_json::from_str(&id).unwrap_or(serde_json::Value::Null);
+                return Err(crate::jsonrpc::error(&id, -32600, &why).to_string());
+            }
+            Ok(())
+        }
+        crate::jsonrpc::Checked::Other => {
+            if let Ok(Head {
+                method: Some(method),
+                params:
+                    Some(CancelledParams {
+                        request_id: Some(id),
+                    }),
+                ..
+            }) = serde_json::from_str::<Head>(text)
+                && method == "notifications/cancelled"
+            {
+                in_flight
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&id.to_string());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// An answer on its way out: the request it answers is no longer in flight.
+fn answered(line: &str, in_flight: &InFlight) {
+    if let Ok(Head {
+        id: Some(id),
+        method: None,
+        ..
+    }) = serde_json::from_str::<Head>(line)
+    {
+        in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&id.to_string());
+    }
+}
+
+/// The most requests in flight at once on stdio; past it more are refused (-32600) until some
+/// are answered.
+pub const MAX_IN_FLIGHT: usize = 1_024;
 
 /// The SDK's end of a checked stdio (what it reads, where it writes), and the task writing to
 /// stdout: await it after the session, so the last answers reach stdout whole.
@@ -87,6 +166,8 @@ pub fn checked() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
     let (sdk_in, mut to_sdk) = tokio::io::duplex(PIPE_BYTES);
     let (sdk_out, from_sdk) = tokio::io::duplex(PIPE_BYTES);
     let (errors, mut error_lines) = tokio::sync::mpsc::channel::<String>(MAX_PENDING_ERRORS);
+    let in_flight = InFlight::default();
+    let requests = std::sync::Arc::clone(&in_flight);
     tokio::spawn(async move {
         let mut lines = FramedRead::new(tokio::io::stdin(), CheckedLines::default());
         while let Some(line) = lines.next().await {
@@ -96,17 +177,19 @@ pub fn checked() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
                     if text.trim().is_empty() {
                         continue;
                     }
-                    if serde_json::from_str::<serde_json::Value>(text).is_ok() {
-                        let written = async {
-                            to_sdk.write_all(text.as_bytes()).await?;
-                            to_sdk.write_all(b"\n").await
-                        };
-                        if written.await.is_err() {
-                            break;
+                    match admit(text, &requests) {
+                        Ok(()) => {
+                            let written = async {
+                                to_sdk.write_all(text.as_bytes()).await?;
+                                to_sdk.write_all(b"\n").await
+                            };
+                            if written.await.is_err() {
+                                break;
+                            }
+                            continue;
                         }
-                        continue;
+                        Err(error) => error,
                     }
-                    error_line(-32700, "Parse error: the line is not JSON")
                 }
                 Ok(Line::NotUtf8) => error_line(-32700, "Parse error: the line is not UTF-8"),
                 Ok(Line::TooLong) => error_line(
@@ -126,7 +209,10 @@ pub fn checked() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
         loop {
             let line = tokio::select! {
                 answer = answers.next() => match answer {
-                    Some(Ok(line)) => line,
+                    Some(Ok(line)) => {
+                        answered(&line, &in_flight);
+                        line
+                    }
                     _ => break,
                 },
                 Some(error) = error_lines.recv() => error,

@@ -273,7 +273,8 @@ pub(crate) fn search_local(
     snapshot: &Snapshot,
     arguments: &JsonObject,
 ) -> Result<LocalSearch, String> {
-    let query = required(arguments, "query")?;
+    // Cut at the source: only the first MAX_QUERY_BYTES are read, kept or echoed.
+    let query = skillet_library::index::capped_query(required(arguments, "query")?);
     if query.trim().is_empty() {
         return Err("'query' is empty: say what you need done".to_string());
     }

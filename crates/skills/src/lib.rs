@@ -94,8 +94,8 @@ pub use roots::{
 };
 pub use scaffold::{DESCRIPTION_PLACEHOLDER, name_segment, scaffold_skill};
 pub use skill::{
-    FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, MAX_FRONTMATTER_BYTES, SKILL_FILE_NAMES, Skill,
-    SkillLocation, body_of, skill_from_text,
+    FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, MAX_DIAGNOSTICS_PER_SKILL, MAX_FRONTMATTER_BYTES,
+    SKILL_FILE_NAMES, Skill, SkillLocation, body_of, skill_from_text,
 };
 pub use validate::{
     MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_VALIDATED_BYTES,

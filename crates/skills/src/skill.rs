@@ -379,6 +379,7 @@ pub fn skill_from_text(location: SkillLocation, text: &str) -> Skill {
     }
     let (description, removed) = crate::clean::clean_description(&description);
     diagnostics.extend(description_diagnostics(file, &name, &removed));
+    cap_diagnostics(&mut diagnostics, file);
     Skill {
         name,
         description,
@@ -510,6 +511,37 @@ fn description_diagnostics(
         );
     }
     diagnostics
+}
+
+/// The most diagnostics one skill keeps: a frontmatter of thousands of bad keys said the same
+/// thing 3,266 times (34 MB of `skill://diagnostics`).
+pub const MAX_DIAGNOSTICS_PER_SKILL: usize = 20;
+
+/// Keeps each distinct diagnostic once and at most [`MAX_DIAGNOSTICS_PER_SKILL`] of them, the
+/// errors first; one more line says how many were left out.
+fn cap_diagnostics(diagnostics: &mut Vec<Diagnostic>, file: &Path) {
+    let mut seen = std::collections::HashSet::new();
+    diagnostics.retain(|diagnostic| {
+        seen.insert((
+            diagnostic.message.clone(),
+            diagnostic.field.clone(),
+            diagnostic.line,
+        ))
+    });
+    drop(seen);
+    if diagnostics.len() <= MAX_DIAGNOSTICS_PER_SKILL {
+        return;
+    }
+    diagnostics.sort_by_key(|diagnostic| diagnostic.severity != crate::Severity::Error);
+    let left_out = diagnostics.len() - MAX_DIAGNOSTICS_PER_SKILL;
+    diagnostics.truncate(MAX_DIAGNOSTICS_PER_SKILL);
+    diagnostics.push(
+        Diagnostic::warning(
+            file,
+            format!("{left_out} more problems in this skill not listed"),
+        )
+        .with_hint("fix the ones listed (repeated ones are shown once) and look again"),
+    );
 }
 
 /// How much hidden text a diagnostic shows.

@@ -119,6 +119,22 @@ impl Server {
         }
     }
 
+    /// The responses to requests `ids`, in any order they come (other messages skipped).
+    pub fn responses(&mut self, ids: &[Value]) -> Vec<Value> {
+        let mut found = Vec::new();
+        while found.len() < ids.len() {
+            let line = self
+                .lines
+                .recv_timeout(WAIT)
+                .unwrap_or_else(|_| panic!("no answer to all of {ids:?}"));
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message.get("id").is_some_and(|id| ids.contains(id)) {
+                found.push(message);
+            }
+        }
+        found
+    }
+
     /// Waits for a notification of `method`; the methods of every notification seen on the way.
     pub fn notification(&mut self, method: &str) -> Vec<String> {
         let mut seen = Vec::new();
