@@ -225,38 +225,67 @@ pub fn neutralize_wrapper(body: &str) -> std::borrow::Cow<'_, str> {
     neutralize_tags(body, &["skill"])
 }
 
-/// Text that cannot open or close any of the `names` tags (any case): the `<` of a literal
-/// `<NAME` or `</NAME` (not followed by a name character) is written `&lt;`. The delimiters
-/// skillet puts around untrusted text (skills, project instructions) stay the only ones.
+/// Text that cannot open or close any of the `names` tags, nor come near enough that a model
+/// could take it for one: an opening `<` (or a fullwidth `＜` or small `﹤`), then any spaces or
+/// characters that hide text, an optional `/` (or `／`), more of those, then the name in any case
+/// (fullwidth letters too) not followed by a name character. Each such `<` is written `&lt;`.
+/// The delimiters skillet puts around untrusted text (skills, project instructions) stay the
+/// only ones.
 pub fn neutralize_tags<'a>(text: &'a str, names: &[&str]) -> std::borrow::Cow<'a, str> {
-    let lower = text.to_ascii_lowercase();
+    let openers = |c: char| matches!(c, '<' | '\u{ff1c}' | '\u{fe64}');
+    if !text.chars().any(openers) {
+        return std::borrow::Cow::Borrowed(text);
+    }
     let mut cuts = Vec::new();
-    for name in names {
-        for tag in [format!("<{name}"), format!("</{name}")] {
-            let mut from = 0;
-            while let Some(found) = lower[from..].find(&tag) {
-                let at = from + found;
-                let next = lower[at + tag.len()..].chars().next();
-                if next.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) {
-                    cuts.push(at);
-                }
-                from = at + tag.len();
-            }
+    for (at, c) in text.char_indices() {
+        if openers(c)
+            && names
+                .iter()
+                .any(|name| tag_follows(&text[at + c.len_utf8()..], name))
+        {
+            cuts.push((at, c.len_utf8()));
         }
     }
     if cuts.is_empty() {
         return std::borrow::Cow::Borrowed(text);
     }
-    cuts.sort_unstable();
     let mut out = String::with_capacity(text.len() + cuts.len() * 3);
     let mut last = 0;
-    for at in cuts {
+    for (at, length) in cuts {
         out.push_str(&text[last..at]);
         out.push_str("&lt;");
-        last = at + 1;
+        last = at + length;
     }
     out.push_str(&text[last..]);
     std::borrow::Cow::Owned(out)
+}
+
+/// Whether `rest` (what follows an opening `<`) reads as the tag `name` opening or closing:
+/// gaps of spaces or hiding characters, an optional slash, then the name (ASCII case and
+/// fullwidth letters folded) not followed by a name character.
+fn tag_follows(rest: &str, name: &str) -> bool {
+    let gap = |c: char| c.is_whitespace() || hiding(c).is_some();
+    let fold = |c: char| {
+        let c = match c {
+            '\u{ff01}'..='\u{ff5e}' => char::from_u32(u32::from(c) - 0xFEE0).unwrap_or(c),
+            c => c,
+        };
+        c.to_ascii_lowercase()
+    };
+    let mut chars = rest.chars().peekable();
+    while chars.next_if(|&c| gap(c)).is_some() {}
+    if chars.next_if(|&c| matches!(fold(c), '/')).is_some() {
+        while chars.next_if(|&c| gap(c)).is_some() {}
+    }
+    for expected in name.chars() {
+        match chars.next() {
+            Some(c) if fold(c) == expected.to_ascii_lowercase() => {}
+            _ => return false,
+        }
+    }
+    chars
+        .next()
+        .is_none_or(|c| !(fold(c).is_ascii_alphanumeric() || matches!(fold(c), '-' | '_')))
 }
 
 #[cfg(test)]
@@ -326,5 +355,17 @@ mod tests {
         );
         let fine = "use <skills> lists and <skill-name> placeholders; a<b";
         assert_eq!(neutralize_wrapper(fine), fine);
+        // Near misses a model could read as the wrapper's end are neutralized too.
+        for near in [
+            "</ skill>",
+            "＜/skill＞",
+            "<\u{200b}/skill>",
+            "< /SKILL >",
+            "<／ｓｋｉｌｌ>",
+            "<\n skill name=\"x\">",
+        ] {
+            let out = neutralize_wrapper(near);
+            assert!(out.starts_with("&lt;"), "{near:?} became {out:?}");
+        }
     }
 }

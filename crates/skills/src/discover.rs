@@ -158,9 +158,53 @@ pub fn discover(roots: &[Root]) -> Library {
         }
     }
     diagnostics.append(&mut library.diagnostics);
+    diagnostics.extend(look_alikes(&library.skills));
     library.diagnostics = diagnostics;
     library.folders = walk.folders;
     library
+}
+
+/// The longest name compared for look-alikes, in characters (twice the longest valid name);
+/// longer names are invalid anyway, and the comparison stays bounded.
+const MAX_LOOK_ALIKE_NAME_CHARS: usize = 128;
+
+/// A warning for each skill whose name differs from an earlier one's only in case, width or
+/// characters drawn alike (`pdf`, `PDF`, Cyrillic `рdf`, fullwidth `ｐｄｆ`): a model or a
+/// person may take one for the other. Names are compared by their UTS #39 skeletons, after
+/// NFKC and lowercasing.
+fn look_alikes(skills: &[Skill]) -> Vec<Diagnostic> {
+    use unicode_normalization::UnicodeNormalization as _;
+    let mut seen: HashMap<String, &Skill> = HashMap::new();
+    let mut diagnostics = Vec::new();
+    for skill in skills {
+        if skill.name.chars().count() > MAX_LOOK_ALIKE_NAME_CHARS {
+            continue;
+        }
+        let folded: String = skill.name.nfkc().collect::<String>().to_lowercase();
+        let key: String = unicode_security::skeleton(&folded)
+            .collect::<String>()
+            .to_lowercase();
+        match seen.get(&key) {
+            Some(first) if first.name != skill.name => diagnostics.push(
+                Diagnostic::warning(
+                    &skill.file,
+                    format!(
+                        "skill '{}' looks like '{}' ({}): the names differ only in case, width or characters drawn alike",
+                        crate::clean::escape_invisible(&skill.name),
+                        crate::clean::escape_invisible(&first.name),
+                        first.file.display()
+                    ),
+                )
+                .with_field("name")
+                .with_hint("rename one of them so a model or a person cannot take one for the other"),
+            ),
+            Some(_) => {}
+            None => {
+                seen.insert(key, skill);
+            }
+        }
+    }
+    diagnostics
 }
 
 type ReadResult = (usize, Result<Skill, Diagnostic>);

@@ -231,6 +231,9 @@ pub(crate) fn read_skill(location: SkillLocation, opener: &Opener) -> Result<Ski
     let limit = u64::try_from(MAX_DISCOVERY_READ_BYTES).unwrap_or(u64::MAX);
     let cut = read_capped(&mut file, &mut bytes, limit)
         .map_err(|error| Error::io(&location.file, error).to_diagnostic())?;
+    // What was read, before the last line is left out: the size a message about this read
+    // gives (a single 70 KB line is not "the first 40 bytes").
+    let read = bytes.len();
     if cut {
         // The last line may go on: leave it out (see `prefix_text`).
         bytes.truncate(after_last_newline(&bytes));
@@ -249,7 +252,7 @@ pub(crate) fn read_skill(location: SkillLocation, opener: &Opener) -> Result<Ski
         Split::Unclosed { .. } if cut => Err(frontmatter_too_large(
             &location.file,
             FrontmatterSize::NotClosedWithin {
-                read: text.len(),
+                read,
                 file: reported_size(&file),
             },
         )),

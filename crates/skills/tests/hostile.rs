@@ -544,3 +544,57 @@ fn a_skill_folder_swapped_for_a_link_out_is_neither_listed_nor_read() {
         b"notes"
     );
 }
+
+// ---------------------------------------------------------------- smaller (issue 28, item 9)
+
+#[test]
+fn look_alike_names_are_said() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("skills");
+    for (dir, name) in [
+        ("a", "pdf"),
+        ("b", "PDF"),
+        ("c", "\u{440}df"),
+        ("d", "\u{ff50}\u{ff44}\u{ff46}"),
+        ("e", "pdf-forms"),
+    ] {
+        write_skill(&root, dir, &skill_text(name));
+    }
+    let library = discover(&explicit(&root));
+    let said: Vec<String> = messages(library.diagnostics())
+        .into_iter()
+        .filter(|message| message.contains("looks like"))
+        .collect();
+    assert_eq!(said.len(), 3, "{said:#?}");
+    for name in ["'PDF'", "'\u{440}df'", "'\u{ff50}\u{ff44}\u{ff46}'"] {
+        assert!(
+            said.iter().any(|message| message.contains(name)),
+            "{name}: {said:#?}"
+        );
+    }
+    assert!(!said.iter().any(|message| message.contains("pdf-forms")));
+}
+
+#[test]
+fn an_unclosed_frontmatter_on_one_long_line_reports_the_bytes_read() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("skills");
+    write_skill(
+        &root,
+        "long",
+        &format!("---\nname: long\ndescription: {}\n", "x".repeat(70_000)),
+    );
+    let library = discover(&explicit(&root));
+    let all = messages(library.diagnostics());
+    let message = all
+        .iter()
+        .find(|message| message.contains("no closing ---"))
+        .unwrap_or_else(|| panic!("{all:#?}"));
+    let read: usize = message
+        .split("in the first ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|number| number.parse().ok())
+        .unwrap();
+    assert!(read > 1_000, "{message}");
+}
