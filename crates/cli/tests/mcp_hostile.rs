@@ -175,6 +175,11 @@ fn smuggled(c: char) -> bool {
         | '\u{034f}'
         | '\u{fff9}'..='\u{fffb}'
         | '\u{202e}'
+        | '\u{206a}'..='\u{206f}'
+        | '\u{180b}'..='\u{180f}'
+        | '\u{1bca0}'..='\u{1bca3}'
+        | '\u{e0080}'..='\u{e0fff}'
+        | '\u{2800}'
         | '\u{1b}')
 }
 
@@ -216,7 +221,7 @@ fn nothing_invisible_reaches_a_client() {
         .map(|c| char::from_u32(0xE0000 + u32::from(c)).unwrap())
         .collect();
     let hidden = format!(
-        "😀\u{fe01}\u{fe02}\u{e0100}\u{e0101} soft\u{ad}hyphen in\u{2061}visible \u{180e}\u{3164}\u{34f}\u{fff9}note\u{fffb} \u{202e}txt.exe{tags}"
+        "😀\u{fe01}\u{fe02}\u{e0100}\u{e0101} soft\u{ad}hyphen in\u{2061}visible \u{180e}\u{3164}\u{34f}\u{fff9}note\u{fffb} \u{202e}txt.exe{tags} \u{206a}\u{180b}\u{1bca0}\u{e0080}\u{2800}x"
     );
     write_skill(
         &skills,
@@ -274,6 +279,15 @@ fn nothing_invisible_reaches_a_client() {
             "tools/call",
             serde_json::json!({"name": "read_skill_file", "arguments": {"name": "smuggler", "path": "ref.md"}}),
         ),
+        (
+            "resources/read",
+            serde_json::json!({"uri": "skill://smuggler/SKILL.md"}),
+        ),
+        (
+            "resources/read",
+            serde_json::json!({"uri": "skill://smuggler/ref.md"}),
+        ),
+        ("skills/list", serde_json::json!({})),
     ] {
         answers.push((method.to_string(), server.request(method, params)));
     }
@@ -323,6 +337,13 @@ fn malformed_messages_get_the_errors_json_rpc_names() {
             -32602,
             serde_json::json!(92),
         ),
+        // Valid JSON-RPC the SDK cannot read (array params): answered with its id, and the id
+        // is free again (checked below with a ping of id 94).
+        (
+            r#"{"jsonrpc":"2.0","id":94,"method":"custom/x","params":[1,2]}"#,
+            -32602,
+            serde_json::json!(94),
+        ),
     ] {
         writeln!(server.stdin, "{line}").unwrap();
         server.stdin.flush().unwrap();
@@ -345,7 +366,14 @@ fn malformed_messages_get_the_errors_json_rpc_names() {
     codes.sort_by_key(serde_json::Value::is_null);
     assert_eq!(codes[0], -32600, "{first} {second}");
     assert!(codes[1].is_null(), "one of them answered: {first} {second}");
-    // The id is free again once answered.
+    // The ids are free again once answered.
+    writeln!(
+        server.stdin,
+        r#"{{"jsonrpc":"2.0","id":94,"method":"ping"}}"#
+    )
+    .unwrap();
+    server.stdin.flush().unwrap();
+    assert!(server.response(&serde_json::json!(94))["result"].is_object());
     assert!(server.request("ping", serde_json::json!({}))["result"].is_object());
 }
 
@@ -434,6 +462,13 @@ fn http_answers_bad_bodies_with_json_rpc_errors_and_caps_sessions_and_slow_heade
         assert_eq!(error["error"]["code"], code, "{answer}");
         assert!(error["id"].is_null(), "{answer}");
     }
+    // A body promised and never sent: answered 408 once its time is up.
+    let mut slow_body = std::net::TcpStream::connect(&address).unwrap();
+    write!(
+        slow_body,
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{"
+    )
+    .unwrap();
     // A hundred connections that never finish their headers: initialize is still answered.
     let half_open: Vec<std::net::TcpStream> = (0..100)
         .map(|_| {
@@ -458,6 +493,12 @@ fn http_answers_bad_bodies_with_json_rpc_errors_and_caps_sessions_and_slow_heade
         started.elapsed() < Duration::from_secs(25),
         "a half-open connection was kept"
     );
+    slow_body
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut slow_body, &mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     // Sessions are capped: past MAX_SESSIONS (128), initialize is refused with a reason.
     let mut refused = None;
     for _ in 0..140 {
@@ -543,4 +584,45 @@ fn sizes_are_capped_queries_diagnostics_and_reads_in_flight() {
     let peak = peak_kib(server.pid());
     // Before: the query alone took 520 MB.
     assert!(peak < 700 * 1024, "peak RSS {peak} KiB");
+}
+
+#[test]
+fn reads_a_client_does_not_take_stay_bounded() {
+    let sandbox = Sandbox::empty();
+    let skills = sandbox.root.join("skills");
+    write_skill(
+        &skills,
+        "big",
+        "---\nname: big\ndescription: A skill with a big file\n---\nBody.\n",
+    );
+    std::fs::write(
+        skills.join("big/big.txt"),
+        "x".repeat(20 * 1024 * 1024 - 16),
+    )
+    .unwrap();
+    // Stdout piped and never read: answers can only pile up inside the server.
+    let mut child = Running(common::mcp_client::spawn(&sandbox, &skills));
+    let mut stdin = child.0.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    for id in 1..=40 {
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"skill://big/big.txt"}}}}"#
+        )
+        .unwrap();
+    }
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_secs(8));
+    let peak = peak_kib(child.0.id());
+    // Before: about 30 MB more for every read asked (40 reads: 1.32 GB).
+    assert!(peak < 600 * 1024, "peak RSS {peak} KiB");
 }

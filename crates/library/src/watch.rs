@@ -11,8 +11,8 @@
 //! discovered again, once, on the watcher's own thread. A queue overflow (the kernel dropped
 //! events) is one more reason for that one rescan, never a change by itself. `on_change` gets
 //! the new library only when what discovery reads changed: the [`fingerprint`] of the folders
-//! (each entry's name, type, size and modification time) differs from the last one. Reading
-//! files, a mode changed, or an overflow on a tree at rest announce nothing. The watches then
+//! (each entry's name, type, size, modification and change times, and inode) differs from the
+//! last one. Reading files, or an overflow on a tree at rest, announce nothing. The watches then
 //! follow the new walk: folders gone are dropped, new ones added.
 //!
 //! Changes made between the walk given to [`watch`] and the watches being set are not seen
@@ -21,9 +21,9 @@
 use std::collections::HashSet;
 use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use notify::{RecommendedWatcher, RecursiveMode, Watcher as _};
@@ -66,11 +66,13 @@ pub fn watch(
     let paths: Vec<PathBuf> = roots.iter().map(|root| root.path.clone()).collect();
     let (events, received) = channel();
     let count = Arc::new(AtomicUsize::new(0));
+    let concerned = Arc::new(RwLock::new(Vec::new()));
     let mut watches = Watches {
-        watcher: notify::recommended_watcher(forward(&paths, events))
+        watcher: notify::recommended_watcher(forward(Arc::clone(&concerned), events))
             .map_err(|error| WatchError(error.to_string()))?,
         watched: HashSet::new(),
         count: Arc::clone(&count),
+        concerned,
     };
     let failures = watches.follow(&paths, library.folders());
     let folders = library.folders().to_vec();
@@ -159,16 +161,9 @@ impl Rescans {
 /// every folder, so counting those would rescan for ever. An overflow (no paths, or the rescan
 /// flag) counts: events were lost.
 fn forward(
-    roots: &[PathBuf],
+    concerned: Arc<RwLock<Vec<PathBuf>>>,
     events: Sender<()>,
 ) -> impl FnMut(notify::Result<notify::Event>) + Send + 'static {
-    // Each root as given and with its links resolved: events name real paths.
-    let mut concerned = roots.to_vec();
-    concerned.extend(
-        roots
-            .iter()
-            .filter_map(|root| std::fs::canonicalize(root).ok()),
-    );
     move |event: notify::Result<notify::Event>| {
         let Ok(event) = event else {
             // An error from the backend (the queue, a watch gone): rescan to be sure.
@@ -177,8 +172,12 @@ fn forward(
         };
         let relevant = event.need_rescan()
             || event.paths.is_empty()
-            || (!event.kind.is_access()
-                && event.paths.iter().any(|path| concerns(path, &concerned)));
+            || (!event.kind.is_access() && {
+                let concerned = concerned
+                    .read()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                event.paths.iter().any(|path| concerns(path, &concerned))
+            });
         if relevant {
             let _ = events.send(());
         }
@@ -223,6 +222,9 @@ struct Watches {
     watched: HashSet<PathBuf>,
     /// `watched`'s size, for [`RootWatcher::watched`].
     count: Arc<AtomicUsize>,
+    /// The roots as given and where their links lead now (a root that is a link may be
+    /// pointed elsewhere, one that did not exist may appear): events are filtered by these.
+    concerned: Arc<RwLock<Vec<PathBuf>>>,
 }
 
 impl Watches {
@@ -230,6 +232,16 @@ impl Watches {
     /// does not exist or is a link, its nearest existing parent; drops the watches of folders
     /// no longer among them. Returns what could not be watched.
     fn follow(&mut self, roots: &[PathBuf], folders: &[PathBuf]) -> Vec<String> {
+        let mut concerned = roots.to_vec();
+        concerned.extend(
+            roots
+                .iter()
+                .filter_map(|root| std::fs::canonicalize(root).ok()),
+        );
+        *self
+            .concerned
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = concerned;
         let mut wanted: Vec<&Path> = Vec::new();
         let mut seen = HashSet::new();
         for folder in folders {
@@ -292,6 +304,19 @@ impl Watches {
     }
 }
 
+/// When the entry's inode last changed, and which inode it is: an edit that keeps the size and
+/// puts the modification time back (`cp -p`, `rsync -t`, `tar x`) still changes these.
+#[cfg(unix)]
+fn changed(meta: &std::fs::Metadata) -> (i64, i64, u64) {
+    use std::os::unix::fs::MetadataExt as _;
+    (meta.ctime(), meta.ctime_nsec(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn changed(_meta: &std::fs::Metadata) -> (i64, i64, u64) {
+    (0, 0, 0)
+}
+
 /// What discovery reads of `folders`, as one number: each folder's entries (at most
 /// [`MAX_ENTRIES_PER_FOLDER`]) by name, type, size and modification time, not following links.
 /// Equal fingerprints mean nothing discovery or the skills' listings see has changed.
@@ -313,6 +338,7 @@ pub fn fingerprint(folders: &[PathBuf]) -> u64 {
                         (kind.is_dir(), kind.is_file(), kind.is_symlink()),
                         meta.len(),
                         meta.modified().ok(),
+                        changed(&meta),
                     )
                 });
                 (entry.file_name(), meta)
@@ -441,12 +467,15 @@ mod tests {
         std::fs::write(outside.join("elsewhere/SKILL.md"), "changed").unwrap();
         std::fs::write(root.join("node_modules/p1/x.js"), "x").unwrap();
         std::fs::write(root.join(".cache/deep/x"), "x").unwrap();
-        // Events that change nothing discovery reads: a file read, a mode changed.
+        // Events that change nothing discovery reads: files read, a file opened for writing and
+        // closed unwritten.
         let _ = std::fs::read(root.join("kept/SKILL.md")).unwrap();
-        let file = root.join("kept/SKILL.md");
-        let mut permissions = std::fs::metadata(&file).unwrap().permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o600);
-        std::fs::set_permissions(&file, permissions).unwrap();
+        drop(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(root.join("kept/SKILL.md"))
+                .unwrap(),
+        );
         std::thread::sleep(DEBOUNCE * 5);
         assert_eq!(
             calls.load(Ordering::SeqCst),
@@ -458,6 +487,58 @@ mod tests {
         assert!(wait_for(&calls, 1), "a new file in a skill was not seen");
         std::thread::sleep(DEBOUNCE * 3);
         assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_root_that_is_a_link_pointed_elsewhere_is_followed() {
+        let temp = tempfile::tempdir().unwrap();
+        let first = temp.path().join("first");
+        let second = temp.path().join("second");
+        write_skill(&first.join("beta"), "beta");
+        write_skill(&second.join("beta"), "beta");
+        let root = temp.path().join("root");
+        std::os::unix::fs::symlink(&first, &root).unwrap();
+        let (_watcher, calls, names) = counted(&[Root::new(&root, RootKind::User)]);
+        // Pointed elsewhere at once (a new link renamed over the old one).
+        std::os::unix::fs::symlink(&second, temp.path().join("root.new")).unwrap();
+        std::fs::rename(temp.path().join("root.new"), &root).unwrap();
+        assert!(wait_for(&calls, 1), "the new target was not seen");
+        std::thread::sleep(DEBOUNCE * 3);
+        // Changes in the new target are seen.
+        write_skill(&second.join("gamma"), "gamma");
+        let start = Instant::now();
+        while !names.lock().unwrap().contains(&"gamma".to_string()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "a skill added in the new target was missed: {:?}",
+                names.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn an_edit_that_keeps_the_size_and_the_time_is_seen() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().join("skills");
+        write_skill(&root.join("a"), "a");
+        let file = root.join("a/SKILL.md");
+        let before = std::fs::metadata(&file).unwrap().modified().unwrap();
+        let (_watcher, calls, _) = counted(&[Root::new(&root, RootKind::User)]);
+        // The watcher takes its first fingerprint on its own thread (see the module's note).
+        std::thread::sleep(DEBOUNCE);
+        // Same length, modification time put back (as `cp -p` or `rsync -t` leave it).
+        let text = std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("body", "BODY");
+        std::fs::write(&file, text).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(before)
+            .unwrap();
+        assert!(wait_for(&calls, 1), "the edit was missed");
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub const MAX_REQUEST_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// How long a connection may take to send a request's headers; past it the connection is
 /// closed (1,100 connections that never finished their headers kept `initialize` waiting).
 pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a request's body may take to arrive once its headers have (a body promised and
+/// never sent held its connection, and with 512 of them every client, for good).
+pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// The most connections served at once; past it new ones wait to be accepted.
 pub const MAX_CONNECTIONS: usize = 512;
 
@@ -44,7 +47,15 @@ type Answer = Response<http_body_util::combinators::BoxBody<Bytes, Infallible>>;
 /// A POST of JSON, its body read (at most [`MAX_REQUEST_BODY_BYTES`]) and checked as a message
 /// ([`crate::jsonrpc`]): a malformed one is answered here, 400 with the JSON-RPC error (the SDK
 /// answers a body it cannot read, a batch among them, 415). Other requests pass as they came.
-async fn checked(request: Request<Incoming>) -> Result<Request<Full<Bytes>>, Answer> {
+async fn checked(
+    request: Request<Incoming>,
+) -> Result<
+    (
+        Request<Full<Bytes>>,
+        Option<tokio::sync::OwnedSemaphorePermit>,
+    ),
+    Answer,
+> {
     let json = request
         .headers()
         .get(hyper::header::CONTENT_TYPE)
@@ -57,9 +68,18 @@ async fn checked(request: Request<Incoming>) -> Result<Request<Full<Bytes>>, Ans
         });
     let (parts, body) = request.into_parts();
     let limited = http_body_util::Limited::new(body, MAX_REQUEST_BODY_BYTES);
-    let bytes = match limited.collect().await {
-        Ok(collected) => collected.to_bytes(),
+    let bytes = match tokio::time::timeout(BODY_READ_TIMEOUT, limited.collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
         Err(_) => {
+            return Err(plain(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "Request Timeout: the body did not arrive within {} s\n",
+                    BODY_READ_TIMEOUT.as_secs()
+                ),
+            ));
+        }
+        Ok(Err(_)) => {
             return Err(plain(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!(
@@ -70,7 +90,11 @@ async fn checked(request: Request<Incoming>) -> Result<Request<Full<Bytes>>, Ans
     };
     if json && parts.method == hyper::Method::POST {
         let text = String::from_utf8_lossy(&bytes);
-        if let crate::jsonrpc::Checked::Invalid(answer) = crate::jsonrpc::check(&text) {
+        let checked = crate::jsonrpc::check(&text);
+        if matches!(checked, crate::jsonrpc::Checked::Ignored) {
+            return Err(plain(StatusCode::ACCEPTED, String::new()));
+        }
+        if let crate::jsonrpc::Checked::Invalid(answer) = checked {
             let body = Full::new(Bytes::from(answer.to_string()))
                 .map_err(|never: Infallible| match never {})
                 .boxed();
@@ -83,7 +107,74 @@ async fn checked(request: Request<Incoming>) -> Result<Request<Full<Bytes>>, Ans
             return Err(response);
         }
     }
-    Ok(Request::from_parts(parts, Full::new(bytes)))
+    // A read waits for a permit, held until its answer has been sent: answers built and not
+    // yet taken by their clients stay bounded.
+    let permit = if parts.method == hyper::Method::POST && is_read(&bytes) {
+        let busy = || {
+            plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "Service Unavailable: {} reads are being sent; try again\n",
+                    crate::stdio::MAX_READS_UNANSWERED
+                ),
+            )
+        };
+        match tokio::time::timeout(READ_WAIT, std::sync::Arc::clone(&READS).acquire_owned()).await {
+            Ok(Ok(permit)) => Some(permit),
+            Ok(Err(_)) | Err(_) => return Err(busy()),
+        }
+    } else {
+        None
+    };
+    Ok((Request::from_parts(parts, Full::new(bytes)), permit))
+}
+
+/// How long a read waits for a permit before it is answered 503 (clients that never take their
+/// answers hold the permits).
+const READ_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The permits for reads whose answers are not yet sent, shared by every connection.
+static READS: std::sync::LazyLock<std::sync::Arc<tokio::sync::Semaphore>> =
+    std::sync::LazyLock::new(|| {
+        std::sync::Arc::new(tokio::sync::Semaphore::new(
+            crate::stdio::MAX_READS_UNANSWERED,
+        ))
+    });
+
+/// Whether a body is a `resources/read` request.
+fn is_read(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        method: Option<String>,
+    }
+    serde_json::from_slice::<Head>(body)
+        .is_ok_and(|head| head.method.as_deref() == Some("resources/read"))
+}
+
+/// A response body that holds a permit until it is dropped (sent, or the client gone).
+struct Holding {
+    body: http_body_util::combinators::BoxBody<Bytes, Infallible>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl hyper::body::Body for Holding {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(context)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// A plain-text answer.
@@ -166,7 +257,15 @@ pub async fn serve_http(
                         ));
                     }
                     Ok(match checked(request).await {
-                        Ok(request) => service.handle(request).await,
+                        Ok((request, None)) => service.handle(request).await,
+                        // The answer to a read holds its permit until it has been sent.
+                        Ok((request, Some(permit))) => service.handle(request).await.map(|body| {
+                            Holding {
+                                body,
+                                _permit: permit,
+                            }
+                            .boxed()
+                        }),
                         Err(response) => response,
                     })
                 }

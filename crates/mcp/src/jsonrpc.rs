@@ -20,6 +20,7 @@ use rmcp::model::{
     GetSkillRequest, ReadResourceRequest,
 };
 use serde_json::{Value, json};
+use skillet_skills::escape_invisible;
 
 /// What a message is, once checked.
 #[derive(Debug, PartialEq)]
@@ -28,6 +29,8 @@ pub enum Checked {
     Request(String),
     /// A notification, or a response to a request of the server's.
     Other,
+    /// Nothing to pass on nor to answer (an error answer with a null id).
+    Ignored,
     /// Malformed: the error to answer with.
     Invalid(Value),
 }
@@ -98,19 +101,40 @@ pub fn check(text: &str) -> Checked {
     let id = match fields.get("id") {
         None => None,
         Some(id @ Value::String(_)) => Some(id),
-        Some(id @ Value::Number(number)) if number.is_i64() || number.is_u64() => Some(id),
+        Some(id @ Value::Number(number)) if number.is_i64() => Some(id),
+        // A client's error answer to a message of the server's it could not read: nothing to
+        // answer, nothing the SDK needs.
+        Some(Value::Null) if !fields.contains_key("method") && fields.contains_key("error") => {
+            return Checked::Ignored;
+        }
         Some(_) => {
-            return invalid(&Value::Null, "an id is a string or an integer");
+            return invalid(
+                &Value::Null,
+                "an id is a string or an integer of at most 64 signed bits",
+            );
         }
     };
     let shown_id = id.cloned().unwrap_or(Value::Null);
     if fields.get("jsonrpc") != Some(&Value::String("2.0".into())) {
         return invalid(&shown_id, "the jsonrpc member must be \"2.0\"");
     }
+    // What the SDK cannot read, it answers without an id (and a request it never answers stays
+    // in flight): read it as the SDK will, from the text (duplicate keys and all).
+    let readable = serde_json::from_str::<ClientJsonRpcMessage>(text).is_ok();
     match fields.get("method") {
         Some(Value::String(method)) => {
             let Some(id) = id else {
-                return Checked::Other;
+                return if readable {
+                    Checked::Other
+                } else {
+                    invalid(
+                        &Value::Null,
+                        &format!(
+                            "the notification {} does not fit MCP (params, when given, are an object)",
+                            escape_invisible(method)
+                        ),
+                    )
+                };
             };
             if let Some(why) = params_problem(&value, method) {
                 return Checked::Invalid(error(
@@ -119,12 +143,19 @@ pub fn check(text: &str) -> Checked {
                     &format!("Invalid params for {method}: {why}"),
                 ));
             }
+            if !readable {
+                return Checked::Invalid(error(
+                    id,
+                    -32602,
+                    "Invalid params: params are an object (with `_meta`, when given, an object), and every key appears once",
+                ));
+            }
             Checked::Request(id.to_string())
         }
         Some(_) => invalid(&shown_id, "the method is a string"),
         None => {
             let answer = fields.contains_key("result") != fields.contains_key("error");
-            if id.is_none() || !answer {
+            if id.is_none() || !answer || !readable {
                 invalid(
                     &shown_id,
                     "a message has a method (a request or notification) or an id with a result or an error (a response)",
@@ -226,6 +257,26 @@ mod tests {
         }
         let missing = check(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#);
         assert_eq!(code_and_id(&missing), (-32602, json!(2)));
+        // What the SDK cannot read is answered here, with the id (it would drop the id and
+        // never answer, keeping the id in flight for good).
+        for text in [
+            r#"{"jsonrpc":"2.0","id":40,"method":"custom/x","params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","id":40,"method":"custom/x","params":5}"#,
+            r#"{"jsonrpc":"2.0","id":40,"method":"custom/x","params":{"_meta":5}}"#,
+            r#"{"jsonrpc":"2.0","id":40,"id":40,"method":"ping"}"#,
+        ] {
+            assert_eq!(code_and_id(&check(text)), (-32602, json!(40)), "{text}");
+        }
+        assert_eq!(
+            code_and_id(&check(
+                r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#
+            )),
+            (-32600, Value::Null)
+        );
+        assert_eq!(
+            check(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"x"}}"#),
+            Checked::Ignored
+        );
     }
 
     #[test]

@@ -155,7 +155,9 @@ async fn watch(shared: &Shared) -> Option<skillet_library::watch::RootWatcher> {
             for failure in &root_watcher.failures {
                 log_at(
                     LogLevel::Error,
-                    &format!("cannot watch {failure}; changes there are seen after a restart"),
+                    &format!(
+                        "cannot watch {failure}; changes there are seen only when a change elsewhere makes skillet look again, or after a restart"
+                    ),
                 );
             }
             Some(root_watcher)

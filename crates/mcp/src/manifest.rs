@@ -43,6 +43,9 @@ pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
         .map_err(|error| format!("its skill file cannot be read: {error}"))?;
     let text = std::str::from_utf8(&skill_md)
         .map_err(|_| "its skill file is not UTF-8 text".to_string())?;
+    if skillet_skills::clean_text(text) != text {
+        return Err("its SKILL.md holds characters that hide or reorder text (the extension gives it as written; skillet's own tools show it escaped)".to_string());
+    }
     let mapping = strict_frontmatter(text).ok_or_else(|| {
         "its frontmatter is not plain YAML as written (skillet read it leniently; a host compares it with the file)".to_string()
     })?;
@@ -92,6 +95,12 @@ pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
             return Err(format!(
                 "its files are over the extension's {} MiB",
                 MAX_TOTAL_BYTES / (1024 * 1024)
+            ));
+        }
+        if std::str::from_utf8(&bytes).is_ok_and(|text| skillet_skills::clean_text(text) != text) {
+            return Err(format!(
+                "its file {} holds characters that hide or reorder text (the extension gives files as written; skillet's resources/read shows them escaped)",
+                skillet_skills::escape_invisible(relative)
             ));
         }
         resources.push(SkillResource::from_bytes(file_uri, &bytes));

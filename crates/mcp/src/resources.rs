@@ -167,7 +167,12 @@ pub fn read(
         crate::mime::by_extension(&relative)
     };
     let contents = match String::from_utf8(bytes) {
-        Ok(text) if crate::mime::is_text(mime) => ResourceContents::text(text, resource_uri),
+        // Text for a client to show or give a model: nothing in it unseen (a skill whose files
+        // hold such characters is left out of the Skills extension, whose digests are of the
+        // files as written).
+        Ok(text) if crate::mime::is_text(mime) => {
+            ResourceContents::text(skillet_skills::clean_text(&text).into_owned(), resource_uri)
+        }
         Ok(text) => ResourceContents::blob(
             base64::engine::general_purpose::STANDARD.encode(text.as_bytes()),
             resource_uri,

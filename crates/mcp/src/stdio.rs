@@ -81,8 +81,17 @@ fn error_line(code: i64, message: &str) -> String {
     crate::jsonrpc::error(&serde_json::Value::Null, code, message).to_string()
 }
 
-/// The ids of the requests passed to the SDK and not answered yet.
-type InFlight = std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>;
+/// The ids of the requests passed to the SDK and not answered yet, each `resources/read` with
+/// its permit ([`MAX_READS_UNANSWERED`]).
+type InFlight = std::sync::Arc<
+    std::sync::Mutex<std::collections::HashMap<String, Option<tokio::sync::OwnedSemaphorePermit>>>,
+>;
+
+/// The most `resources/read` requests passed to the SDK and not yet answered on stdout (each
+/// answer may be tens of MB: a 20 MiB file, base64, JSON); past it stdin is not read until one
+/// is written, so a client that sends reads without reading the answers holds at most this
+/// many in memory.
+pub const MAX_READS_UNANSWERED: usize = 4;
 
 /// What of an outgoing line (or a cancellation) says a request is over: its id, when it is a
 /// response.
@@ -101,15 +110,20 @@ struct CancelledParams {
 
 /// Checks a line of text: the line to pass to the SDK, or the error to answer with. A request
 /// is recorded in flight; a cancellation ends the request it names.
-fn admit(text: &str, in_flight: &InFlight) -> Result<(), String> {
+fn admit(
+    text: &str,
+    in_flight: &InFlight,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> Result<(), String> {
     match crate::jsonrpc::check(text) {
         crate::jsonrpc::Checked::Invalid(answer) => Err(answer.to_string()),
         crate::jsonrpc::Checked::Request(id) => {
             let mut ids = in_flight
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if ids.len() >= MAX_IN_FLIGHT || !ids.insert(id.clone()) {
-                let why = if ids.contains(&id) {
+            let taken = ids.contains_key(&id);
+            if ids.len() >= MAX_IN_FLIGHT || taken {
+                let why = if taken {
                     format!("Invalid request: id {id} is already in use by a request in flight")
                 } else {
                     format!("Invalid request: {MAX_IN_FLIGHT} requests are in flight")
@@ -118,8 +132,10 @@ fn admit(text: &str, in_flight: &InFlight) -> Result<(), String> {
                     serde_json::from_str(&id).unwrap_or(serde_json::Value::Null);
                 return Err(crate::jsonrpc::error(&id, -32600, &why).to_string());
             }
+            ids.insert(id, permit);
             Ok(())
         }
+        crate::jsonrpc::Checked::Ignored => Err(String::new()),
         crate::jsonrpc::Checked::Other => {
             if let Ok(Head {
                 method: Some(method),
@@ -139,6 +155,12 @@ fn admit(text: &str, in_flight: &InFlight) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+/// Whether a line is a `resources/read` request.
+fn is_read(text: &str) -> bool {
+    serde_json::from_str::<Head>(text)
+        .is_ok_and(|head| head.id.is_some() && head.method.as_deref() == Some("resources/read"))
 }
 
 /// An answer on its way out: the request it answers is no longer in flight.
@@ -168,6 +190,7 @@ pub fn checked() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
     let (errors, mut error_lines) = tokio::sync::mpsc::channel::<String>(MAX_PENDING_ERRORS);
     let in_flight = InFlight::default();
     let requests = std::sync::Arc::clone(&in_flight);
+    let reads = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_READS_UNANSWERED));
     tokio::spawn(async move {
         let mut lines = FramedRead::new(tokio::io::stdin(), CheckedLines::default());
         while let Some(line) = lines.next().await {
@@ -177,7 +200,16 @@ pub fn checked() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
                     if text.trim().is_empty() {
                         continue;
                     }
-                    match admit(text, &requests) {
+                    // A read waits for a permit: the answers not yet written stay bounded.
+                    let permit = if is_read(text) {
+                        match std::sync::Arc::clone(&reads).acquire_owned().await {
+                            Ok(permit) => Some(permit),
+                            Err(_) => break,
+                        }
+                    } else {
+                        None
+                    };
+                    match admit(text, &requests, permit) {
                         Ok(()) => {
                             let written = async {
                                 to_sdk.write_all(text.as_bytes()).await?;
@@ -188,6 +220,8 @@ pub fn checked() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
                             }
                             continue;
                         }
+                        // Nothing to answer.
+                        Err(error) if error.is_empty() => continue,
                         Err(error) => error,
                     }
                 }

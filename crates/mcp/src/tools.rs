@@ -526,7 +526,7 @@ fn list_page(snapshot: &Snapshot, arguments: &JsonObject) -> Result<CallToolResu
             "name": skill.name,
             "description": description,
             "source": skill.root_kind.as_str(),
-            "folder": skill.dir.display().to_string(),
+            "folder": escape_invisible(&skill.dir.display().to_string()),
         }));
     }
     let next = offset.saturating_add(page.len());

@@ -28,8 +28,18 @@ pub enum Hiding {
     Tag,
 }
 
-/// How `c` hides or reorders text, if it does.
+/// How `c` hides or reorders text, if it does. Beyond the characters named in [`Hiding`], every
+/// format character (general category Cf: U+206A–206F, U+1BCA0–1BCA3, Egyptian format
+/// controls, …) but the prepended concatenation marks, which are drawn (U+0600–0605, U+06DD,
+/// U+070F, U+0890–0891, U+08E2, U+110BD, U+110CD), counts as invisible, and so do the Mongolian
+/// free variation selectors (U+180B–180D, U+180F), the braille blank (U+2800) and the unassigned
+/// code points of the specials, tag and variation-selector blocks (U+FFF0–FFF8, U+E0080–E0FFF).
 pub fn hiding(c: char) -> Option<Hiding> {
+    use unicode_general_category::{GeneralCategory, get_general_category};
+    // Most text is ASCII: only its control characters hide anything.
+    if c.is_ascii() {
+        return c.is_ascii_control().then_some(Hiding::Control);
+    }
     match c {
         '\u{e0000}'..='\u{e007f}' => Some(Hiding::Tag),
         '\u{202a}'..='\u{202e}'
@@ -37,8 +47,12 @@ pub fn hiding(c: char) -> Option<Hiding> {
         | '\u{200e}'
         | '\u{200f}'
         | '\u{061c}' => Some(Hiding::Bidi),
+        '\u{fe00}'..='\u{fe0f}'
+        | '\u{e0100}'..='\u{e01ef}'
+        | '\u{180b}'..='\u{180d}'
+        | '\u{180f}' => Some(Hiding::Variation),
         '\u{200b}'..='\u{200d}'
-        | '\u{2060}'..='\u{2064}'
+        | '\u{2060}'..='\u{2065}'
         | '\u{feff}'
         | '\u{00ad}'
         | '\u{034f}'
@@ -49,12 +63,23 @@ pub fn hiding(c: char) -> Option<Hiding> {
         | '\u{180e}'
         | '\u{17b4}'
         | '\u{17b5}'
-        | '\u{fff9}'..='\u{fffb}'
+        | '\u{2800}'
+        | '\u{fff0}'..='\u{fffb}'
         | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0080}'..='\u{e00ff}'
+        | '\u{e01f0}'..='\u{e0fff}'
         | '\u{2028}'
         | '\u{2029}' => Some(Hiding::Invisible),
-        '\u{fe00}'..='\u{fe0f}' | '\u{e0100}'..='\u{e01ef}' => Some(Hiding::Variation),
+        '\u{0600}'..='\u{0605}'
+        | '\u{06dd}'
+        | '\u{070f}'
+        | '\u{0890}'
+        | '\u{0891}'
+        | '\u{08e2}'
+        | '\u{110bd}'
+        | '\u{110cd}' => None,
         c if c.is_control() => Some(Hiding::Control),
+        c if get_general_category(c) == GeneralCategory::Format => Some(Hiding::Invisible),
         _ => None,
     }
 }

@@ -159,7 +159,7 @@ pub fn skill_files_up_to<'a>(folder: impl Into<SkillFolder<'a>>, max_files: usiz
         };
         let relative = frame.relative.join(&name);
         let at_top = frame.relative.as_os_str().is_empty();
-        if name.as_encoded_bytes().first() == Some(&b'.') {
+        if not_the_skills(&name) {
             continue;
         }
         let (real, kind, through_link) = if file_type.is_symlink() {
@@ -230,6 +230,14 @@ pub fn skill_files_up_to<'a>(folder: impl Into<SkillFolder<'a>>, max_files: usiz
     }
     listing.files.sort();
     listing
+}
+
+/// Hidden entries, and what discovery never enters (`node_modules`): not the skill's files.
+fn not_the_skills(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().first() == Some(&b'.')
+        || crate::discover::ALWAYS_SKIPPED
+            .iter()
+            .any(|skipped| name == *skipped)
 }
 
 /// Reads a folder's entries (through `top`, beneath it), at most `budget` of them (spent), in

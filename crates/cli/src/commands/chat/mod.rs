@@ -240,7 +240,7 @@ impl Watching {
             Ok(watcher) => {
                 for failure in &watcher.failures {
                     warn(&format!(
-                        "note: {}: not watched; skills added there show after a restart",
+                        "note: {}: not watched; skills changed there show when a change elsewhere is seen, or after a restart",
                         terminal_safe(failure, false)
                     ));
                 }
