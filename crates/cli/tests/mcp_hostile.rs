@@ -340,7 +340,7 @@ fn malformed_messages_get_the_errors_json_rpc_names() {
         // Valid JSON-RPC the SDK cannot read (array params): answered with its id, and the id
         // is free again (checked below with a ping of id 94).
         (
-            r#"{"jsonrpc":"2.0","id":94,"method":"custom/x","params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","id":94,"method":"tools/list","params":[1,2]}"#,
             -32602,
             serde_json::json!(94),
         ),
@@ -504,11 +504,12 @@ fn http_answers_bad_bodies_with_json_rpc_errors_and_caps_sessions_and_slow_heade
     for _ in 0..140 {
         let (status, answer) = post(&address, INITIALIZE);
         if status != 200 {
-            refused = Some(answer);
+            refused = Some((status, answer));
             break;
         }
     }
-    let refused = refused.expect("no session was refused");
+    let (status, refused) = refused.expect("no session was refused");
+    assert_eq!(status, 503, "{refused}");
     assert!(refused.contains("too many sessions"), "{refused}");
     // 10,000 sessions held 1.1 GB before; the cap holds this at tens of MB.
     let peak = peak_kib(child.0.id());

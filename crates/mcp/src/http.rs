@@ -49,6 +49,7 @@ type Answer = Response<http_body_util::combinators::BoxBody<Bytes, Infallible>>;
 /// answers a body it cannot read, a batch among them, 415). Other requests pass as they came.
 async fn checked(
     request: Request<Incoming>,
+    sessions: &crate::sessions::CappedSessions,
 ) -> Result<
     (
         Request<Full<Bytes>>,
@@ -107,6 +108,20 @@ async fn checked(
             return Err(response);
         }
     }
+    // A new session past the cap: refused here with 503 (the SDK says 500).
+    if parts.method == hyper::Method::POST
+        && !parts.headers.contains_key("mcp-session-id")
+        && method_of(&bytes).as_deref() == Some("initialize")
+        && sessions.is_full().await
+    {
+        return Err(plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "Service Unavailable: {}\n",
+                crate::sessions::SessionsError::Full
+            ),
+        ));
+    }
     // A read waits for a permit, held until its answer has been sent: answers built and not
     // yet taken by their clients stay bounded.
     let permit = if parts.method == hyper::Method::POST && is_read(&bytes) {
@@ -141,14 +156,18 @@ static READS: std::sync::LazyLock<std::sync::Arc<tokio::sync::Semaphore>> =
         ))
     });
 
-/// Whether a body is a `resources/read` request.
-fn is_read(body: &[u8]) -> bool {
+/// The method a body names, if it is a message with one.
+fn method_of(body: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Head {
         method: Option<String>,
     }
-    serde_json::from_slice::<Head>(body)
-        .is_ok_and(|head| head.method.as_deref() == Some("resources/read"))
+    serde_json::from_slice::<Head>(body).ok()?.method
+}
+
+/// Whether a body is a `resources/read` request.
+fn is_read(body: &[u8]) -> bool {
+    method_of(body).as_deref() == Some("resources/read")
 }
 
 /// A response body that holds a permit until it is dropped (sent, or the client gone).
@@ -214,9 +233,10 @@ pub async fn serve_http(
         config = config.disable_allowed_hosts();
     }
     let factory = shared.clone();
+    let sessions = Arc::new(crate::sessions::CappedSessions::default());
     let service = Arc::new(StreamableHttpService::new(
         move || Ok(SkilletServer::new(factory.clone())),
-        Arc::new(crate::sessions::CappedSessions::default()),
+        Arc::clone(&sessions),
         config,
     ));
     // Said at every log level but off: a client needs the port `--http 0` picked.
@@ -246,9 +266,11 @@ pub async fn serve_http(
             }
         };
         let service = Arc::clone(&service);
+        let sessions = Arc::clone(&sessions);
         tokio::spawn(async move {
             let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let service = Arc::clone(&service);
+                let sessions = Arc::clone(&sessions);
                 async move {
                     if request.uri().path() != MCP_PATH {
                         return Ok::<_, Infallible>(plain(
@@ -256,7 +278,7 @@ pub async fn serve_http(
                             "not found: the MCP endpoint is /mcp\n".to_string(),
                         ));
                     }
-                    Ok(match checked(request).await {
+                    Ok(match checked(request, &sessions).await {
                         Ok((request, None)) => service.handle(request).await,
                         // The answer to a read holds its permit until it has been sent.
                         Ok((request, Some(permit))) => service.handle(request).await.map(|body| {

@@ -143,6 +143,15 @@ pub fn check(text: &str) -> Checked {
                     &format!("Invalid params for {method}: {why}"),
                 ));
             }
+            // skillet serves no method beyond MCP's: say so here, the method escaped (the SDK
+            // echoes it raw).
+            if !MCP_METHODS.contains(&method.as_str()) {
+                return Checked::Invalid(error(
+                    id,
+                    -32601,
+                    &format!("Method not found: {}", escape_invisible(method)),
+                ));
+            }
             if !readable {
                 return Checked::Invalid(error(
                     id,
@@ -260,9 +269,9 @@ mod tests {
         // What the SDK cannot read is answered here, with the id (it would drop the id and
         // never answer, keeping the id in flight for good).
         for text in [
-            r#"{"jsonrpc":"2.0","id":40,"method":"custom/x","params":[1,2]}"#,
-            r#"{"jsonrpc":"2.0","id":40,"method":"custom/x","params":5}"#,
-            r#"{"jsonrpc":"2.0","id":40,"method":"custom/x","params":{"_meta":5}}"#,
+            r#"{"jsonrpc":"2.0","id":40,"method":"tools/list","params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","id":40,"method":"tools/list","params":5}"#,
+            r#"{"jsonrpc":"2.0","id":40,"method":"ping","params":{"_meta":5}}"#,
             r#"{"jsonrpc":"2.0","id":40,"id":40,"method":"ping"}"#,
         ] {
             assert_eq!(code_and_id(&check(text)), (-32602, json!(40)), "{text}");
@@ -291,11 +300,13 @@ mod tests {
             check(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#),
             Checked::Request("\"a\"".into())
         );
-        // Methods skillet does not know are the SDK's to answer (-32601).
-        assert_eq!(
-            check(r#"{"jsonrpc":"2.0","id":3,"method":"no/such"}"#),
-            Checked::Request("3".into())
-        );
+        // Methods skillet does not serve: -32601, the name escaped.
+        let unknown = check("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"no/su\u{202e}ch\"}");
+        assert_eq!(code_and_id(&unknown), (-32601, json!(3)));
+        let Checked::Invalid(answer) = unknown else {
+            unreachable!()
+        };
+        assert!(!answer.to_string().contains('\u{202e}'), "{answer}");
         assert_eq!(
             check(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             Checked::Other

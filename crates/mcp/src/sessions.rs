@@ -50,6 +50,13 @@ impl Default for CappedSessions {
     }
 }
 
+impl CappedSessions {
+    /// Whether [`MAX_SESSIONS`] are open.
+    pub async fn is_full(&self) -> bool {
+        self.inner.sessions.read().await.len() >= MAX_SESSIONS
+    }
+}
+
 impl SessionManager for CappedSessions {
     type Error = SessionsError;
     type Transport = WorkerTransport<LocalSessionWorker>;
@@ -57,7 +64,7 @@ impl SessionManager for CappedSessions {
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         // Counted and made under one write lock would need the SDK's internals: a burst may go
         // a few over while sessions are being made, never without bound.
-        if self.inner.sessions.read().await.len() >= MAX_SESSIONS {
+        if self.is_full().await {
             return Err(SessionsError::Full);
         }
         let (id, transport) = self.inner.create_session().await?;
