@@ -242,6 +242,10 @@ fn nothing_invisible_reaches_a_client() {
         format!("reference {hidden}"),
     )
     .unwrap();
+    // Named as text, not valid UTF-8.
+    let mut broken = format!("broken {hidden}").into_bytes();
+    broken.push(0xff);
+    std::fs::write(skills.join("smuggler/broken.md"), broken).unwrap();
     let mut server = start(&sandbox, &skills);
     let mut answers = vec![("initialize".to_string(), {
         // A second session's initialize carries the instructions too.
@@ -286,6 +290,10 @@ fn nothing_invisible_reaches_a_client() {
         (
             "resources/read",
             serde_json::json!({"uri": "skill://smuggler/ref.md"}),
+        ),
+        (
+            "resources/read",
+            serde_json::json!({"uri": "skill://smuggler/broken.md"}),
         ),
         ("skills/list", serde_json::json!({})),
     ] {
@@ -366,6 +374,19 @@ fn malformed_messages_get_the_errors_json_rpc_names() {
     codes.sort_by_key(serde_json::Value::is_null);
     assert_eq!(codes[0], -32600, "{first} {second}");
     assert!(codes[1].is_null(), "one of them answered: {first} {second}");
+    // A read cancelled under another spelling of its id (1.0 for 1): still answered, so its
+    // permit is freed and the session goes on.
+    let read = serde_json::json!({"jsonrpc": "2.0", "id": 95, "method": "resources/read", "params": {"uri": "skill://one/SKILL.md"}});
+    let cancel =
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":95.0}}"#;
+    writeln!(server.stdin, "{read}\n{cancel}").unwrap();
+    server.stdin.flush().unwrap();
+    assert!(
+        server
+            .response(&serde_json::json!(95))
+            .get("result")
+            .is_some()
+    );
     // The ids are free again once answered.
     writeln!(
         server.stdin,

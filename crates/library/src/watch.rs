@@ -232,12 +232,16 @@ impl Watches {
     /// does not exist or is a link, its nearest existing parent; drops the watches of folders
     /// no longer among them. Returns what could not be watched.
     fn follow(&mut self, roots: &[PathBuf], folders: &[PathBuf]) -> Vec<String> {
+        // Where each root leads: as given, resolved, and, for a link to a folder not made yet,
+        // where the link points (its creation is waited for there).
+        let targets: Vec<PathBuf> = roots.iter().filter_map(|root| link_target(root)).collect();
         let mut concerned = roots.to_vec();
         concerned.extend(
             roots
                 .iter()
                 .filter_map(|root| std::fs::canonicalize(root).ok()),
         );
+        concerned.extend(targets.iter().cloned());
         *self
             .concerned
             .write()
@@ -261,6 +265,14 @@ impl Watches {
             let is_link = std::fs::symlink_metadata(root).is_ok_and(|meta| meta.is_symlink());
             if (is_link || !root.is_dir())
                 && let Some(parent) = root.ancestors().skip(1).find(|dir| dir.is_dir())
+                && seen.insert(parent)
+            {
+                wanted.push(parent);
+            }
+        }
+        for target in &targets {
+            if !target.is_dir()
+                && let Some(parent) = target.ancestors().skip(1).find(|dir| dir.is_dir())
                 && seen.insert(parent)
             {
                 wanted.push(parent);
@@ -303,6 +315,27 @@ impl Watches {
         failures
     }
 }
+
+/// Where `root` leads when it is a link (links followed up to [`MAX_LINK_HOPS`] times, each read
+/// as written, relative ones against their folder), whether the target exists or not.
+fn link_target(root: &Path) -> Option<PathBuf> {
+    let mut path = root.to_path_buf();
+    let mut followed = false;
+    for _ in 0..MAX_LINK_HOPS {
+        let Ok(target) = std::fs::read_link(&path) else {
+            break;
+        };
+        let joined = path
+            .parent()
+            .map_or(target.clone(), |parent| parent.join(&target));
+        path = skillet_skills::confine::normalize(&joined)?;
+        followed = true;
+    }
+    followed.then_some(path)
+}
+
+/// How many links [`link_target`] follows.
+const MAX_LINK_HOPS: usize = 8;
 
 /// When the entry's inode last changed, and which inode it is: an edit that keeps the size and
 /// puts the modification time back (`cp -p`, `rsync -t`, `tar x`) still changes these.
@@ -512,6 +545,23 @@ mod tests {
                 start.elapsed() < Duration::from_secs(10),
                 "a skill added in the new target was missed: {:?}",
                 names.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn a_root_that_is_a_link_to_a_folder_not_made_yet_is_seen_when_made() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().join("root");
+        std::os::unix::fs::symlink(temp.path().join("later"), &root).unwrap();
+        let (_watcher, _calls, names) = counted(&[Root::new(&root, RootKind::User)]);
+        write_skill(&temp.path().join("later/x"), "x");
+        let start = Instant::now();
+        while !names.lock().unwrap().contains(&"x".to_string()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the link's target being made was missed"
             );
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -170,10 +170,16 @@ fn is_read(body: &[u8]) -> bool {
     method_of(body).as_deref() == Some("resources/read")
 }
 
+/// How long the answer to a read may take to be taken by its client; past it the connection is
+/// closed (a client that never reads would hold a permit for good).
+pub const READ_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_mins(1);
+
 /// A response body that holds a permit until it is dropped (sent, or the client gone).
 struct Holding {
     body: http_body_util::combinators::BoxBody<Bytes, Infallible>,
     _permit: tokio::sync::OwnedSemaphorePermit,
+    /// Alive while the answer is being sent (the timer of [`READ_SEND_TIMEOUT`] watches it).
+    _sending: Arc<()>,
 }
 
 impl hyper::body::Body for Holding {
@@ -268,9 +274,13 @@ pub async fn serve_http(
         let service = Arc::clone(&service);
         let sessions = Arc::clone(&sessions);
         tokio::spawn(async move {
+            // Told when an answer to a read was not taken in time: the connection is dropped.
+            let stuck = Arc::new(tokio::sync::Notify::new());
+            let told = Arc::clone(&stuck);
             let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let service = Arc::clone(&service);
                 let sessions = Arc::clone(&sessions);
+                let stuck = Arc::clone(&stuck);
                 async move {
                     if request.uri().path() != MCP_PATH {
                         return Ok::<_, Infallible>(plain(
@@ -282,9 +292,18 @@ pub async fn serve_http(
                         Ok((request, None)) => service.handle(request).await,
                         // The answer to a read holds its permit until it has been sent.
                         Ok((request, Some(permit))) => service.handle(request).await.map(|body| {
+                            let sending = Arc::new(());
+                            let still = Arc::downgrade(&sending);
+                            tokio::spawn(async move {
+                                tokio::time::sleep(READ_SEND_TIMEOUT).await;
+                                if still.upgrade().is_some() {
+                                    stuck.notify_one();
+                                }
+                            });
                             Holding {
                                 body,
                                 _permit: permit,
+                                _sending: sending,
                             }
                             .boxed()
                         }),
@@ -292,11 +311,15 @@ pub async fn serve_http(
                     })
                 }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
+            let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), handler)
-                .await;
+                .serve_connection(TokioIo::new(stream), handler);
+            // Dropping the connection closes it, and drops the answer it held with its permit.
+            tokio::select! {
+                _ = connection => {}
+                () = told.notified() => {}
+            }
             drop(permit);
         });
     }

@@ -11,6 +11,10 @@
 //! | not an object, an id that is not a string or an integer | -32600, id `null` |
 //! | `jsonrpc` not `"2.0"`, `method` not a string, a response without `result` or `error` | -32600 with the id |
 //! | a request to a method of MCP whose params do not fit it | -32602 with the id |
+//! | a request to a method skillet does not serve | -32601 with the id |
+//!
+//! A notification that cannot be read is dropped unanswered (JSON-RPC never answers one), and
+//! every message quoting the client's input is escaped.
 //!
 //! A request whose id is one still in flight is refused by the transport (-32600 with the id):
 //! ids are unique within a session.
@@ -62,8 +66,10 @@ const MCP_METHODS: [&str; 21] = [
 ];
 
 /// The error message to answer with.
+/// The message escaped ([`escape_invisible`]): it may quote the client's input (serde's words
+/// on a value that did not fit, a method's name).
 pub fn error(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": escape_invisible(message)}})
 }
 
 /// Checks one message as it came (a line of stdio, a POST body).
@@ -124,42 +130,15 @@ pub fn check(text: &str) -> Checked {
     match fields.get("method") {
         Some(Value::String(method)) => {
             let Some(id) = id else {
+                // A notification is never answered, even when it cannot be read: dropped.
                 return if readable {
                     Checked::Other
                 } else {
-                    invalid(
-                        &Value::Null,
-                        &format!(
-                            "the notification {} does not fit MCP (params, when given, are an object)",
-                            escape_invisible(method)
-                        ),
-                    )
+                    Checked::Ignored
                 };
             };
-            if let Some(why) = params_problem(&value, method) {
-                return Checked::Invalid(error(
-                    id,
-                    -32602,
-                    &format!("Invalid params for {method}: {why}"),
-                ));
-            }
-            // skillet serves no method beyond MCP's: say so here, the method escaped (the SDK
-            // echoes it raw).
-            if !MCP_METHODS.contains(&method.as_str()) {
-                return Checked::Invalid(error(
-                    id,
-                    -32601,
-                    &format!("Method not found: {}", escape_invisible(method)),
-                ));
-            }
-            if !readable {
-                return Checked::Invalid(error(
-                    id,
-                    -32602,
-                    "Invalid params: params are an object (with `_meta`, when given, an object), and every key appears once",
-                ));
-            }
-            Checked::Request(id.to_string())
+            request_problem(&value, id, method, readable)
+                .unwrap_or_else(|| Checked::Request(id.to_string()))
         }
         Some(_) => invalid(&shown_id, "the method is a string"),
         None => {
@@ -174,6 +153,51 @@ pub fn check(text: &str) -> Checked {
             }
         }
     }
+}
+
+/// What is wrong with a request to `method`, if anything: params that do not fit an MCP method,
+/// a method skillet does not serve, a `skills/get` uri that names no `SKILL.md`, a message the
+/// SDK cannot read.
+fn request_problem(value: &Value, id: &Value, method: &str, readable: bool) -> Option<Checked> {
+    if let Some(why) = params_problem(value, method) {
+        return Some(Checked::Invalid(error(
+            id,
+            -32602,
+            &format!("Invalid params for {method}: {why}"),
+        )));
+    }
+    // skillet serves no method beyond MCP's: say so here, the method escaped (the SDK
+    // echoes it raw).
+    if !MCP_METHODS.contains(&method) {
+        return Some(Checked::Invalid(error(
+            id,
+            -32601,
+            &format!("Method not found: {}", escape_invisible(method)),
+        )));
+    }
+    // The SDK refuses a skills/get uri that names no SKILL.md, echoing it raw: refused
+    // here, escaped.
+    if method == "skills/get"
+        && let Some(uri) = value
+            .get("params")
+            .and_then(|params| params.get("uri"))
+            .and_then(Value::as_str)
+        && rmcp::model::skill_name_from_uri(uri).is_none()
+    {
+        return Some(Checked::Invalid(error(
+            id,
+            -32602,
+            &format!("{uri} is not the uri of a SKILL.md"),
+        )));
+    }
+    if !readable {
+        return Some(Checked::Invalid(error(
+            id,
+            -32602,
+            "Invalid params: params are an object (with `_meta`, when given, an object), and every key appears once",
+        )));
+    }
+    None
 }
 
 /// Why a request to an MCP method has params that do not fit it; `None` when they fit, or the
@@ -285,6 +309,23 @@ mod tests {
         assert_eq!(
             check(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"x"}}"#),
             Checked::Ignored
+        );
+        // A notification that cannot be read is dropped, never answered.
+        assert_eq!(
+            check(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":[1]}"#),
+            Checked::Ignored
+        );
+        // The SDK's own refusal of a skills/get uri echoes it raw: refused here, escaped.
+        let uri = check(
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"skills/get\",\"params\":{\"uri\":\"skill://z\u{202e}\u{2028}\"}}",
+        );
+        assert_eq!(code_and_id(&uri), (-32602, json!(5)));
+        let Checked::Invalid(answer) = uri else {
+            unreachable!()
+        };
+        assert!(
+            !answer.to_string().contains(['\u{202e}', '\u{2028}']),
+            "{answer}"
         );
     }
 

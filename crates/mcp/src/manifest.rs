@@ -97,7 +97,11 @@ pub fn manifest(skill: &Skill) -> Result<McpSkill, String> {
                 MAX_TOTAL_BYTES / (1024 * 1024)
             ));
         }
-        if std::str::from_utf8(&bytes).is_ok_and(|text| skillet_skills::clean_text(text) != text) {
+        // Text (valid UTF-8, or named as text but not valid): checked as a client would show it.
+        let shown_as_text = std::str::from_utf8(&bytes).is_ok()
+            || crate::mime::is_text(crate::mime::by_extension(relative));
+        let text = String::from_utf8_lossy(&bytes);
+        if shown_as_text && skillet_skills::clean_text(&text) != text {
             return Err(format!(
                 "its file {} holds characters that hide or reorder text (the extension gives files as written; skillet's resources/read shows them escaped)",
                 skillet_skills::escape_invisible(relative)

@@ -177,6 +177,12 @@ pub fn read(
             base64::engine::general_purpose::STANDARD.encode(text.as_bytes()),
             resource_uri,
         ),
+        // Named as text but not UTF-8: shown as text, cleaned, with U+FFFD for the bad bytes
+        // (base64 would carry whatever it hides to the client as it is).
+        Err(error) if crate::mime::is_text(mime) => ResourceContents::text(
+            skillet_skills::clean_text(&String::from_utf8_lossy(error.as_bytes())).into_owned(),
+            resource_uri,
+        ),
         Err(error) => ResourceContents::blob(
             base64::engine::general_purpose::STANDARD.encode(error.as_bytes()),
             resource_uri,

@@ -93,35 +93,61 @@ type InFlight = std::sync::Arc<
 /// many in memory.
 pub const MAX_READS_UNANSWERED: usize = 4;
 
-/// What of an outgoing line (or a cancellation) says a request is over: its id, when it is a
-/// response.
+/// What of a line says which request it is or ends: its id and method (params ignored, so a
+/// key repeated inside them does not hide what the line is).
 #[derive(serde::Deserialize)]
 struct Head {
     id: Option<serde_json::Value>,
     method: Option<String>,
-    params: Option<CancelledParams>,
+}
+
+/// The request a cancellation names.
+#[derive(serde::Deserialize)]
+struct Cancelled {
+    params: CancelledParams,
 }
 
 #[derive(serde::Deserialize)]
 struct CancelledParams {
     #[serde(rename = "requestId")]
-    request_id: Option<serde_json::Value>,
+    request_id: serde_json::Value,
 }
 
-/// Checks a line of text: the line to pass to the SDK, or the error to answer with. A request
-/// is recorded in flight; a cancellation ends the request it names.
+/// An id as the SDK reads it, as one key: a number written `1.0` is the request `1`.
+fn id_key(id: &serde_json::Value) -> String {
+    match id {
+        serde_json::Value::Number(number) => number
+            .as_i64()
+            .map(|whole| whole.to_string())
+            .or_else(|| {
+                number
+                    .as_f64()
+                    .filter(|value| value.fract() == 0.0 && value.abs() < 9.0e15)
+                    .map(|value| format!("{value:.0}"))
+            })
+            .unwrap_or_else(|| number.to_string()),
+        other => other.to_string(),
+    }
+}
+
+/// Checks a line of text: `Ok(true)` to pass it to the SDK, `Ok(false)` to drop it unanswered,
+/// or the error to answer with. A request is recorded in flight (a read with its permit). A
+/// cancellation of a read is dropped: the read is bounded work, and its answer, once written,
+/// is what frees the permit (a cancelled read the SDK never answers would hold it for good).
+/// Other cancellations end the request they name.
 fn admit(
     text: &str,
     in_flight: &InFlight,
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     match crate::jsonrpc::check(text) {
         crate::jsonrpc::Checked::Invalid(answer) => Err(answer.to_string()),
         crate::jsonrpc::Checked::Request(id) => {
+            let key = serde_json::from_str(&id).map_or(id.clone(), |id| id_key(&id));
             let mut ids = in_flight
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let taken = ids.contains_key(&id);
+            let taken = ids.contains_key(&key);
             if ids.len() >= MAX_IN_FLIGHT || taken {
                 let why = if taken {
                     format!("Invalid request: id {id} is already in use by a request in flight")
@@ -132,27 +158,31 @@ fn admit(
                     serde_json::from_str(&id).unwrap_or(serde_json::Value::Null);
                 return Err(crate::jsonrpc::error(&id, -32600, &why).to_string());
             }
-            ids.insert(id, permit);
-            Ok(())
+            ids.insert(key, permit);
+            Ok(true)
         }
-        crate::jsonrpc::Checked::Ignored => Err(String::new()),
+        crate::jsonrpc::Checked::Ignored => Ok(false),
         crate::jsonrpc::Checked::Other => {
-            if let Ok(Head {
-                method: Some(method),
-                params:
-                    Some(CancelledParams {
-                        request_id: Some(id),
-                    }),
-                ..
-            }) = serde_json::from_str::<Head>(text)
-                && method == "notifications/cancelled"
-            {
-                in_flight
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .remove(&id.to_string());
+            let cancelled = serde_json::from_str::<Head>(text)
+                .is_ok_and(|head| head.method.as_deref() == Some("notifications/cancelled"));
+            if !cancelled {
+                return Ok(true);
             }
-            Ok(())
+            let Ok(Cancelled {
+                params: CancelledParams { request_id },
+            }) = serde_json::from_str::<Cancelled>(text)
+            else {
+                return Ok(true);
+            };
+            let mut ids = in_flight
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let key = id_key(&request_id);
+            if matches!(ids.get(&key), Some(Some(_))) {
+                return Ok(false);
+            }
+            ids.remove(&key);
+            Ok(true)
         }
     }
 }
@@ -168,13 +198,12 @@ fn answered(line: &str, in_flight: &InFlight) {
     if let Ok(Head {
         id: Some(id),
         method: None,
-        ..
     }) = serde_json::from_str::<Head>(line)
     {
         in_flight
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&id.to_string());
+            .remove(&id_key(&id));
     }
 }
 
@@ -210,7 +239,8 @@ pub fn checked() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
                         None
                     };
                     match admit(text, &requests, permit) {
-                        Ok(()) => {
+                        Ok(false) => continue,
+                        Ok(true) => {
                             let written = async {
                                 to_sdk.write_all(text.as_bytes()).await?;
                                 to_sdk.write_all(b"\n").await
@@ -220,8 +250,6 @@ pub fn checked() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
                             }
                             continue;
                         }
-                        // Nothing to answer.
-                        Err(error) if error.is_empty() => continue,
                         Err(error) => error,
                     }
                 }
