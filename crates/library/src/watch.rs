@@ -22,7 +22,9 @@ use std::collections::HashSet;
 use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError, channel};
+use std::sync::mpsc::{
+    Receiver, RecvTimeoutError, Sender, SyncSender, TryRecvError, channel, sync_channel,
+};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -64,7 +66,9 @@ pub fn watch(
 ) -> Result<RootWatcher, WatchError> {
     let roots = roots.to_vec();
     let paths: Vec<PathBuf> = roots.iter().map(|root| root.path.clone()).collect();
-    let (events, received) = channel();
+    // One pending unit says "something changed" as well as a million: events from a log
+    // written without pause never queue up while a rescan runs.
+    let (events, received) = sync_channel::<()>(1);
     let count = Arc::new(AtomicUsize::new(0));
     let concerned = Arc::new(RwLock::new(Vec::new()));
     let mut watches = Watches {
@@ -162,12 +166,12 @@ impl Rescans {
 /// flag) counts: events were lost.
 fn forward(
     concerned: Arc<RwLock<Vec<PathBuf>>>,
-    events: Sender<()>,
+    events: SyncSender<()>,
 ) -> impl FnMut(notify::Result<notify::Event>) + Send + 'static {
     move |event: notify::Result<notify::Event>| {
         let Ok(event) = event else {
             // An error from the backend (the queue, a watch gone): rescan to be sure.
-            let _ = events.send(());
+            let _ = events.try_send(());
             return;
         };
         let relevant = event.need_rescan()
@@ -179,7 +183,7 @@ fn forward(
                 event.paths.iter().any(|path| concerns(path, &concerned))
             });
         if relevant {
-            let _ = events.send(());
+            let _ = events.try_send(());
         }
     }
 }
