@@ -16,6 +16,13 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const POOL_WAIT: Duration = Duration::from_secs(30);
 /// Connections per pool.
 pub const POOL_SIZE: usize = 4;
+/// The longest one statement may run on a registry connection (unless the URL's `options` say):
+/// a search or a fetch that takes longer fails, saying so, rather than hang a session. Publishes
+/// and yanks set their own (`publish::WRITE_STATEMENT_TIMEOUT`).
+pub const STATEMENT_TIMEOUT: &str = "60s";
+/// The longest a statement waits for a lock someone else holds (a table locked by an
+/// administrator, say) before it fails, naming what it waited for.
+pub const LOCK_TIMEOUT: &str = "10s";
 
 /// The pools of one registry.
 #[derive(Clone)]
@@ -64,6 +71,19 @@ impl Pools {
         if config.get_keepalives_idle() == LIBPQ_KEEPALIVES_IDLE {
             config.keepalives_idle(KEEPALIVES_IDLE);
         }
+        // Every statement under a time limit and a lock time limit, from the connection's start
+        // (the schema check included); settings the URL gives win.
+        let options = config.get_options().unwrap_or_default().to_string();
+        let mut limited = options.clone();
+        for (setting, value) in [
+            ("statement_timeout", STATEMENT_TIMEOUT),
+            ("lock_timeout", LOCK_TIMEOUT),
+        ] {
+            if !options.contains(setting) {
+                limited = format!("{limited} -c {setting}={value}").trim().to_string();
+            }
+        }
+        config.options(&limited);
         let at = describe(&config);
         let tls = tls(&at)?;
         let mut primary = config.clone();

@@ -125,6 +125,18 @@ pub enum RegistryError {
     /// Refused to overwrite something (another owner's skill, a local one, edited files).
     #[error("{0}")]
     Refused(String),
+    /// A statement ran past its time or waited too long for a lock.
+    #[error("{doing} at {at} {cause}; nothing was changed\n  hint: {hint}")]
+    TimedOut {
+        /// What was being done ("searching", "publishing acme/pdf-forms").
+        doing: String,
+        /// Where (no password).
+        at: String,
+        /// What ran out: "waited more than 30s for a lock another session holds".
+        cause: String,
+        /// What to do.
+        hint: &'static str,
+    },
     /// Anything else the server said.
     #[error("the registry failed: {0}")]
     Database(String),
@@ -142,28 +154,40 @@ impl RegistryError {
                     at: at.to_string(),
                     cause: message,
                 },
-                // The schema's own guards (owners, immutable versions).
-                "42501" if message.starts_with("skillet: ") => {
+                // The registry's own functions and guards (owners, names, immutable versions).
+                _ if message.starts_with("skillet: ") => {
                     let message = message.trim_start_matches("skillet: ");
                     let hint = if message.contains("belongs to the database role") {
-                        "\n  hint: the registry's operators grant publishing under an owner (its \
-                         role in skillet_owners: GRANT that role to you)"
+                        "\n  hint: the members of that role publish under the owner: one of them \
+                         (or an administrator) runs GRANT <that role> TO <you>"
                     } else {
                         ""
                     };
                     Self::Refused(format!("{message}{hint}"))
                 }
                 "42501" => Self::Database(format!(
-                    "{message} (SQLSTATE {code})\n  hint: this database role may not read or \
-                     write that part of the registry (after an upgrade, grants made before it do \
-                     not cover its new tables); its operators grant readers SELECT on the \
-                     skillet_* tables, and publishers SELECT, INSERT and UPDATE on the \
-                     skillet_* tables, DELETE on skillet_search, skillet_terms and skillet_blend_terms, \
-                     and USAGE on \
-                     their sequences"
+                    "{message} (SQLSTATE {code})\n  hint: this database role may not do that: \
+                     readers are members of skillet_reader, publishers of skillet_publisher \
+                     (an administrator runs GRANT skillet_publisher TO <you>); nobody is granted \
+                     rights on the tables themselves"
                 )),
-                // lock_not_available, deadlock_detected, serialization_failure
-                "55P03" | "40P01" | "40001" => Self::Database(format!(
+                // query_canceled (statement_timeout), lock_not_available (lock_timeout)
+                "57014" | "55P03" => Self::TimedOut {
+                    doing: "a call".into(),
+                    at: at.to_string(),
+                    cause: if code == "55P03" {
+                        "waited too long for a lock another session holds (a publish or a yank \
+                         in progress, or an administrator's)"
+                            .into()
+                    } else {
+                        format!("ran past its time limit ({message})")
+                    },
+                    hint: "nothing is wrong with your data; run it again, and if it keeps \
+                           timing out ask the registry's operators what holds it \
+                           (pg_stat_activity, pg_locks)",
+                },
+                // deadlock_detected, serialization_failure
+                "40P01" | "40001" => Self::Database(format!(
                     "{message} (SQLSTATE {code})\n  hint: another writer held the registry; \
                      nothing was changed: run the command again"
                 )),
@@ -192,6 +216,22 @@ impl RegistryError {
             };
         }
         Self::Database(cause_chain(error))
+    }
+
+    /// Names what was being done in a time-out ("publishing acme/pdf-forms").
+    #[must_use]
+    pub(crate) fn doing(self, what: &str) -> Self {
+        match self {
+            Self::TimedOut {
+                at, cause, hint, ..
+            } => Self::TimedOut {
+                doing: what.to_string(),
+                at,
+                cause,
+                hint,
+            },
+            other => other,
+        }
     }
 
     /// The error of a pool that could not hand out a connection.

@@ -17,8 +17,10 @@
 pub mod bundle;
 mod connect;
 mod error;
+mod grants;
 mod install;
 mod listen;
+mod owners;
 mod prepare;
 mod publish;
 pub mod schema;
@@ -27,17 +29,22 @@ mod source;
 mod versions;
 
 pub use bundle::{Bundle, BundleError, BundleFile};
-pub use connect::{CONNECT_TIMEOUT, POOL_SIZE, POOL_WAIT};
+pub use connect::{CONNECT_TIMEOUT, LOCK_TIMEOUT, POOL_SIZE, POOL_WAIT, STATEMENT_TIMEOUT};
 pub use error::RegistryError;
+pub use grants::{OWNER_ROLE, PUBLISHER_ROLE, READER_ROLE};
 pub use install::{
     Installed, LOCK_FILE, LOCK_VERSION, Lock, Locked, MAX_LOCK_BYTES, Target, cache, install,
     shown_dir,
 };
 pub use listen::{Change, Event, FIRST_RECONNECT_WAIT, MAX_RECONNECT_WAIT};
 pub use prepare::{
-    MAX_OWNER_CHARS, Prepared, RESERVED_OWNERS, check_owner, parse_reference, prepare, term_counts,
+    MAX_NAME_CHARS, MAX_OWNER_CHARS, Prepared, RESERVED_OWNERS, check_name, check_owner,
+    parse_reference, prepare, term_counts,
 };
-pub use publish::{CHANNEL, DIMENSIONS, EVENTS_LOCK, Published};
+pub use publish::{
+    CHANNEL, DIMENSIONS, EVENTS_LOCK, Published, WRITE_IDLE_TIMEOUT, WRITE_LOCK_TIMEOUT,
+    WRITE_STATEMENT_TIMEOUT,
+};
 pub use schema::{InitReport, SCHEMA_VERSION};
 pub use search::{CANDIDATES, EF_SEARCH, Found, MAX_TOP_K, Results, SearchSettings};
 pub use source::{RegistrySource, SOURCE_TIMEOUT};
@@ -109,6 +116,21 @@ impl Registry {
         name: &str,
     ) -> Result<Vec<VersionRow>, RegistryError> {
         versions::versions(&self.pools, owner, name).await
+    }
+
+    /// Claims `owner` for this login role when nobody holds it; the role that holds it.
+    pub async fn claim_owner(&self, owner: &str) -> Result<String, RegistryError> {
+        owners::claim(&self.pools, owner).await
+    }
+
+    /// Hands `owner` to the database role `role` (only a member of its role, and of `role`).
+    pub async fn set_owner_role(&self, owner: &str, role: &str) -> Result<(), RegistryError> {
+        owners::set_role(&self.pools, owner, role).await
+    }
+
+    /// The database role that holds `owner`, if anyone does.
+    pub async fn owner_role(&self, owner: &str) -> Result<Option<String>, RegistryError> {
+        owners::role_of(&self.pools, owner).await
     }
 
     /// Yanks a version.

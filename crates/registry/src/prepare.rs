@@ -85,6 +85,17 @@ pub fn prepare(dir: &Path) -> Result<Prepared, RegistryError> {
             problems: problems.join("\n"),
         });
     }
+    let named = skill_from_text(
+        SkillLocation {
+            file: file.clone(),
+            dir: dir.to_path_buf(),
+            root: dir.to_path_buf(),
+            root_kind: RootKind::Explicit,
+        },
+        &text,
+    );
+    check_name(&named.name)
+        .map_err(|error| RegistryError::BadName(format!("{}: {error}", dir.display())))?;
     let warnings = validation
         .warnings()
         .map(ToString::to_string)
@@ -162,6 +173,31 @@ pub fn check_owner(owner: &str) -> Result<(), RegistryError> {
         )));
     }
     Ok(())
+}
+
+/// The longest skill name the registry takes, in characters (the specification's limit).
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// Whether the registry takes a skill's name: the specification allows lower-case letters of
+/// any script, the registry only `a-z`, digits and single hyphens (names are typed in commands
+/// and compared byte for byte, so look-alike letters cannot pass for each other).
+pub fn check_name(name: &str) -> Result<(), RegistryError> {
+    let shape = !name.is_empty()
+        && name.chars().count() <= MAX_NAME_CHARS
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--");
+    if shape {
+        return Ok(());
+    }
+    Err(RegistryError::BadName(format!(
+        "the skill name {name:?} is valid, but the registry does not take it: registry names are \
+         1 to {MAX_NAME_CHARS} of a-z, 0-9 and single hyphens\n  hint: rename the skill (its \
+         folder and its `name:`) to publish it, e.g. with letters a-z only"
+    )))
 }
 
 /// `owner/name` and an optional `@seq`, checked.

@@ -13,10 +13,15 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "body_words",
         include_str!("../migrations/0002_body_words.sql"),
     ),
+    (
+        3,
+        "definer_functions",
+        include_str!("../migrations/0003_definer_functions.sql"),
+    ),
 ];
 
 /// The schema version this skillet writes and reads.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// The oldest pgvector with what the registry needs (HNSW indexes came in 0.5.0; the tests run
 /// on 0.6.2, the version the `pgserver` wheel ships).
@@ -110,6 +115,12 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
             ));
         }
     }
+    applied.extend(
+        crate::grants::settle(&transaction, from)
+            .await
+            .map_err(db)?,
+    );
+    crate::grants::schema_not_open(&transaction).await?;
     let installed: String = transaction
         .query_one(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
@@ -140,6 +151,17 @@ async fn apply_migrations(
     for (version, name, sql) in MIGRATIONS.iter().filter(|(v, _, _)| *v > from) {
         transaction.batch_execute(sql).await.map_err(|error| {
             match db(error) {
+                // Roles made by a user who may not.
+                RegistryError::Database(words)
+                    if words.contains("42501") && words.contains("create role") =>
+                {
+                    RegistryError::Refused(format!(
+                        "this user may not create the registry's roles ({words})\n  hint: run \
+                         `skillet registry init` once as a superuser or a role with CREATEROLE, \
+                         or have one run: CREATE ROLE skillet_reader NOLOGIN; CREATE ROLE \
+                         skillet_publisher NOLOGIN IN ROLE skillet_reader;"
+                    ))
+                }
                 // CREATE EXTENSION by a user who may not.
                 RegistryError::Database(words) if words.contains("42501") => {
                     RegistryError::NoVector(format!(
@@ -175,7 +197,7 @@ pub fn build_blend_sql() -> String {
          UPDATE skillet_search_stats \
            SET blend_total_length = (SELECT coalesce(sum(blend_length), 0) FROM skillet_search) \
            WHERE id = 1",
-        crate::publish::blend_terms_sql(None)
+        crate::publish::BLEND_TERMS_SQL
     )
 }
 

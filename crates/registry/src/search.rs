@@ -86,7 +86,8 @@ pub async fn search(
     let top_k = top_k.min(MAX_TOP_K);
     let client = pools.read().await?;
     crate::schema::check(pools, &client).await?;
-    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error);
+    let db =
+        |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error).doing("searching");
     let terms = query_terms(query, Stemming::Light);
     let words = query_words(query, Stemming::Light);
     let vector = match mode {

@@ -6,7 +6,6 @@ use sha2::{Digest, Sha256};
 use crate::bundle::{Bundle, BundleFile, MAX_BUNDLE_BYTES, MAX_BUNDLE_FILES, hex};
 use crate::connect::Pools;
 use crate::error::RegistryError;
-use crate::publish::{record_event, refresh_search};
 
 /// A skill in the registry.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -75,7 +74,7 @@ pub async fn list(pools: &Pools) -> Result<Vec<SkillRow>, RegistryError> {
             &[],
         )
         .await
-        .map_err(|error| RegistryError::from_db(&pools.at, &error))?;
+        .map_err(|error| RegistryError::from_db(&pools.at, &error).doing("listing skills"))?;
     Ok(rows
         .iter()
         .map(|row| SkillRow {
@@ -101,7 +100,7 @@ pub(crate) async fn read_number(pools: &Pools, sql: &str) -> Result<i64, Registr
         .query_one(sql, &[])
         .await
         .map(|row| row.get(0))
-        .map_err(|error| RegistryError::from_db(&pools.at, &error))
+        .map_err(|error| RegistryError::from_db(&pools.at, &error).doing("counting"))
 }
 
 /// One skill's versions, newest first.
@@ -122,7 +121,9 @@ pub async fn versions(
             &[&owner, &name],
         )
         .await
-        .map_err(|error| RegistryError::from_db(&pools.at, &error))?;
+        .map_err(|error| {
+            RegistryError::from_db(&pools.at, &error).doing(&format!("listing {owner}/{name}"))
+        })?;
     if rows.is_empty() {
         return Err(RegistryError::NotFound(format!("{owner}/{name}")));
     }
@@ -152,58 +153,39 @@ pub struct Yanked {
     pub now_latest: Option<i32>,
 }
 
-/// Hides a version from search and install (kept for those whose lock names it).
+/// Hides a version from search and install (kept for those whose lock names it), through the
+/// registry's own `skillet_yank` function (which checks who may).
 pub async fn yank(
     pools: &Pools,
     owner: &str,
     name: &str,
     seq: i32,
 ) -> Result<Yanked, RegistryError> {
+    let skill = format!("{owner}/{name}@{seq}");
+    let doing = format!("yanking {skill}");
     let mut client = pools.write().await?;
     crate::schema::check(pools, &client).await?;
-    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error);
+    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error).doing(&doing);
     let tx = client.transaction().await.map_err(db)?;
-    tx.batch_execute(crate::publish::WRITE_LIMITS)
+    tx.batch_execute(&crate::publish::write_limits())
         .await
         .map_err(db)?;
-    let skill = format!("{owner}/{name}@{seq}");
-    let Some(row) = tx
-        .query_opt(
-            "SELECT k.id, v.yanked_at IS NOT NULL FROM skillet_skills k \
-             JOIN skillet_versions v ON v.skill_id = k.id \
-             WHERE k.owner = $1 AND k.name = $2 AND v.seq = $3 FOR UPDATE OF k",
+    let row = tx
+        .query_one(
+            "SELECT r_found, r_changed, r_latest FROM skillet_yank($1, $2, $3)",
             &[&owner, &name, &seq],
         )
         .await
-        .map_err(db)?
-    else {
-        return Err(RegistryError::NotFound(skill));
-    };
-    let (skill_id, already): (i64, bool) = (row.get(0), row.get(1));
-    if !already {
-        tx.execute(
-            "UPDATE skillet_versions SET yanked_at = now() WHERE skill_id = $1 AND seq = $2",
-            &[&skill_id, &seq],
-        )
-        .await
         .map_err(db)?;
-        refresh_search(&tx, skill_id).await.map_err(db)?;
-        record_event(&tx, "yank", owner, name, seq)
-            .await
-            .map_err(db)?;
+    let (found, changed, now_latest): (bool, bool, Option<i32>) =
+        (row.get(0), row.get(1), row.get(2));
+    if !found {
+        return Err(RegistryError::NotFound(skill));
     }
-    let now_latest: Option<i32> = tx
-        .query_one(
-            "SELECT max(seq) FROM skillet_versions WHERE skill_id = $1 AND yanked_at IS NULL",
-            &[&skill_id],
-        )
-        .await
-        .map_err(db)?
-        .get(0);
     tx.commit().await.map_err(db)?;
     Ok(Yanked {
         skill,
-        changed: !already,
+        changed,
         now_latest,
     })
 }
@@ -220,7 +202,8 @@ pub async fn fetch(
 ) -> Result<Fetched, RegistryError> {
     let client = pools.read().await?;
     crate::schema::check(pools, &client).await?;
-    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error);
+    let doing = format!("fetching {owner}/{name}");
+    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error).doing(&doing);
     let version = client
         .query_opt(
             "SELECT v.id, v.seq, v.content_hash, v.yanked_at IS NOT NULL \

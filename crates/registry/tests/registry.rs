@@ -119,7 +119,7 @@ fn init_is_idempotent_and_safe_from_many_clients_at_once() {
         let mut applied = 0;
         for init in inits {
             let report = init.await.unwrap().unwrap();
-            assert_eq!(report.to, 2);
+            assert_eq!(report.to, 3);
             applied += report.applied.len();
             assert_eq!(report.vector, "0.6.2", "the pgserver wheel's pgvector");
             assert!(
@@ -128,7 +128,7 @@ fn init_is_idempotent_and_safe_from_many_clients_at_once() {
                 report.advice
             );
         }
-        assert_eq!(applied, 2, "each migration ran exactly once");
+        assert_eq!(applied, 3, "each migration ran exactly once: {applied}");
         assert!(registry.list().await.unwrap().is_empty());
     });
 }
@@ -413,6 +413,7 @@ fn init_brings_a_schema_1_registry_to_the_body_s_words() {
         local
     });
     // Back to schema 1's tables and functions, with the rows it would have had.
+    down_to_schema_2(&db);
     let schema_1 = include_str!("../migrations/0001_init.sql");
     let start = schema_1
         .find("CREATE FUNCTION skillet_guard_version()")
@@ -436,7 +437,7 @@ fn init_brings_a_schema_1_registry_to_the_body_s_words() {
             .unwrap_err();
         assert!(matches!(error, RegistryError::OldSchema { .. }), "{error}");
         let report = registry.init().await.unwrap();
-        assert_eq!((report.from, report.to), (1, 2));
+        assert_eq!((report.from, report.to), (1, 3));
         assert!(
             report
                 .applied
@@ -475,6 +476,45 @@ fn init_brings_a_schema_1_registry_to_the_body_s_words() {
             .as_ref()
             .is_err_and(|e| e.contains("upgrade skillet")),
         "{refused:?}"
+    );
+}
+
+/// Takes a registry back to schema 2 (its tables are schema 3's): the functions and guards of
+/// schema 3 dropped, schema 2's put back, its migration row removed.
+fn down_to_schema_2(db: &TestDatabase) {
+    db.execute(
+        "DROP FUNCTION skillet_publish(text, text, integer, text, text[], integer[], integer, \
+           text[], vector, text[], boolean[], bytea[]), skillet_yank(text, text, integer), \
+           skillet_claim_owner(text), skillet_set_owner_role(text, name), \
+           skillet_refresh_search(bigint), skillet_record_event(text, text, text, integer), \
+           skillet_may_write(text, boolean), skillet_check_names(text, text), \
+           skillet_content_hash(text[], boolean[], bytea[]), skillet_le64(bigint); \
+         DROP TRIGGER skillet_guard_blob ON skillet_blobs; DROP FUNCTION skillet_guard_blob(); \
+         CREATE TRIGGER skillet_immutable BEFORE UPDATE OR DELETE ON skillet_blobs \
+           FOR EACH ROW EXECUTE FUNCTION skillet_immutable(); \
+         DROP TRIGGER skillet_guard_version ON skillet_versions; \
+         DELETE FROM skillet_migrations WHERE version = 3",
+    );
+    let schema_1 = include_str!("../migrations/0001_init.sql");
+    let start = schema_1
+        .find("CREATE FUNCTION skillet_check_owner(")
+        .unwrap();
+    let end = start + schema_1[start..].find("END $$;").unwrap() + "END $$;".len();
+    db.execute(&schema_1[start..end]);
+    let schema_2 = include_str!("../migrations/0002_body_words.sql");
+    for function in ["skillet_require_writer()", "skillet_guard_version()"] {
+        let start = schema_2.find(&format!("FUNCTION {function}")).unwrap();
+        let start = schema_2[..start].rfind("CREATE").unwrap();
+        let end = start + schema_2[start..].find("END $$;").unwrap() + "END $$;".len();
+        db.execute(&schema_2[start..end].replacen(
+            "CREATE FUNCTION",
+            "CREATE OR REPLACE FUNCTION",
+            1,
+        ));
+    }
+    db.execute(
+        "CREATE TRIGGER skillet_guard_version BEFORE INSERT OR UPDATE OR DELETE ON skillet_versions \
+           FOR EACH ROW EXECUTE FUNCTION skillet_guard_version()",
     );
 }
 
@@ -676,7 +716,7 @@ fn a_tampered_blob_is_refused_with_nothing_written() {
         assert!(refused.contains("never deleted"), "{refused}");
         // ...but the tables' owner can turn the guards off and swap a file's bytes.
         db.execute(
-            "ALTER TABLE skillet_blobs DISABLE TRIGGER skillet_immutable; \
+            "ALTER TABLE skillet_blobs DISABLE TRIGGER skillet_guard_blob; \
              ALTER TABLE skillet_version_files DISABLE TRIGGER skillet_immutable",
         );
         db.execute(
@@ -873,19 +913,22 @@ fn failures_are_worded_for_the_user() {
 }
 
 #[test]
-fn only_the_owners_role_publishes_and_yanks_under_it() {
-    let Some(url) = server("only_the_owners_role_publishes_and_yanks_under_it") else {
+fn init_moves_a_schema_2_registry_s_table_grants_to_the_group_roles() {
+    let Some(url) = server("init_moves_a_schema_2_registry_s_table_grants_to_the_group_roles")
+    else {
         return;
     };
     let db = TestDatabase::create(&url);
     let skills = tempfile::tempdir().unwrap();
     let dir = write_skill(skills.path(), "pdf-forms", SKILLS[0].1, "v1");
-    db.execute(
-        "DO $$ BEGIN \
-           IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'skillet_other') THEN \
-             CREATE ROLE skillet_other LOGIN; END IF; END $$",
+    let (other, old_reader) = (
+        format!("skillet_other_{}", std::process::id()),
+        format!("skillet_old_reader_{}", std::process::id()),
     );
-    let as_other = db.url.replacen("://postgres@", "://skillet_other@", 1);
+    db.execute(&format!(
+        "DROP ROLE IF EXISTS {other}; CREATE ROLE {other} LOGIN; \
+         DROP ROLE IF EXISTS {old_reader}; CREATE ROLE {old_reader} LOGIN"
+    ));
     runtime().block_on(async {
         let registry = Registry::new(&db.url).unwrap();
         registry.init().await.unwrap();
@@ -894,43 +937,65 @@ fn only_the_owners_role_publishes_and_yanks_under_it() {
             .await
             .unwrap();
     });
-    db.execute(
-        "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO skillet_other; \
-         GRANT DELETE ON skillet_search, skillet_terms, skillet_blend_terms TO skillet_other; \
-         GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO skillet_other",
+    // Schema 2, with the grants its README gave publishers and readers.
+    down_to_schema_2(&db);
+    db.execute(&format!(
+        "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO {other}; \
+         GRANT DELETE ON skillet_search, skillet_terms, skillet_blend_terms TO {other}; \
+         GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {other}; \
+         GRANT SELECT ON ALL TABLES IN SCHEMA public TO {old_reader}"
+    ));
+    let as_other = skillet_test_support::as_role(&db.url, &other);
+    let report =
+        runtime().block_on(async { Registry::new(&db.url).unwrap().init().await.unwrap() });
+    assert_eq!((report.from, report.to), (2, 3));
+    let said = report.applied.join("\n");
+    assert!(
+        said.contains(&format!(
+            "from {other} (made a member of skillet_publisher instead)"
+        )),
+        "{said}"
     );
+    assert!(
+        said.contains(&format!(
+            "from {old_reader} (made a member of skillet_reader instead)"
+        )),
+        "{said}"
+    );
+    let refused =
+        skillet_test_support::try_sql(&as_other, "UPDATE skillet_owners SET role = current_user");
+    assert!(refused.is_err_and(|e| e.contains("permission denied")));
     runtime().block_on(async {
-        let other = Registry::new(&as_other).unwrap();
+        let other_registry = Registry::new(&as_other).unwrap();
         std::fs::write(dir.join("more.md"), "v2").unwrap();
-        let error = other
+        let error = other_registry
             .publish(&prepare(&dir).unwrap(), "acme", None, None)
             .await
             .unwrap_err();
-        let text = error.to_string();
-        assert!(matches!(error, RegistryError::Refused(_)), "{text}");
         assert!(
-            text.contains("the owner acme belongs to the database role postgres"),
-            "{text}"
+            error
+                .to_string()
+                .contains("the owner acme belongs to the database role postgres"),
+            "{error}"
         );
-        assert!(text.contains("skillet_owners"), "{text}");
-        let error = other.yank("acme", "pdf-forms", 1).await.unwrap_err();
-        assert!(matches!(error, RegistryError::Refused(_)), "{error}");
-        // Its own owner is its own.
-        let mine = other
+        let mine = other_registry
             .publish(&prepare(&dir).unwrap(), "other-team", None, None)
             .await
             .unwrap();
         assert_eq!((mine.seq, mine.created), (1, true));
-        assert_eq!(
-            Registry::new(&db.url)
-                .unwrap()
-                .versions("acme", "pdf-forms")
-                .await
-                .unwrap()
-                .len(),
-            1
-        );
+        let reader = Registry::new(&skillet_test_support::as_role(&db.url, &old_reader)).unwrap();
+        assert_eq!(reader.versions("acme", "pdf-forms").await.unwrap().len(), 1);
+        assert_eq!(reader.count().await.unwrap(), 2);
+        // A second init finds nothing to move.
+        let again = Registry::new(&db.url).unwrap().init().await.unwrap();
+        assert_eq!(again.applied, Vec::<String>::new());
     });
+    db.execute(&format!(
+        "REASSIGN OWNED BY {other}, {old_reader} TO postgres; DROP OWNED BY {other}, {old_reader}"
+    ));
+    drop(db);
+    skillet_test_support::try_sql(&url, &format!("DROP ROLE {other}; DROP ROLE {old_reader}"))
+        .unwrap();
 }
 
 #[test]

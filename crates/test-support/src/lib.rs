@@ -219,6 +219,29 @@ impl TestDatabase {
     }
 }
 
+/// Runs SQL at `url` (as whichever role it names), the server's refusal returned rather than
+/// failing the test: an attacker's statements.
+pub fn try_sql(url: &str, sql: &str) -> Result<(), String> {
+    let sql = sql.to_string();
+    on_a_connection(url, move |client| async move {
+        client.batch_execute(&sql).await.map_err(|error| {
+            error
+                .as_db_error()
+                .map_or_else(|| error.to_string(), |db| db.message().to_string())
+        })
+    })?
+}
+
+/// `url` (the test server's, naming the `postgres` user) as the login role `role`.
+pub fn as_role(url: &str, role: &str) -> String {
+    let changed = url.replacen("://postgres@", &format!("://{role}@"), 1);
+    assert_ne!(
+        changed, url,
+        "the test server's URL names the postgres user"
+    );
+    changed
+}
+
 impl Drop for TestDatabase {
     fn drop(&mut self) {
         run_sql(
