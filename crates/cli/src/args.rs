@@ -171,6 +171,21 @@ pub enum RegistryCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Show which database role holds an owner; claim it, or hand it to a team's role
+    Owner {
+        /// The owner
+        owner: String,
+        /// Claim it for your database user when nobody holds it
+        #[arg(long, conflicts_with = "role")]
+        claim: bool,
+        /// Hand it to this database role (a team's group role; you must be a member of it
+        /// and of the role that holds it now)
+        #[arg(long, value_name = "ROLE")]
+        role: Option<String>,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Where `install` and `update` work.

@@ -76,8 +76,9 @@ fn publish_search_install_update_list_and_yank() {
     let out = registry(&["init"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stdout
-            .contains("schema version 2 (applied 0001_init, 0002_body_words)"),
+        out.stdout.contains(
+            "schema version 3 (applied 0001_init, 0002_body_words, 0003_definer_functions)"
+        ),
         "{}",
         out.stdout
     );
@@ -418,4 +419,156 @@ fn an_install_does_not_follow_the_projects_link_out_of_it() {
         out.stderr
     );
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
+
+/// A Unix-socket proxy to the test server's socket that cuts every connection once the client
+/// has asked for `skillet_publish` `cut_at` times: a registry lost in the middle of a publish.
+#[cfg(unix)]
+fn cutting_proxy(server_url: &str, dir: &std::path::Path, cut_at: usize) -> String {
+    use std::io::{Read as _, Write as _};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let socket_dir = server_url
+        .split("host=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap()
+        .to_string();
+    let upstream = std::path::Path::new(&socket_dir).join(".s.PGSQL.5432");
+    std::fs::create_dir_all(dir).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(dir.join(".s.PGSQL.5432")).unwrap();
+    let seen = std::sync::Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(mut client) = client else { return };
+            let Ok(mut server) = std::os::unix::net::UnixStream::connect(&upstream) else {
+                return;
+            };
+            let (mut client_back, mut server_in) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut server, &mut client_back);
+                let _ = client_back.shutdown(std::net::Shutdown::Both);
+            });
+            let seen = std::sync::Arc::clone(&seen);
+            std::thread::spawn(move || {
+                let mut buffer = vec![0_u8; 64 * 1024];
+                while let Ok(read) = client.read(&mut buffer) {
+                    if read == 0 {
+                        break;
+                    }
+                    let chunk = &buffer[..read];
+                    let calls = chunk
+                        .windows(b"skillet_publish(".len())
+                        .filter(|w| *w == b"skillet_publish(")
+                        .count();
+                    if calls > 0 && seen.fetch_add(calls, Ordering::SeqCst) + calls >= cut_at {
+                        break;
+                    }
+                    if server_in.write_all(chunk).is_err() {
+                        break;
+                    }
+                }
+                let _ = server_in.shutdown(std::net::Shutdown::Both);
+                let _ = client.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    server_url.replace(&socket_dir, &dir.display().to_string())
+}
+
+#[cfg(unix)]
+#[test]
+fn a_publish_cut_off_midway_says_what_it_did_publish() {
+    let Some(url) = server("a_publish_cut_off_midway_says_what_it_did_publish") else {
+        return;
+    };
+    let db = TestDatabase::create(&url);
+    let sandbox = Sandbox::empty();
+    let root = publishable(&sandbox);
+    write_skill(
+        &root,
+        "zz-last",
+        &skill("The third skill, never reached.", "# Steps", "zz-last"),
+    );
+    let init = run(skillet(&sandbox, None)
+        .args(["registry", "init"])
+        .env("SKILLET_REGISTRY_URL", &db.url));
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    // The second skill's publish is cut off: the first committed, the third never tried.
+    let proxied = cutting_proxy(&db.url, &sandbox.root.join("proxy"), 2);
+    let out = run(skillet(&sandbox, None)
+        .args(["registry", "publish", "--owner", "acme", "--json"])
+        .arg(&root)
+        .env("SKILLET_REGISTRY_URL", &proxied));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{report}");
+    assert_eq!(results[0]["published"]["name"], "git-cleanup", "{report}");
+    assert_eq!(results[0]["published"]["seq"], 1, "{report}");
+    assert_eq!(results[1]["not_published"], 2, "{report}");
+    assert!(
+        out.stderr
+            .contains("1 skill(s) were published before this error"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("cannot reach the registry"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        db.rows("SELECT owner || '/' || name FROM skillet_skills WHERE head_seq > 0"),
+        [["acme/git-cleanup"]]
+    );
+    // Without --json, the published line is printed too.
+    let proxied = cutting_proxy(&db.url, &sandbox.root.join("proxy2"), 2);
+    let out = run(skillet(&sandbox, None)
+        .args(["registry", "publish", "--owner", "acme"])
+        .arg(&root)
+        .env("SKILLET_REGISTRY_URL", &proxied));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("acme/git-cleanup@1: unchanged"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_name_the_specification_allows_but_the_registry_does_not_is_refused_in_words() {
+    let Some(url) = server("a_name_the_specification_allows_but_the_registry_does_not") else {
+        return;
+    };
+    let db = TestDatabase::create(&url);
+    let sandbox = Sandbox::empty();
+    let root = sandbox.root.join("publish");
+    write_skill(
+        &root,
+        "données",
+        &skill("Lire des données.", "# Étapes", "données"),
+    );
+    let run_registry = |args: &[&str]| {
+        run(skillet(&sandbox, None)
+            .arg("registry")
+            .args(args)
+            .env("SKILLET_REGISTRY_URL", &db.url))
+    };
+    assert_eq!(run_registry(&["init"]).code, 0);
+    let out = run_registry(&[
+        "publish",
+        "--owner",
+        "acme",
+        root.join("données").to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the registry does not take it") && out.stderr.contains("hint:"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("SQLSTATE"), "{}", out.stderr);
 }

@@ -170,6 +170,32 @@ impl Bundle {
         content_hash(&entries)
     }
 
+    /// Writes the files into `dir` (open, and empty), beneath it by the kernel: no path of
+    /// theirs, and no link made meanwhile, leads out. Executable ones get mode 755.
+    pub fn write_into(&self, dir: &cap_std::fs::Dir) -> std::io::Result<()> {
+        for file in &self.files {
+            let path = Path::new(&file.path);
+            if let Some(parent) = path.parent()
+                && !parent.as_os_str().is_empty()
+            {
+                dir.create_dir_all(parent)?;
+            }
+            // Never over a file written before: a collision is an error, not a silent swap.
+            let mut options = cap_std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            let mut out = dir.open_with(path, &options)?;
+            std::io::Write::write_all(&mut out, &file.bytes)?;
+            #[cfg(unix)]
+            if file.executable {
+                use std::os::unix::fs::PermissionsExt;
+                out.set_permissions(cap_std::fs::Permissions::from_std(
+                    std::fs::Permissions::from_mode(0o755),
+                ))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the files under `dir` (which exists and is empty), executable ones with mode 755.
     pub fn write_to(&self, dir: &Path) -> std::io::Result<()> {
         for file in &self.files {

@@ -117,6 +117,24 @@ impl Lock {
 }
 
 impl Locked {
+    /// Where this entry installs: its folder's parent as the root, beneath the lock file's folder
+    /// (an absolute entry, which only the user's own lock file may have, beneath that root).
+    pub fn target(&self, lock: &Path, absolute_allowed: bool) -> Result<Target, RegistryError> {
+        let base = lock.parent().unwrap_or(Path::new("."));
+        let dir = self.folder(base, absolute_allowed)?;
+        let root = dir.parent().unwrap_or(base).to_path_buf();
+        let within = if Path::new(&self.dir).is_absolute() {
+            root.clone()
+        } else {
+            base.to_path_buf()
+        };
+        Ok(Target {
+            root,
+            lock: lock.to_path_buf(),
+            within,
+        })
+    }
+
     /// Fails when `fetched` is this entry's version with other content than it records: a
     /// registry changed a published version.
     pub fn check(&self, fetched: &Fetched, lock: &Path) -> Result<(), RegistryError> {
@@ -183,10 +201,14 @@ pub fn shown_dir(base: &Path, dir: &Path) -> String {
 /// Where an install goes.
 #[derive(Debug, Clone)]
 pub struct Target {
-    /// The skills root (the skill goes in `root/NAME`).
+    /// The skills root (the skill goes in `root/NAME`); at or below `within`.
     pub root: PathBuf,
     /// The lock file.
     pub lock: PathBuf,
+    /// The folder the install may not leave: the root is opened beneath it by the kernel, so a
+    /// link on the way (a repository's `vendor -> ~/.agents/skills`) is refused, never followed.
+    /// A project's install stays in the project; the user's own folders are their own.
+    pub within: PathBuf,
 }
 
 /// What an install did.
@@ -209,6 +231,7 @@ pub fn install(
     force: bool,
 ) -> Result<Installed, RegistryError> {
     check_skill_name(fetched)?;
+    let root = open_root(target)?;
     let dest = target.root.join(&fetched.name);
     let base = target.lock.parent().unwrap_or(Path::new("."));
     let mut lock = Lock::read(&target.lock)?;
@@ -218,7 +241,19 @@ pub fn install(
         entry.check(fetched, &target.lock)?;
     }
     let mut replaced = None;
-    if dest.exists() {
+    let present = match root.symlink_metadata(&fetched.name) {
+        Ok(meta) => Some(meta.is_symlink()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => return Err(write_error(&dest, error)),
+    };
+    if present == Some(true) && !force {
+        return Err(RegistryError::Refused(format!(
+            "{} is a link; nothing is installed through a link\n  hint: --force replaces the \
+             link itself (never what it points to); --dir installs elsewhere",
+            dest.display()
+        )));
+    }
+    if present == Some(false) {
         let on_disk = Bundle::read(&dest).ok().map(|b| b.content_hash());
         match &entry {
             None if !force => {
@@ -265,7 +300,7 @@ pub fn install(
             None => {}
         }
     }
-    place(fetched, &target.root, &dest)?;
+    place(fetched, &root, &dest)?;
     let shown = shown_dir(base, &dest);
     lock.skills.retain(|entry| entry.dir != shown);
     lock.skills.push(Locked {
@@ -286,32 +321,144 @@ pub fn install(
     })
 }
 
-/// Writes the files beside `dest` (in a hidden staging folder under `root`) and renames them
-/// into place, putting the old folder back if that fails.
-fn place(fetched: &Fetched, root: &Path, dest: &Path) -> Result<(), RegistryError> {
-    let write = |path: &Path| {
-        let path = path.display().to_string();
-        move |source| RegistryError::Write { path, source }
+fn write_error(path: &Path, source: std::io::Error) -> RegistryError {
+    RegistryError::Write {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+impl Target {
+    /// Fails when the way to the root leads out of `within` (a link on the way): said before
+    /// anything is fetched or written. Folders not made yet are not made here.
+    pub fn check(&self) -> Result<(), RegistryError> {
+        walk_to_root(self, false).map(|_| ())
+    }
+}
+
+/// The target's root, created as needed and opened beneath `within` by the kernel.
+fn open_root(target: &Target) -> Result<cap_std::fs::Dir, RegistryError> {
+    walk_to_root(target, true)?
+        .ok_or_else(|| write_error(&target.root, std::io::ErrorKind::NotFound.into()))
+}
+
+/// Opens `within`, then each folder on the way to the root beneath the one before, by the
+/// kernel (a link that stays inside is followed, one that leads out refused); a missing one is
+/// made when `create`, else the walk stops there (`None`).
+fn walk_to_root(target: &Target, create: bool) -> Result<Option<cap_std::fs::Dir>, RegistryError> {
+    let Ok(relative) = target.root.strip_prefix(&target.within) else {
+        return Err(RegistryError::Refused(format!(
+            "{} is not inside {}, so nothing is installed there",
+            target.root.display(),
+            target.within.display()
+        )));
     };
-    std::fs::create_dir_all(root).map_err(write(root))?;
-    // Hidden, so no discovery picks it up half-written; removed on any failure.
-    let staging = tempfile::Builder::new()
-        .prefix(".skillet-install-")
-        .tempdir_in(root)
-        .map_err(write(root))?;
-    let staged = staging.path().join("skill");
-    std::fs::create_dir(&staged).map_err(write(&staged))?;
-    fetched.bundle.write_to(&staged).map_err(write(&staged))?;
-    if dest.exists() {
-        let old = staging.path().join("old");
-        std::fs::rename(dest, &old).map_err(write(dest))?;
-        if let Err(error) = std::fs::rename(&staged, dest) {
-            // Put the old one back.
-            let _ = std::fs::rename(&old, dest);
-            return Err(write(dest)(error));
+    if create {
+        std::fs::create_dir_all(&target.within).map_err(|e| write_error(&target.within, e))?;
+    }
+    let mut dir =
+        match cap_std::fs::Dir::open_ambient_dir(&target.within, cap_std::ambient_authority()) {
+            Ok(dir) => dir,
+            Err(error) if !create && error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None);
+            }
+            Err(error) => return Err(write_error(&target.within, error)),
+        };
+    let leads_out = || {
+        RegistryError::Refused(format!(
+            "{} leads outside {} (a link on the way), so nothing is installed there\n  \
+             hint: remove the link, or --dir DIR installs into a folder you name",
+            target.root.display(),
+            target.within.display()
+        ))
+    };
+    for component in relative.components() {
+        let std::path::Component::Normal(part) = component else {
+            return Err(leads_out());
+        };
+        let next = match dir.open_dir(part) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                // A dangling link is not a missing folder: it would be made outside.
+                if dir.symlink_metadata(part).is_ok() {
+                    return Err(leads_out());
+                }
+                if !create {
+                    return Ok(None);
+                }
+                dir.create_dir(part)
+                    .and_then(|()| dir.open_dir(part))
+                    .map_err(|e| write_error(&target.root, e))?
+            }
+            Err(error)
+                if error.kind() == std::io::ErrorKind::PermissionDenied
+                    || error.to_string().contains("outside") =>
+            {
+                return Err(leads_out());
+            }
+            Err(error) => return Err(write_error(&target.root, error)),
+            Ok(next) => next,
+        };
+        dir = next;
+    }
+    Ok(Some(dir))
+}
+
+/// A staging folder's name in the root: hidden (no discovery picks it up half-written).
+fn staging_name(attempt: u32) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(".skillet-install-{}-{nanos}-{attempt}", std::process::id())
+}
+
+/// Removes the staging folder however `place` ends.
+struct Staging<'a> {
+    root: &'a cap_std::fs::Dir,
+    name: String,
+}
+
+impl Drop for Staging<'_> {
+    fn drop(&mut self) {
+        let _ = self.root.remove_dir_all(&self.name);
+    }
+}
+
+/// Writes the files into a hidden staging folder in `root` and renames them into place as
+/// `NAME`, all beneath `root` by the kernel (an old folder or link of that name is moved aside
+/// first, never written through, and put back if the rename fails).
+fn place(fetched: &Fetched, root: &cap_std::fs::Dir, dest: &Path) -> Result<(), RegistryError> {
+    let write = |source| write_error(dest, source);
+    let mut attempt = 0;
+    let staging = loop {
+        let name = staging_name(attempt);
+        match root.create_dir(&name) {
+            Ok(()) => break Staging { root, name },
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && attempt < 8 => {
+                attempt += 1;
+            }
+            Err(error) => return Err(write(error)),
         }
-    } else {
-        std::fs::rename(&staged, dest).map_err(write(dest))?;
+    };
+    let staged = format!("{}/skill", staging.name);
+    root.create_dir(&staged).map_err(write)?;
+    fetched
+        .bundle
+        .write_into(&root.open_dir(&staged).map_err(write)?)
+        .map_err(write)?;
+    let name = fetched.name.as_str();
+    match root.symlink_metadata(name) {
+        Ok(_) => {
+            let old = format!("{}/old", staging.name);
+            root.rename(name, root, &old).map_err(write)?;
+            if let Err(error) = root.rename(&staged, root, name) {
+                let _ = root.rename(&old, root, name);
+                return Err(write(error));
+            }
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            root.rename(&staged, root, name).map_err(write)?;
+        }
+        Err(error) => return Err(write(error)),
     }
     Ok(())
 }

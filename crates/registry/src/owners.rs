@@ -5,46 +5,32 @@
 use crate::connect::Pools;
 use crate::error::RegistryError;
 use crate::prepare::check_owner;
+use crate::publish::call_one;
 
 /// Claims `owner` for this login role when nobody holds it; the role that holds it either way.
 pub async fn claim(pools: &Pools, owner: &str) -> Result<String, RegistryError> {
     check_owner(owner)?;
-    let doing = format!("claiming {owner}");
-    let mut client = pools.write().await?;
-    crate::schema::check(pools, &client).await?;
-    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error).doing(&doing);
-    let tx = client.transaction().await.map_err(db)?;
-    tx.batch_execute(&crate::publish::write_limits())
-        .await
-        .map_err(db)?;
-    let role: String = tx
-        .query_one("SELECT skillet_claim_owner($1)::text", &[&owner])
-        .await
-        .map_err(db)?
-        .get(0);
-    tx.commit().await.map_err(db)?;
-    Ok(role)
+    let row = call_one(
+        pools,
+        &format!("claiming {owner}"),
+        "SELECT skillet_claim_owner($1)::text",
+        &[&owner],
+    )
+    .await?;
+    Ok(row.get(0))
 }
 
 /// Hands `owner` to the database role `role` (a team's group role); the caller must be a member
 /// of the role that holds it now and of `role`.
 pub async fn set_role(pools: &Pools, owner: &str, role: &str) -> Result<(), RegistryError> {
     check_owner(owner)?;
-    let doing = format!("handing {owner} to {role}");
-    let mut client = pools.write().await?;
-    crate::schema::check(pools, &client).await?;
-    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error).doing(&doing);
-    let tx = client.transaction().await.map_err(db)?;
-    tx.batch_execute(&crate::publish::write_limits())
-        .await
-        .map_err(db)?;
-    tx.execute(
-        "SELECT skillet_set_owner_role($1, $2::name)",
+    call_one(
+        pools,
+        &format!("handing {owner} to {role}"),
+        "SELECT 1 FROM skillet_set_owner_role($1, $2::name)",
         &[&owner, &role],
     )
-    .await
-    .map_err(db)?;
-    tx.commit().await.map_err(db)?;
+    .await?;
     Ok(())
 }
 

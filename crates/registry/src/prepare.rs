@@ -153,15 +153,7 @@ pub fn term_counts(text: &str) -> (Vec<(String, i32)>, i32) {
 /// Fails unless `owner` may be published under: the name rules of a skill's name, at most
 /// [`MAX_OWNER_CHARS`], not reserved.
 pub fn check_owner(owner: &str) -> Result<(), RegistryError> {
-    let shape = !owner.is_empty()
-        && owner.chars().count() <= MAX_OWNER_CHARS
-        && owner
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !owner.starts_with('-')
-        && !owner.ends_with('-')
-        && !owner.contains("--");
-    if !shape {
+    if !is_slug(owner, MAX_OWNER_CHARS) {
         return Err(RegistryError::BadName(format!(
             "owner {owner:?} is not valid\n  hint: 1 to {MAX_OWNER_CHARS} lower-case letters, \
              digits and single hyphens, like a skill's name"
@@ -175,6 +167,18 @@ pub fn check_owner(owner: &str) -> Result<(), RegistryError> {
     Ok(())
 }
 
+/// 1 to `max` of `a-z`, `0-9` and single hyphens, neither first nor last.
+fn is_slug(text: &str, max: usize) -> bool {
+    !text.is_empty()
+        && text.chars().count() <= max
+        && text
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !text.starts_with('-')
+        && !text.ends_with('-')
+        && !text.contains("--")
+}
+
 /// The longest skill name the registry takes, in characters (the specification's limit).
 pub const MAX_NAME_CHARS: usize = 64;
 
@@ -182,15 +186,7 @@ pub const MAX_NAME_CHARS: usize = 64;
 /// any script, the registry only `a-z`, digits and single hyphens (names are typed in commands
 /// and compared byte for byte, so look-alike letters cannot pass for each other).
 pub fn check_name(name: &str) -> Result<(), RegistryError> {
-    let shape = !name.is_empty()
-        && name.chars().count() <= MAX_NAME_CHARS
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-        && !name.contains("--");
-    if shape {
+    if is_slug(name, MAX_NAME_CHARS) {
         return Ok(());
     }
     Err(RegistryError::BadName(format!(

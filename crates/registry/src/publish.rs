@@ -114,6 +114,24 @@ pub async fn publish(
     })
 }
 
+/// One statement calling one of the registry's functions, in a transaction of its own under the
+/// write limits, committed; its one row. `doing` names it in a time-out.
+pub(crate) async fn call_one(
+    pools: &Pools,
+    doing: &str,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<tokio_postgres::Row, RegistryError> {
+    let mut client = pools.write().await?;
+    crate::schema::check(pools, &client).await?;
+    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error).doing(doing);
+    let tx = client.transaction().await.map_err(db)?;
+    tx.batch_execute(&write_limits()).await.map_err(db)?;
+    let row = tx.query_one(sql, params).await.map_err(db)?;
+    tx.commit().await.map_err(db)?;
+    Ok(row)
+}
+
 /// One call of `skillet_publish` with the prepared skill's fields and files.
 async fn call_publish(
     tx: &Transaction<'_>,

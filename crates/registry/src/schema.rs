@@ -47,6 +47,9 @@ pub struct InitReport {
     pub server: String,
     /// Advice (an older pgvector than production should run).
     pub advice: Vec<String>,
+    /// What was changed in who may do what (rights on tables taken back, roles made members of
+    /// the registry's group roles).
+    pub grants: Vec<String>,
 }
 
 /// Creates or migrates the schema.
@@ -115,11 +118,9 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
             ));
         }
     }
-    applied.extend(
-        crate::grants::settle(&transaction, from)
-            .await
-            .map_err(db)?,
-    );
+    let grants = crate::grants::settle(&transaction, from)
+        .await
+        .map_err(db)?;
     crate::grants::schema_not_open(&transaction).await?;
     let installed: String = transaction
         .query_one(
@@ -138,6 +139,7 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
         vector: installed,
         server,
         advice,
+        grants,
     })
 }
 

@@ -162,27 +162,18 @@ pub async fn yank(
     seq: i32,
 ) -> Result<Yanked, RegistryError> {
     let skill = format!("{owner}/{name}@{seq}");
-    let doing = format!("yanking {skill}");
-    let mut client = pools.write().await?;
-    crate::schema::check(pools, &client).await?;
-    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error).doing(&doing);
-    let tx = client.transaction().await.map_err(db)?;
-    tx.batch_execute(&crate::publish::write_limits())
-        .await
-        .map_err(db)?;
-    let row = tx
-        .query_one(
-            "SELECT r_found, r_changed, r_latest FROM skillet_yank($1, $2, $3)",
-            &[&owner, &name, &seq],
-        )
-        .await
-        .map_err(db)?;
+    let row = crate::publish::call_one(
+        pools,
+        &format!("yanking {skill}"),
+        "SELECT r_found, r_changed, r_latest FROM skillet_yank($1, $2, $3)",
+        &[&owner, &name, &seq],
+    )
+    .await?;
     let (found, changed, now_latest): (bool, bool, Option<i32>) =
         (row.get(0), row.get(1), row.get(2));
     if !found {
         return Err(RegistryError::NotFound(skill));
     }
-    tx.commit().await.map_err(db)?;
     Ok(Yanked {
         skill,
         changed,

@@ -338,3 +338,126 @@ fn another_team_s_publisher_cannot_touch_an_owner_s_skills() {
         [["t", "t"]]
     );
 }
+
+#[test]
+fn a_repository_s_links_never_lead_an_install_out_of_the_project() {
+    let Some(url) = skillet_test_support::registry_server_for(
+        "a_repository_s_links_never_lead_an_install_out_of_the_project",
+    ) else {
+        return;
+    };
+    let db = TestDatabase::create(&url);
+    let skills = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    // The user's own skills, which act without trusting any project.
+    let home_skills = tempfile::tempdir().unwrap();
+    let dir = write_skill(skills.path(), "pdf-forms", "Fill in PDF forms.", "v1");
+    let fetched = runtime().block_on(async {
+        let registry = Registry::new(&db.url).unwrap();
+        registry.init().await.unwrap();
+        registry
+            .publish(&prepare(&dir).unwrap(), "acme", None, None)
+            .await
+            .unwrap();
+        registry
+            .fetch("acme", "pdf-forms", None, false)
+            .await
+            .unwrap()
+    });
+    // The repository commits `vendor -> ~/.agents/skills` and a lock entry under it.
+    std::os::unix::fs::symlink(home_skills.path(), project.path().join("vendor")).unwrap();
+    let lock = project.path().join(skillet_registry::LOCK_FILE);
+    std::fs::write(
+        &lock,
+        "version = 1\n[[skill]]\nname = \"pdf-forms\"\nowner = \"acme\"\nseq = 1\n\
+         hash = \"sha256:00\"\ndir = \"vendor/pdf-forms\"\n",
+    )
+    .unwrap();
+    let entry = skillet_registry::Lock::read(&lock).unwrap().skills[0].clone();
+    let target = entry.target(&lock, false).unwrap();
+    let error = skillet_registry::install(&fetched, &target, true).unwrap_err();
+    assert!(
+        matches!(error, RegistryError::Refused(ref words) if words.contains("leads outside")),
+        "{error}"
+    );
+    // The same through the default root: `.agents -> elsewhere`.
+    std::os::unix::fs::symlink(home_skills.path(), project.path().join(".agents")).unwrap();
+    let target = skillet_registry::Target {
+        root: project.path().join(".agents/skills"),
+        lock: lock.clone(),
+        within: project.path().to_path_buf(),
+    };
+    let error = skillet_registry::install(&fetched, &target, true).unwrap_err();
+    assert!(error.to_string().contains("leads outside"), "{error}");
+    assert_eq!(
+        std::fs::read_dir(home_skills.path()).unwrap().count(),
+        0,
+        "nothing was written outside the project"
+    );
+    // A skill folder that is itself a link is moved aside with --force, never written through.
+    std::fs::remove_file(project.path().join(".agents")).unwrap();
+    std::fs::create_dir_all(project.path().join(".agents/skills")).unwrap();
+    let outside = home_skills.path().join("pdf-forms");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("SKILL.md"), "mine").unwrap();
+    std::os::unix::fs::symlink(&outside, project.path().join(".agents/skills/pdf-forms")).unwrap();
+    std::fs::write(&lock, "version = 1\n").unwrap();
+    let error = skillet_registry::install(&fetched, &target, false).unwrap_err();
+    assert!(error.to_string().contains("is a link"), "{error}");
+    skillet_registry::install(&fetched, &target, true).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(outside.join("SKILL.md")).unwrap(),
+        "mine"
+    );
+    let installed = project.path().join(".agents/skills/pdf-forms");
+    assert!(!installed.symlink_metadata().unwrap().is_symlink());
+    assert!(
+        std::fs::read_to_string(installed.join("SKILL.md"))
+            .unwrap()
+            .contains("v1")
+    );
+}
+
+#[test]
+fn a_table_locked_by_someone_else_fails_a_search_in_time_naming_what_it_waited_for() {
+    let Some(url) = skillet_test_support::registry_server_for(
+        "a_table_locked_by_someone_else_fails_a_search_in_time",
+    ) else {
+        return;
+    };
+    let db = TestDatabase::create(&url);
+    runtime().block_on(async {
+        Registry::new(&db.url).unwrap().init().await.unwrap();
+    });
+    // An administrator's transaction holds the search table; skillet's lock time limit (the
+    // URL's own setting wins over skillet's default of LOCK_TIMEOUT) ends the wait.
+    let separator = if db.url.contains('?') { '&' } else { '?' };
+    let limited = format!("{}{separator}options=-c%20lock_timeout%3D1s", db.url);
+    runtime().block_on(async {
+        let (holder, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        holder
+            .batch_execute("BEGIN; LOCK TABLE skillet_search IN ACCESS EXCLUSIVE MODE")
+            .await
+            .unwrap();
+        let started = std::time::Instant::now();
+        let error = Registry::new(&limited)
+            .unwrap()
+            .search("pdf", None, Mode::Lexical, 3, SearchSettings::default())
+            .await
+            .unwrap_err();
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(8),
+            "{:?}",
+            started.elapsed()
+        );
+        let text = error.to_string();
+        assert!(matches!(error, RegistryError::TimedOut { .. }), "{text}");
+        assert!(text.starts_with("searching at "), "{text}");
+        assert!(text.contains("waited too long for a lock"), "{text}");
+        holder.batch_execute("ROLLBACK").await.unwrap();
+    });
+    assert_eq!(skillet_registry::LOCK_TIMEOUT, "10s");
+}

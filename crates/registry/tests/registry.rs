@@ -529,6 +529,7 @@ fn install_verifies_writes_whole_and_keeps_a_lock() {
     let target = Target {
         root: project.path().join(".agents/skills"),
         lock: project.path().join("skillet.lock"),
+        within: project.path().to_path_buf(),
     };
     let dir = write_skill(skills.path(), "pdf-forms", SKILLS[0].1, "v1");
     std::fs::create_dir(dir.join("scripts")).unwrap();
@@ -612,6 +613,7 @@ fn install_verifies_writes_whole_and_keeps_a_lock() {
         let local_target = Target {
             root: local_root.clone(),
             lock: target.lock.clone(),
+            within: project.path().to_path_buf(),
         };
         let error = install(&fetched, &local_target, false).unwrap_err();
         assert!(
@@ -694,6 +696,7 @@ fn a_tampered_blob_is_refused_with_nothing_written() {
     let target = Target {
         root: project.path().join(".agents/skills"),
         lock: project.path().join("skillet.lock"),
+        within: project.path().to_path_buf(),
     };
     let dir = write_skill(skills.path(), "pdf-forms", SKILLS[0].1, "the real body");
     runtime().block_on(async {
@@ -949,7 +952,7 @@ fn init_moves_a_schema_2_registry_s_table_grants_to_the_group_roles() {
     let report =
         runtime().block_on(async { Registry::new(&db.url).unwrap().init().await.unwrap() });
     assert_eq!((report.from, report.to), (2, 3));
-    let said = report.applied.join("\n");
+    let said = report.grants.join("\n");
     assert!(
         said.contains(&format!(
             "from {other} (made a member of skillet_publisher instead)"
@@ -989,6 +992,7 @@ fn init_moves_a_schema_2_registry_s_table_grants_to_the_group_roles() {
         // A second init finds nothing to move.
         let again = Registry::new(&db.url).unwrap().init().await.unwrap();
         assert_eq!(again.applied, Vec::<String>::new());
+        assert_eq!(again.grants, Vec::<String>::new());
     });
     db.execute(&format!(
         "REASSIGN OWNED BY {other}, {old_reader} TO postgres; DROP OWNED BY {other}, {old_reader}"

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use skillet_library::model::{ModelEvent, Need, find_or_download};
 use skillet_registry::{
-    Fetched, Installed, LOCK_FILE, Lock, Registry, RegistryError, SearchSettings, Target,
+    Fetched, Installed, LOCK_FILE, Lock, Prepared, Registry, RegistryError, SearchSettings, Target,
     parse_reference, prepare,
 };
 use skillet_retrieval::Mode;
@@ -90,6 +90,12 @@ pub fn run(context: &Context, args: RegistryArgs) -> anyhow::Result<ExitCode> {
             } => update(context, &registry, &names, &target, force, json).await,
             RegistryCommand::List { skill, json } => list(&registry, skill.as_deref(), json).await,
             RegistryCommand::Yank { skill, json } => yank(&registry, &skill, json).await,
+            RegistryCommand::Owner {
+                owner,
+                claim,
+                role,
+                json,
+            } => owner_command(&registry, &owner, claim, role.as_deref(), json).await,
         }
     })
 }
@@ -201,9 +207,19 @@ async fn init(registry: &Registry, json: bool) -> anyhow::Result<ExitCode> {
         report.server,
         report.vector
     );
+    for change in &report.grants {
+        let _ = writeln!(text, "grants: {change}");
+    }
     for advice in &report.advice {
         let _ = writeln!(text, "note: {advice}");
     }
+    let _ = writeln!(
+        text,
+        "who may do what: GRANT {} TO <user> to search and install, GRANT {} TO <user> to \
+         publish and yank too (nobody is granted rights on the tables)",
+        skillet_registry::READER_ROLE,
+        skillet_registry::PUBLISHER_ROLE
+    );
     stdout_text(&text)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -283,28 +299,9 @@ async fn publish(
         .with_hint("publish that skill alone: skillet registry publish DIR --expect-seq N")
         .into());
     }
-    let mut failed = 0;
-    let mut prepared = Vec::new();
     let mut results = Vec::new();
-    for dir in &dirs {
-        match prepare(dir) {
-            Ok(skill) => {
-                for skipped in &skill.bundle.skipped {
-                    warn(&format!(
-                        "note: {}: {skipped} is hidden, so it is not published",
-                        dir.display()
-                    ));
-                }
-                prepared.push(skill);
-            }
-            Err(error) => {
-                failed += 1;
-                warn(&format!("error: {error}"));
-                results
-                    .push(json!({"dir": super::path_json(Some(&dir)), "error": error.to_string()}));
-            }
-        }
-    }
+    let prepared = prepare_all(&dirs, &mut results);
+    let mut failed = results.len();
     let vectors = if prepared.is_empty() {
         None
     } else {
@@ -348,7 +345,16 @@ async fn publish(
                 | RegistryError::NoVector(_)
                 | RegistryError::OldSchema { .. }
                 | RegistryError::NewSchema { .. }),
-            ) => return Err(error.into()),
+            ) => {
+                cut_off(
+                    registry,
+                    &text,
+                    &mut results,
+                    (prepared.len() - at, &error),
+                    json,
+                )?;
+                return Err(error.into());
+            }
             Err(error) => {
                 failed += 1;
                 warn(&format!("error: {}: {error}", skill.dir.display()));
@@ -370,6 +376,58 @@ async fn publish(
     })
 }
 
+/// Each folder read and checked as a skill; a failure is said and added to `results`.
+fn prepare_all(dirs: &[PathBuf], results: &mut Vec<serde_json::Value>) -> Vec<Prepared> {
+    let mut prepared = Vec::new();
+    for dir in dirs {
+        match prepare(dir) {
+            Ok(skill) => {
+                for skipped in &skill.bundle.skipped {
+                    warn(&format!(
+                        "note: {}: {skipped} is hidden, so it is not published",
+                        dir.display()
+                    ));
+                }
+                prepared.push(skill);
+            }
+            Err(error) => {
+                warn(&format!("error: {error}"));
+                results
+                    .push(json!({"dir": super::path_json(Some(&dir)), "error": error.to_string()}));
+            }
+        }
+    }
+    prepared
+}
+
+/// A publish cut off midway (the registry gone): what did commit is said first, then how many
+/// were not, so nothing published is left unsaid.
+fn cut_off(
+    registry: &Registry,
+    text: &str,
+    results: &mut Vec<serde_json::Value>,
+    (rest, error): (usize, &RegistryError),
+    json: bool,
+) -> anyhow::Result<()> {
+    let done = results
+        .iter()
+        .filter(|r| r.get("published").is_some())
+        .count();
+    if json {
+        results.push(json!({"error": error.to_string(), "not_published": rest}));
+        stdout_json(&json!({"registry": registry.at(), "results": results}))?;
+    } else {
+        stdout_text(text)?;
+    }
+    if done > 0 {
+        warn(&format!(
+            "note: {done} skill(s) were published before this error; {rest} were not \
+             (publishing them again is safe: the same content is the same version)"
+        ));
+    }
+    Ok(())
+}
+
 /// Where install and update write, and the lock file they keep.
 fn target(context: &Context, args: &InstallTargetArgs) -> anyhow::Result<Target> {
     let project = context.project_root();
@@ -380,42 +438,35 @@ fn target(context: &Context, args: &InstallTargetArgs) -> anyhow::Result<Target>
             .clone()
             .ok_or_else(|| UsageError::new("--user: HOME is not set"))?;
         let config = user_config_dir().ok_or_else(|| UsageError::new("--user: HOME is not set"))?;
+        let root = home.join(".agents/skills");
         return Ok(Target {
-            root: home.join(".agents/skills"),
+            within: root.clone(),
+            root,
             lock: config.join(LOCK_FILE),
         });
     }
-    let root = if let Some(dir) = &args.dir {
-        context.env.cwd.join(dir)
+    // A folder the user names is theirs; the default root is the project's, opened beneath it
+    // by the kernel at install time (a repository's `.agents` link out is refused there).
+    let (root, within) = if let Some(dir) = &args.dir {
+        let root = context.env.cwd.join(dir);
+        (root.clone(), root)
     } else {
-        let root = project.join(".agents/skills");
-        // The repository's own `.agents` may be a link: an install goes into the project.
-        if !leads_inside(&root, &project) {
-            return Err(UsageError::new(format!(
-                "{} leads outside the project (a link), so nothing is installed there",
-                root.display()
-            ))
-            .with_hint("--dir DIR installs into a folder you name")
-            .into());
-        }
-        root
+        (project.join(".agents/skills"), project.clone())
     };
-    Ok(Target {
+    let target = Target {
         root,
         lock: project.join(LOCK_FILE),
-    })
-}
-
-/// Whether `path` (or, where it does not exist yet, its nearest existing folder) really is
-/// inside `project`, links resolved.
-fn leads_inside(path: &Path, project: &Path) -> bool {
-    let Ok(project) = std::fs::canonicalize(project) else {
-        return false;
+        within,
     };
-    path.ancestors()
-        .find(|ancestor| std::fs::symlink_metadata(ancestor).is_ok())
-        .and_then(|existing| std::fs::canonicalize(existing).ok())
-        .is_some_and(|real| real.starts_with(&project))
+    // Said before anything is fetched: the root must not lead out of the project.
+    if let Err(error) = target.check() {
+        return Err(UsageError::new(error.to_string().replace(
+            &format!("outside {}", project.display()),
+            "outside the project",
+        ))
+        .into());
+    }
+    Ok(target)
 }
 
 fn installed_line(installed: &Installed) -> String {
@@ -467,22 +518,17 @@ async fn install_locked(
 ) -> anyhow::Result<ExitCode> {
     let target = target(context, target_args)?;
     let lock = Lock::read(&target.lock)?;
-    let base = target.lock.parent().unwrap_or(Path::new(".")).to_path_buf();
     let mut text = String::new();
     let mut results = Vec::new();
     let mut failed = 0;
     for entry in &lock.skills {
         let reference = format!("{}/{}@{}", entry.owner, entry.name, entry.seq);
         let outcome = async {
-            let dir = entry.folder(&base, target_args.user)?;
+            let entry_target = entry.target(&target.lock, target_args.user)?;
             let fetched = registry
                 .fetch(&entry.owner, &entry.name, Some(entry.seq), true)
                 .await?;
             entry.check(&fetched, &target.lock)?;
-            let entry_target = Target {
-                root: dir.parent().unwrap_or(&base).to_path_buf(),
-                lock: target.lock.clone(),
-            };
             skillet_registry::install(&fetched, &entry_target, force)
         }
         .await;
@@ -587,10 +633,8 @@ async fn update_one(
     force: bool,
     text: &mut String,
 ) -> Result<serde_json::Value, RegistryError> {
-    let base = target.lock.parent().unwrap_or(Path::new("."));
     let reference = format!("{}/{}", entry.owner, entry.name);
-    let dir = entry.folder(base, user)?;
-    let root = dir.parent().unwrap_or(base).to_path_buf();
+    let entry_target = entry.target(&target.lock, user)?;
     let latest = registry
         .fetch(&entry.owner, &entry.name, None, false)
         .await?;
@@ -609,10 +653,6 @@ async fn update_one(
         text.push('\n');
         return Ok(json!({"skill": reference, "seq": entry.seq, "note": note}));
     }
-    let entry_target = Target {
-        root,
-        lock: target.lock.clone(),
-    };
     let installed = skillet_registry::install(&latest, &entry_target, force)?;
     text.push_str(&installed_line(&installed));
     Ok(json!({"skill": reference, "installed": installed}))
@@ -694,6 +734,44 @@ async fn yank(registry: &Registry, skill: &str, json: bool) -> anyhow::Result<Ex
         "was yanked already"
     };
     stdout_text(&format!("{} {done}; {latest}\n", yanked.skill))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `skillet registry owner`: who holds an owner; claim it or hand it to a role.
+async fn owner_command(
+    registry: &Registry,
+    owner: &str,
+    claim: bool,
+    role: Option<&str>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    skillet_registry::check_owner(owner)?;
+    let (held_by, did) = if claim {
+        (Some(registry.claim_owner(owner).await?), "claimed")
+    } else if let Some(role) = role {
+        registry.set_owner_role(owner, role).await?;
+        (Some(role.to_string()), "handed over")
+    } else {
+        (registry.owner_role(owner).await?, "")
+    };
+    if json {
+        stdout_json(&json!({"owner": owner, "role": held_by}))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = match (held_by, did) {
+        (None, _) => format!(
+            "{owner} is not held by anyone yet: the first to publish under it (or \
+             `skillet registry owner {owner} --claim`) holds it\n"
+        ),
+        (Some(role), "") => format!(
+            "{owner} is held by the database role {role}: its members publish and yank under it\n"
+        ),
+        (Some(role), did) => format!(
+            "{owner}: {did}; the database role {role} holds it: its members publish and yank \
+             under it\n"
+        ),
+    };
+    stdout_text(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
