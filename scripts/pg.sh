@@ -5,7 +5,10 @@
 # a Unix socket only, and keeps everything under one folder.
 #
 #   scripts/pg.sh start DIR   start a server in DIR (created); prints its URL on stdout
-#   scripts/pg.sh stop DIR    stop it and remove DIR
+#   scripts/pg.sh replica DIR PRIMARY_DIR
+#                             start a streaming hot standby of the server in PRIMARY_DIR in DIR
+#                             (pg_basebackup from the wheel); prints its URL on stdout
+#   scripts/pg.sh stop DIR    stop it and remove DIR (a replica before its primary)
 #
 # Fails, saying why on stderr, when Python, PyPI or the server cannot be had.
 set -euo pipefail
@@ -61,6 +64,27 @@ case "${1:-}" in
     as_owner "$dir/install/bin/pg_ctl" -D "$dir/data" -w -l "$dir/data/server.log" \
       -o "-c listen_addresses= -k $dir/sock -c unix_socket_permissions=0700 -c max_connections=200 -c fsync=off" start >&2 \
       || { cat "$dir/data/server.log" >&2; echo "pg_ctl start failed" >&2; exit 1; }
+    echo "postgresql://postgres@/postgres?host=$dir/sock"
+    ;;
+  replica)
+    dir=${2:?usage: scripts/pg.sh replica DIR PRIMARY_DIR}
+    primary=${3:?usage: scripts/pg.sh replica DIR PRIMARY_DIR}
+    primary=$(cd "$primary" && pwd)
+    [ -f "$primary/data/PG_VERSION" ] || { echo "$primary is not a server folder of scripts/pg.sh" >&2; exit 1; }
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    [ "$(id -u)" -eq 0 ] && chmod 755 "$dir"
+    ln -s "$primary/install" "$dir/install"
+    mkdir -p "$dir/sock"
+    [ "$(id -u)" -eq 0 ] && chown "$user" "$dir" "$dir/sock"
+    # A base backup over the primary's socket (initdb's pg_hba.conf lets local replication in),
+    # written with standby.signal and primary_conninfo (-R): the copy follows the primary.
+    as_owner "$dir/install/bin/pg_basebackup" -h "$primary/sock" -U postgres -D "$dir/data" \
+      -X stream -R -c fast >"$dir/basebackup.log" 2>&1 \
+      || { cat "$dir/basebackup.log" >&2; echo "pg_basebackup failed" >&2; exit 1; }
+    as_owner "$dir/install/bin/pg_ctl" -D "$dir/data" -w -l "$dir/data/server.log" \
+      -o "-c listen_addresses= -k $dir/sock -c unix_socket_permissions=0700 -c max_connections=200 -c fsync=off -c hot_standby=on" start >&2 \
+      || { cat "$dir/data/server.log" >&2; echo "pg_ctl start (replica) failed" >&2; exit 1; }
     echo "postgresql://postgres@/postgres?host=$dir/sock"
     ;;
   stop)

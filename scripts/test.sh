@@ -30,6 +30,15 @@ if [ -z "${SKILLET_TEST_PG_URL:-}" ]; then
   if url=$(scripts/pg.sh start "$pgdir" 2>"$pgdir.log"); then
     export SKILLET_TEST_PG_URL="$url"
     trap 'scripts/pg.sh stop "$pgdir" 2>/dev/null; rm -f "$pgdir.log"' EXIT
+    # And a streaming standby of it, for the replica test.
+    if [ -z "${SKILLET_TEST_PG_REPLICA_URL:-}" ]; then
+      if url=$(scripts/pg.sh replica "$pgdir-replica" "$pgdir" 2>>"$pgdir.log"); then
+        export SKILLET_TEST_PG_REPLICA_URL="$url"
+        trap 'scripts/pg.sh stop "$pgdir-replica" 2>/dev/null; scripts/pg.sh stop "$pgdir" 2>/dev/null; rm -f "$pgdir.log"' EXIT
+      else
+        echo "NOTE: no standby could be started (scripts/pg.sh replica: $(tail -n 1 "$pgdir.log")); the replica test will be SKIPPED"
+      fi
+    fi
   else
     echo "NOTE: no PostgreSQL with pgvector could be started here (scripts/pg.sh needs python3 and PyPI: $(tail -n 1 "$pgdir.log")); the registry tests will be SKIPPED"
     rm -rf "$pgdir" "$pgdir.log"

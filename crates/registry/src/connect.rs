@@ -38,6 +38,11 @@ pub struct Pools {
     /// Whether the schema was found to be this skillet's once already (checked once per
     /// process, not per call: a search stays one round trip).
     pub(crate) schema_checked: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The newest event this process has followed (0: none). A read served by a replica that
+    /// has not replayed it yet is served by the primary instead, so a follower never acts on
+    /// an older state than the events it was told of (a yank it learnt of is never undone by a
+    /// lagging replica).
+    pub(crate) seen_event: std::sync::Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl std::fmt::Debug for Pools {
@@ -111,15 +116,36 @@ impl Pools {
             tls,
             at,
             schema_checked: std::sync::Arc::default(),
+            seen_event: std::sync::Arc::default(),
         })
     }
 
-    /// A pooled connection for reading.
+    /// A pooled connection for reading: any host of the URL (a replica first when it lists
+    /// one first), unless this process has followed an event that host has not replayed yet, in
+    /// which case the primary's.
     pub(crate) async fn read(&self) -> Result<deadpool_postgres::Object, RegistryError> {
-        self.reads
+        let client = self
+            .reads
             .get()
             .await
-            .map_err(|error| RegistryError::from_pool(&self.at, error))
+            .map_err(|error| RegistryError::from_pool(&self.at, error))?;
+        let seen = self.seen_event.load(std::sync::atomic::Ordering::Acquire);
+        if seen == 0 {
+            return Ok(client);
+        }
+        // An index-only look at the events' primary key: one short round trip.
+        let replayed = client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM skillet_events WHERE id >= $1)",
+                &[&seen],
+            )
+            .await
+            .is_ok_and(|row| row.get::<_, bool>(0));
+        if replayed {
+            Ok(client)
+        } else {
+            self.write().await
+        }
     }
 
     /// A pooled connection to the primary.

@@ -49,14 +49,25 @@ pub enum Change {
 
 /// The newest event's number (0 when there is none): where a listener that wants only what
 /// comes next starts.
+/// Read on the primary, where the listener listens (a lagging replica would give an older one,
+/// and events already reflected would be told again).
 pub async fn latest_event(pools: &Pools) -> Result<i64, RegistryError> {
-    crate::versions::read_number(pools, "SELECT coalesce(max(id), 0) FROM skillet_events").await
+    let client = pools.write().await?;
+    crate::schema::check(pools, &client).await?;
+    client
+        .query_one("SELECT coalesce(max(id), 0) FROM skillet_events", &[])
+        .await
+        .map(|row| row.get(0))
+        .map_err(|error| RegistryError::from_db(&pools.at, &error).doing("following changes"))
 }
 
 /// Sends every event after `after` to `changes`, then each new one as it commits, for as long
 /// as `changes` is open; a lost connection is reported, retried with a growing wait, and
 /// caught up on when back.
 pub async fn listen(pools: &Pools, mut after: i64, changes: mpsc::Sender<Change>) {
+    pools
+        .seen_event
+        .fetch_max(after, std::sync::atomic::Ordering::AcqRel);
     let mut wait = FIRST_RECONNECT_WAIT;
     let mut was_lost = false;
     loop {
@@ -114,13 +125,19 @@ async fn session(
             return Ok(());
         }
         // Listening first, then reading: nothing committed in between is missed.
-        if !catch_up(&client, after, changes).await.map_err(db)? {
+        if !catch_up(&client, after, changes, &pools.seen_event)
+            .await
+            .map_err(db)?
+        {
             return Ok(());
         }
         loop {
             match notifications.recv().await {
                 Some(Ok(())) => {
-                    if !catch_up(&client, after, changes).await.map_err(db)? {
+                    if !catch_up(&client, after, changes, &pools.seen_event)
+                        .await
+                        .map_err(db)?
+                    {
                         return Ok(());
                     }
                 }
@@ -149,6 +166,7 @@ async fn catch_up(
     client: &tokio_postgres::Client,
     after: &mut i64,
     changes: &mpsc::Sender<Change>,
+    seen: &std::sync::atomic::AtomicI64,
 ) -> Result<bool, tokio_postgres::Error> {
     loop {
         let rows = client
@@ -168,6 +186,8 @@ async fn catch_up(
                 seq: row.get(4),
             };
             *after = event.id;
+            // Reads from now on come from a server that has this event.
+            seen.fetch_max(event.id, std::sync::atomic::Ordering::AcqRel);
             if changes.send(Change::Event(event)).await.is_err() {
                 return Ok(false);
             }

@@ -131,6 +131,22 @@ pub fn registry_server() -> Option<String> {
     }
 }
 
+/// A streaming hot standby of [`registry_server`] (`$SKILLET_TEST_PG_REPLICA_URL`, which
+/// `scripts/pg.sh replica` prints): `None` when unset, except that `SKILLET_REQUIRE_PG_REPLICA`
+/// turns a missing one into a failure.
+pub fn registry_replica() -> Option<String> {
+    match std::env::var("SKILLET_TEST_PG_REPLICA_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("SKILLET_REQUIRE_PG_REPLICA").is_none(),
+                "SKILLET_REQUIRE_PG_REPLICA is set but SKILLET_TEST_PG_REPLICA_URL is not (scripts/pg.sh replica DIR PRIMARY_DIR prints it)"
+            );
+            None
+        }
+    }
+}
+
 /// [`registry_server`] for test `test`, saying where the person running the tests sees it that
 /// the test is skipped when there is none.
 pub fn registry_server_for(test: &str) -> Option<String> {
