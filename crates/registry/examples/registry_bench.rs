@@ -11,6 +11,10 @@
 //!    the index against an exact scan, and search latency p50/p99 through `Registry::search`,
 //!    at pgvector's default `ef_search` (40) and higher.
 //!
+//! 4. publishers at once: the publishable corpus split between 1, 2 and 4 publishers, each on
+//!    a connection and a thread of its own, skills per second in all (`SKILLET_BENCH_ONLY=
+//!    publishers` runs parts 1 and 4 only).
+//!
 //! `SKILLET_BENCH_PG_URL=… cargo run --release -p skillet-registry --example registry_bench`
 //! (each part makes a database of its own on that server and drops it after).
 
@@ -145,6 +149,19 @@ fn main() {
     );
     drop(registry);
     drop(db);
+
+    // 4. Publishers at once.
+    let with_vectors: Vec<(String, Prepared, Vec<f32>)> = prepared
+        .iter()
+        .zip(&vectors)
+        .map(|((owner, skill), vector)| (owner.clone(), skill.clone(), vector.clone()))
+        .collect();
+    for publishers in [1, 2, 4] {
+        at_once(&url, &with_vectors, publishers);
+    }
+    if std::env::var("SKILLET_BENCH_ONLY").as_deref() == Ok("publishers") {
+        return;
+    }
 
     // 2. The held-out sets, through the registry and locally, over the same skills.
     if !only_scale {
@@ -321,6 +338,49 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[at].as_secs_f64() * 1000.0
 }
 
+/// Publishes every skill of `skills` into a fresh registry, split between `publishers`
+/// threads (each its own connection and runtime), three times; prints the rate of each run,
+/// the median first.
+fn at_once(url: &str, skills: &[(String, Prepared, Vec<f32>)], publishers: usize) {
+    let mut rates: Vec<f64> = (0..3)
+        .map(|_| publish_split(url, skills, publishers))
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    println!(
+        "publishers at once: {publishers}: {} skills, median {:.0} skills/s (runs {:.0}, {:.0}, {:.0})",
+        skills.len(),
+        rates[1],
+        rates[0],
+        rates[1],
+        rates[2]
+    );
+}
+
+/// One run of [`at_once`]: skills per second.
+fn publish_split(url: &str, skills: &[(String, Prepared, Vec<f32>)], publishers: usize) -> f64 {
+    let db = TestDatabase::create(url);
+    runtime()
+        .block_on(Registry::new(&db.url).unwrap().init())
+        .unwrap();
+    let share = skills.len().div_ceil(publishers);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for chunk in skills.chunks(share) {
+            let db_url = db.url.clone();
+            scope.spawn(move || {
+                let runtime = runtime();
+                let registry = Registry::new(&db_url).unwrap();
+                for (owner, skill, vector) in chunk {
+                    runtime
+                        .block_on(registry.publish(skill, owner, None, Some(vector)))
+                        .unwrap();
+                }
+            });
+        }
+    });
+    skills.len() as f64 / started.elapsed().as_secs_f64()
+}
+
 fn at_scale(
     runtime: &tokio::runtime::Runtime,
     url: &str,
@@ -346,7 +406,7 @@ fn at_scale(
         client
             .batch_execute(
                 "DROP INDEX skillet_search_embedding; BEGIN; \
-                 SELECT set_config('skillet.schema', '2', true)",
+                 SELECT set_config('skillet.schema', '3', true)",
             )
             .await
             .unwrap();

@@ -79,7 +79,7 @@ CREATE TRIGGER skillet_guard_blob BEFORE UPDATE OR DELETE ON skillet_blobs
 
 CREATE OR REPLACE FUNCTION skillet_require_writer() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF coalesce(current_setting('skillet.schema', true), '') <> '3' THEN
+    IF coalesce(pg_catalog.current_setting('skillet.schema', true), '') <> '3' THEN
         RAISE EXCEPTION 'skillet: this registry is at schema 3, which this skillet does not write; upgrade skillet';
     END IF;
     RETURN NEW;
@@ -106,23 +106,23 @@ RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
                 || CASE WHEN f.x THEN '\x01'::bytea ELSE '\x00'::bytea END
                 || f.d,
                 ''::bytea ORDER BY pg_catalog.convert_to(f.p, 'UTF8'))
-            FROM unnest(paths, executable, digests) AS f(p, x, d)), ''::bytea))
+            FROM ROWS FROM (pg_catalog.unnest(paths), pg_catalog.unnest(executable), pg_catalog.unnest(digests)) AS f(p, x, d)), ''::bytea))
 $$;
 
 -- Refuses an owner or a name the registry does not take, in words (not a CHECK's SQLSTATE).
 CREATE FUNCTION skillet_check_names(p_owner text, p_name text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-    IF p_owner IS NULL OR p_owner !~ '^[a-z0-9]+(-[a-z0-9]+)*$' OR length(p_owner) > 39 THEN
-        RAISE EXCEPTION 'skillet: owner % is not valid: 1 to 39 lower-case letters a-z, digits and single hyphens', quote_literal(coalesce(p_owner, ''))
+    IF p_owner IS NULL OR p_owner !~ '^[a-z0-9]+(-[a-z0-9]+)*$' OR pg_catalog.length(p_owner) > 39 THEN
+        RAISE EXCEPTION 'skillet: owner % is not valid: 1 to 39 lower-case letters a-z, digits and single hyphens', pg_catalog.quote_literal(coalesce(p_owner, ''))
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF p_owner IN ('admin', 'administrator', 'anthropic', 'api', 'claude', 'codex', 'global',
                    'official', 'openai', 'registry', 'root', 'skillet', 'skills', 'system') THEN
-        RAISE EXCEPTION 'skillet: owner % is reserved', quote_literal(p_owner)
+        RAISE EXCEPTION 'skillet: owner % is reserved', pg_catalog.quote_literal(p_owner)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF p_name IS NULL OR p_name !~ '^[a-z0-9]+(-[a-z0-9]+)*$' OR length(p_name) > 64 THEN
-        RAISE EXCEPTION 'skillet: the registry takes skill names of 1 to 64 lower-case letters a-z, digits and single hyphens, and % is not one', quote_literal(coalesce(p_name, ''))
+    IF p_name IS NULL OR p_name !~ '^[a-z0-9]+(-[a-z0-9]+)*$' OR pg_catalog.length(p_name) > 64 THEN
+        RAISE EXCEPTION 'skillet: the registry takes skill names of 1 to 64 lower-case letters a-z, digits and single hyphens, and % is not one', pg_catalog.quote_literal(coalesce(p_name, ''))
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 END $$;
@@ -152,14 +152,16 @@ BEGIN
     END IF;
 END $$;
 
--- Appends an event and notifies listeners. The events lock is held from here to COMMIT, so
--- events are numbered in the order they commit: a follower reading "after N" skips none.
+-- Appends an event and notifies listeners. The statistics row's lock (the events lock: a row
+-- lock, which only the tables' owner can take, never an advisory lock anyone connected could
+-- hold) is held from here to COMMIT, so events are numbered in the order they commit: a
+-- follower reading "after N" skips none.
 CREATE FUNCTION skillet_record_event(p_kind text, p_owner text, p_name text, p_seq integer)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     v_id bigint;
 BEGIN
-    PERFORM pg_catalog.pg_advisory_xact_lock(8316857051265725442);
+    PERFORM 1 FROM skillet_search_stats WHERE id = 1 FOR UPDATE;
     INSERT INTO skillet_events (kind, owner, name, seq) VALUES (p_kind, p_owner, p_name, p_seq)
         RETURNING id INTO v_id;
     PERFORM pg_catalog.pg_notify('skillet_registry', v_id::text);
@@ -207,13 +209,13 @@ BEGIN
                 blend_length = EXCLUDED.blend_length, embedding = EXCLUDED.embedding;
         INSERT INTO skillet_terms (term, skill_id, tf, length)
             SELECT t.term, p_skill, t.tf, v.length
-            FROM skillet_versions v, unnest(v.terms, v.term_counts) AS t(term, tf)
+            FROM skillet_versions v, ROWS FROM (pg_catalog.unnest(v.terms), pg_catalog.unnest(v.term_counts)) AS t(term, tf)
             WHERE v.id = v_version;
         INSERT INTO skillet_blend_terms (term, skill_id, tf, length)
             SELECT w.term, p_skill, pg_catalog.sum(w.tf)::integer, v_blend
             FROM skillet_versions v, LATERAL (
-                SELECT t.term, t.tf FROM unnest(v.terms, v.term_counts) AS t(term, tf)
-                UNION ALL SELECT b.term, 1 FROM unnest(v.body_terms) AS b(term)) w
+                SELECT t.term, t.tf FROM ROWS FROM (pg_catalog.unnest(v.terms), pg_catalog.unnest(v.term_counts)) AS t(term, tf)
+                UNION ALL SELECT b.term, 1 FROM pg_catalog.unnest(v.body_terms) AS b(term)) w
             WHERE v.id = v_version
             GROUP BY w.term;
     ELSE
@@ -221,7 +223,7 @@ BEGIN
         v_blend := 0;
         DELETE FROM skillet_search WHERE skill_id = p_skill;
     END IF;
-    PERFORM pg_catalog.pg_advisory_xact_lock(8316857051265725442);
+    PERFORM 1 FROM skillet_search_stats WHERE id = 1 FOR UPDATE;
     UPDATE skillet_term_stats s SET df = s.df - 1 WHERE s.term = ANY (v_old_terms);
     UPDATE skillet_blend_term_stats s SET df = s.df - 1 WHERE s.term = ANY (v_old_blend_terms);
     IF v_has THEN
@@ -268,27 +270,31 @@ BEGIN
         RAISE EXCEPTION 'skillet: a version holds 1 to 512 files, each with a path, an executable flag and its bytes'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF EXISTS (SELECT 1 FROM unnest(p_paths, p_executable, p_contents) AS f(p, x, c)
+    IF EXISTS (SELECT 1 FROM ROWS FROM (pg_catalog.unnest(p_paths), pg_catalog.unnest(p_executable), pg_catalog.unnest(p_contents)) AS f(p, x, c)
                WHERE p IS NULL OR x IS NULL OR c IS NULL OR p = '' OR pg_catalog.octet_length(p) > 1024
                   OR p ~ '[\x01-\x1f\x7f-\x9f\\]'
                   OR pg_catalog.cardinality(pg_catalog.string_to_array(p, '/')) > 17
-                  OR EXISTS (SELECT 1 FROM unnest(pg_catalog.string_to_array(p, '/')) AS part(c)
+                  OR EXISTS (SELECT 1 FROM pg_catalog.unnest(pg_catalog.string_to_array(p, '/')) AS part(c)
                              WHERE part.c = '' OR part.c LIKE '.%'))
-       OR (SELECT pg_catalog.count(DISTINCT p) FROM unnest(p_paths) AS p) <> v_files
-       OR NOT ('SKILL.md' = ANY (p_paths) OR 'skill.md' = ANY (p_paths))
-       OR (SELECT pg_catalog.sum(pg_catalog.octet_length(c)) FROM unnest(p_contents) AS c) > 33554432 THEN
-        RAISE EXCEPTION 'skillet: a version''s files are relative paths without empty, hidden, . or .. parts, backslashes or control characters, each once, SKILL.md among them, 32 MiB in all'
+       OR (SELECT pg_catalog.count(DISTINCT pg_catalog.lower(p)) FROM pg_catalog.unnest(p_paths) AS p) <> v_files
+       OR (('SKILL.md' = ANY (p_paths)) = ('skill.md' = ANY (p_paths)))
+       OR EXISTS (SELECT 1 FROM pg_catalog.unnest(p_paths) AS a(p), pg_catalog.unnest(p_paths) AS b(p)
+                  WHERE pg_catalog.starts_with(b.p, a.p || '/'))
+       OR (SELECT pg_catalog.sum(pg_catalog.octet_length(c)) FROM pg_catalog.unnest(p_contents) AS c) > 33554432 THEN
+        RAISE EXCEPTION 'skillet: a version''s files are relative paths without empty, hidden, . or .. parts, backslashes or control characters, each once (letter case aside), no file also a folder, one SKILL.md, 32 MiB in all'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF p_description IS NULL OR pg_catalog.length(p_description) > 4096
-       OR p_length IS NULL OR p_length < 0
+       OR p_terms IS NULL OR p_term_counts IS NULL
+       OR p_length IS NULL OR p_length < 0 OR p_length > 65536
+       OR p_length <> coalesce((SELECT pg_catalog.sum(n) FROM pg_catalog.unnest(p_term_counts) AS n), 0)
        OR pg_catalog.cardinality(p_terms) IS DISTINCT FROM pg_catalog.cardinality(p_term_counts)
        OR pg_catalog.cardinality(p_terms) > 100000 OR p_body_terms IS NULL
        OR pg_catalog.cardinality(p_body_terms) > 100000
-       OR EXISTS (SELECT 1 FROM unnest(p_terms, p_term_counts) AS t(term, n)
+       OR EXISTS (SELECT 1 FROM ROWS FROM (pg_catalog.unnest(p_terms), pg_catalog.unnest(p_term_counts)) AS t(term, n)
                   WHERE term IS NULL OR n IS NULL OR n < 1)
-       OR EXISTS (SELECT 1 FROM unnest(p_body_terms) AS b(term) WHERE term IS NULL) THEN
-        RAISE EXCEPTION 'skillet: a version''s description (4096 characters at most), words and counts do not fit together'
+       OR EXISTS (SELECT 1 FROM pg_catalog.unnest(p_body_terms) AS b(term) WHERE term IS NULL) THEN
+        RAISE EXCEPTION 'skillet: a version''s description (4096 characters at most), words and counts (65536 words at most, its length their sum) do not fit together'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM skillet_may_write(p_owner, true);
@@ -296,7 +302,7 @@ BEGIN
         ON CONFLICT (owner, name) DO NOTHING;
     SELECT id, head_seq INTO v_skill, v_head FROM skillet_skills
         WHERE owner = p_owner AND name = p_name FOR UPDATE;
-    v_digests := ARRAY(SELECT pg_catalog.sha256(c) FROM unnest(p_contents) WITH ORDINALITY AS u(c, i) ORDER BY i);
+    v_digests := ARRAY(SELECT pg_catalog.sha256(c) FROM pg_catalog.unnest(p_contents) WITH ORDINALITY AS u(c, i) ORDER BY i);
     v_hash := skillet_content_hash(p_paths, p_executable, v_digests);
     SELECT id, seq, yanked_at IS NOT NULL, embedding IS NULL
         INTO v_version, v_seq, v_yanked, v_no_vector
@@ -321,10 +327,10 @@ BEGIN
     -- Blobs in digest order (two publishes sharing contents take their keys in one order), each
     -- stored under the hash computed here; a stored one that no longer matches is repaired.
     INSERT INTO skillet_blobs (sha256, bytes)
-        SELECT DISTINCT ON (d) d, c FROM unnest(v_digests, p_contents) AS u(d, c) ORDER BY d
+        SELECT DISTINCT ON (d) d, c FROM ROWS FROM (pg_catalog.unnest(v_digests), pg_catalog.unnest(p_contents)) AS u(d, c) ORDER BY d
         ON CONFLICT (sha256) DO NOTHING;
     UPDATE skillet_blobs b SET bytes = u.c
-        FROM (SELECT DISTINCT ON (d) d, c FROM unnest(v_digests, p_contents) AS x(d, c) ORDER BY d) u
+        FROM (SELECT DISTINCT ON (d) d, c FROM ROWS FROM (pg_catalog.unnest(v_digests), pg_catalog.unnest(p_contents)) AS x(d, c) ORDER BY d) u
         WHERE b.sha256 = u.d AND pg_catalog.sha256(b.bytes) <> b.sha256;
     INSERT INTO skillet_versions (skill_id, seq, content_hash, description, terms, term_counts,
                                   length, embedding, body_terms, published_by, published_at)
@@ -333,7 +339,7 @@ BEGIN
         RETURNING id INTO v_version;
     INSERT INTO skillet_version_files (version_id, path, sha256, size, executable)
         SELECT v_version, p, d, pg_catalog.octet_length(c), x
-        FROM unnest(p_paths, v_digests, p_contents, p_executable) AS f(p, d, c, x);
+        FROM ROWS FROM (pg_catalog.unnest(p_paths), pg_catalog.unnest(v_digests), pg_catalog.unnest(p_contents), pg_catalog.unnest(p_executable)) AS f(p, d, c, x);
     UPDATE skillet_skills SET head_seq = v_seq WHERE id = v_skill;
     PERFORM skillet_refresh_search(v_skill);
     PERFORM skillet_record_event('publish', p_owner, p_name, v_seq);
@@ -390,6 +396,13 @@ BEGIN
     PERFORM skillet_may_write(p_owner, false);
     IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = p_role) THEN
         RAISE EXCEPTION 'skillet: there is no database role %', p_role
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- The registry's own roles take in every publisher (or every reader): an owner handed to one
+    -- would be anyone's.
+    IF p_role IN ('skillet_reader', 'skillet_publisher', 'skillet_owner')
+       OR p_role LIKE 'pg\_%' THEN
+        RAISE EXCEPTION 'skillet: % is not a team''s role (every publisher or reader is in it), so % cannot be handed to it', p_role, p_owner
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF NOT pg_catalog.pg_has_role(session_user, p_role, 'MEMBER') THEN

@@ -36,6 +36,14 @@ SELECT 'FUNCTION ' || p.oid::regprocedure::text, p.proowner, p.proacl \
 FROM pg_proc p \
 WHERE p.pronamespace = to_regnamespace(current_schema())::oid AND p.proname LIKE 'skillet\\_%'";
 
+/// [`OBJECTS_SQL`] and, for each table, the rights granted on its columns (a `REVOKE ALL` on
+/// the table takes those too).
+const GRANTED_SQL: &str = "
+SELECT 'TABLE ' || c.oid::regclass::text, c.relowner, a.attacl \
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
+WHERE c.relnamespace = to_regnamespace(current_schema())::oid AND c.relname LIKE 'skillet\\_%' \
+  AND a.attacl IS NOT NULL";
+
 /// Makes the grants what they must be, on every `init`: a superuser's objects handed to
 /// [`OWNER_ROLE`]; every right on the registry's tables, sequences and functions taken from
 /// everyone but their owner; then `SELECT` on the tables to [`READER_ROLE`] and `EXECUTE` on
@@ -63,7 +71,8 @@ pub(crate) async fn settle(
                 "SELECT o.object, CASE WHEN a.grantee = 0 THEN 'PUBLIC' \
                    ELSE quote_ident(pg_get_userbyid(a.grantee)) END, \
                    a.grantee = 0, pg_get_userbyid(a.grantee), a.privilege_type \
-                 FROM ({OBJECTS_SQL}) AS o(object, owner, acl), aclexplode(o.acl) a \
+                 FROM ({OBJECTS_SQL} UNION ALL {GRANTED_SQL}) AS o(object, owner, acl), \
+                   aclexplode(o.acl) a \
                  WHERE a.grantee <> o.owner ORDER BY 2, 1"
             ),
             &[],
@@ -132,31 +141,66 @@ pub(crate) async fn settle(
     Ok(report)
 }
 
-/// Fails unless only the schema's owner may create objects in it: the definer functions look
-/// names up there (after `pg_catalog`), so a function or operator someone else created there
-/// could stand in for one of theirs. `PUBLIC`'s `CREATE` (the default in `public` before
-/// PostgreSQL 15) is revoked here when this user may; otherwise its owner must.
-pub(crate) async fn schema_not_open(
-    tx: &tokio_postgres::Transaction<'_>,
-) -> Result<(), RegistryError> {
-    let db = |error: tokio_postgres::Error| RegistryError::from_db("the registry", &error);
+/// The roles whose objects the registry may rely on: superusers, the user running `init`,
+/// [`OWNER_ROLE`], the schema's owner and the database's.
+const TRUSTED_SQL: &str = "
+SELECT r.oid FROM pg_catalog.pg_roles r \
+WHERE r.rolsuper OR r.rolname = current_user OR r.rolname = 'skillet_owner' \
+UNION SELECT n.nspowner FROM pg_catalog.pg_namespace n WHERE n.nspname = current_schema() \
+UNION SELECT d.datdba FROM pg_catalog.pg_database d WHERE d.datname = current_database()";
+
+/// The objects of others in the registry's schema that its functions could be led to use: any
+/// function or operator there that no trusted role owns (an overload of a built-in, as
+/// `unnest(bytea[])`, would be picked over `pg_catalog`'s), a `skillet_*` relation someone else
+/// made first (its triggers would run in `init`), a trigger on a `skillet_*` table that skillet
+/// did not make.
+const FOREIGN_SQL: &str = "
+WITH s AS (SELECT to_regnamespace(current_schema())::oid AS oid), trusted AS ({TRUSTED}) \
+SELECT 'function ' || p.oid::regprocedure::text FROM pg_catalog.pg_proc p, s \
+WHERE p.pronamespace = s.oid AND p.proowner NOT IN (SELECT oid FROM trusted) \
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_proc'::regclass \
+                  AND d.objid = p.oid AND d.deptype = 'e') \
+UNION ALL \
+SELECT 'operator ' || o.oid::regoperator::text FROM pg_catalog.pg_operator o, s \
+WHERE o.oprnamespace = s.oid AND o.oprowner NOT IN (SELECT oid FROM trusted) \
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_operator'::regclass \
+                  AND d.objid = o.oid AND d.deptype = 'e') \
+UNION ALL \
+SELECT 'table ' || c.oid::regclass::text || ' (owned by ' || pg_catalog.pg_get_userbyid(c.relowner) || ')' \
+FROM pg_catalog.pg_class c, s \
+WHERE c.relnamespace = s.oid AND c.relname LIKE 'skillet\\_%' AND c.relowner NOT IN (SELECT oid FROM trusted) \
+UNION ALL \
+SELECT 'trigger ' || t.tgname || ' on ' || t.tgrelid::regclass::text \
+FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid, s \
+WHERE c.relnamespace = s.oid AND c.relname LIKE 'skillet\\_%' AND NOT t.tgisinternal \
+  AND (t.tgname NOT IN ('skillet_guard_version', 'skillet_guard_blob', 'skillet_immutable', \
+                        'skillet_require_writer') \
+       OR (SELECT f.proowner FROM pg_catalog.pg_proc f WHERE f.oid = t.tgfoid) \
+          NOT IN (SELECT oid FROM trusted)) \
+LIMIT 20";
+
+/// What `init` checks before it creates or migrates anything: only trusted roles may create
+/// objects in the schema (`PUBLIC`'s `CREATE`, the default in `public` before PostgreSQL 15, is
+/// revoked here when this user may), and nothing of anyone else's lies there for the registry's
+/// functions or `init` itself to run (see [`FOREIGN_SQL`]). The definer functions look names up
+/// in this schema after `pg_catalog`; with these two facts nobody can put anything in their way.
+pub(crate) async fn preflight(tx: &tokio_postgres::Transaction<'_>) -> Result<(), RegistryError> {
+    let db = |error: tokio_postgres::Error| {
+        RegistryError::from_db("the registry", &error).doing("initializing")
+    };
     let schema: String = tx
         .query_one("SELECT current_schema()", &[])
         .await
         .map_err(db)?
         .get(0);
-    let open = "SELECT EXISTS (SELECT 1 FROM pg_namespace n, aclexplode(n.nspacl) a \
-                WHERE n.nspname = current_schema() AND a.grantee = 0 AND a.privilege_type = 'CREATE')";
-    if !tx.query_one(open, &[]).await.map_err(db)?.get::<_, bool>(0) {
-        return Ok(());
-    }
     // In a savepoint: a user who may not revoke leaves the transaction usable.
     tx.batch_execute("SAVEPOINT skillet_schema")
         .await
         .map_err(db)?;
     let revoked = tx
         .batch_execute(
-            "DO $$ BEGIN EXECUTE format('REVOKE CREATE ON SCHEMA %I FROM PUBLIC', current_schema()); END $$",
+            "DO $$ BEGIN EXECUTE pg_catalog.format('REVOKE CREATE ON SCHEMA %I FROM PUBLIC', \
+             current_schema()); END $$",
         )
         .await;
     let settle = if revoked.is_ok() {
@@ -165,17 +209,46 @@ pub(crate) async fn schema_not_open(
         "ROLLBACK TO SAVEPOINT skillet_schema"
     };
     tx.batch_execute(settle).await.map_err(db)?;
-    if tx.query_one(open, &[]).await.map_err(db)?.get::<_, bool>(0) {
+    let creators: Option<String> = tx
+        .query_one(
+            &format!(
+                "SELECT pg_catalog.string_agg(DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' \
+                   ELSE pg_catalog.pg_get_userbyid(a.grantee) END, ', ') \
+                 FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a \
+                 WHERE n.nspname = current_schema() AND a.privilege_type = 'CREATE' \
+                   AND a.grantee NOT IN ({TRUSTED_SQL})"
+            ),
+            &[],
+        )
+        .await
+        .map_err(db)?
+        .get(0);
+    if let Some(creators) = creators {
         return Err(RegistryError::Refused(format!(
-            "every database user may create objects in the schema {schema:?}, where the \
-             registry's functions look names up; nothing was changed\n  hint: its owner runs \
-             REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC (PostgreSQL 15 and later do not grant \
-             it), then `skillet registry init` again"
+            "{creators} may create objects in the schema {schema:?}, where the registry's \
+             functions look names up; nothing was changed\n  hint: its owner runs REVOKE CREATE \
+             ON SCHEMA {schema} FROM {creators} (PostgreSQL 15 and later do not grant it to \
+             PUBLIC), then `skillet registry init` again"
+        )));
+    }
+    let foreign: Vec<String> = tx
+        .query(&FOREIGN_SQL.replace("{TRUSTED}", TRUSTED_SQL), &[])
+        .await
+        .map_err(db)?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    if !foreign.is_empty() {
+        return Err(RegistryError::Refused(format!(
+            "the schema {schema:?} holds what someone else made, which the registry's functions \
+             or `init` could be led to run: {}; nothing was changed\n  hint: a superuser or \
+             their owner drops them (or moves them to another schema), then `skillet registry \
+             init` again",
+            foreign.join(", ")
         )));
     }
     Ok(())
 }
-
 /// Hands the registry's tables, sequences and functions to [`OWNER_ROLE`] (made when missing).
 async fn hand_to_owner_role(
     tx: &tokio_postgres::Transaction<'_>,

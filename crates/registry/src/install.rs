@@ -56,7 +56,12 @@ impl Lock {
                 path.display()
             ))
         };
-        let text = match std::fs::metadata(path) {
+        let text = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_symlink() => {
+                return Err(bad(
+                    "it is a link; a lock file is read only as the project's own file".into(),
+                ));
+            }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 return Ok(Self {
                     version: LOCK_VERSION,
@@ -179,6 +184,14 @@ impl Locked {
         }) {
             return Err(refuse("leaves its folder (`..` or `.`)"));
         }
+        // A repository cannot write its own `.git` (hooks there run outside any sandbox): neither
+        // may its lock file, through an install.
+        if path
+            .components()
+            .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+        {
+            return Err(refuse("is inside a .git folder"));
+        }
         if path.file_name().and_then(|n| n.to_str()) != Some(self.name.as_str()) {
             return Err(refuse("is not a folder named after the skill"));
         }
@@ -287,12 +300,14 @@ pub fn install(
                 }
                 if edited && !force {
                     return Err(RegistryError::Refused(format!(
-                        "{}: its files changed since {}/{}@{} was installed\n  hint: --force \
-                         replaces your changes; publish them first to keep them",
+                        "{}: its files changed since {}/{}@{} was installed (or were never what \
+                         {} records)\n  hint: look at them first; --force replaces them, and \
+                         publishing them first keeps your changes",
                         dest.display(),
                         entry.owner,
                         entry.name,
-                        entry.seq
+                        entry.seq,
+                        target.lock.display()
                     )));
                 }
                 replaced = Some(entry.seq);
@@ -376,6 +391,12 @@ fn walk_to_root(target: &Target, create: bool) -> Result<Option<cap_std::fs::Dir
         let std::path::Component::Normal(part) = component else {
             return Err(leads_out());
         };
+        if part.eq_ignore_ascii_case(".git") {
+            return Err(RegistryError::Refused(format!(
+                "{} is inside a .git folder, so nothing is installed there",
+                target.root.display()
+            )));
+        }
         let next = match dir.open_dir(part) {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
                 // A dangling link is not a missing folder: it would be made outside.

@@ -42,8 +42,7 @@ pub use prepare::{
     parse_reference, prepare, term_counts,
 };
 pub use publish::{
-    CHANNEL, DIMENSIONS, EVENTS_LOCK, Published, WRITE_IDLE_TIMEOUT, WRITE_LOCK_TIMEOUT,
-    WRITE_STATEMENT_TIMEOUT,
+    CHANNEL, DIMENSIONS, Published, WRITE_IDLE_TIMEOUT, WRITE_LOCK_TIMEOUT, WRITE_STATEMENT_TIMEOUT,
 };
 pub use schema::{InitReport, SCHEMA_VERSION};
 pub use search::{CANDIDATES, EF_SEARCH, Found, MAX_TOP_K, Results, SearchSettings};

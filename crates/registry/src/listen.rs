@@ -2,7 +2,7 @@
 //! after every (re)connect and every notification, the events after the last one seen read
 //! from `skillet_events` (NOTIFY has no replay: a notification sent while the connection was
 //! down is never delivered, but its event row is there). Events are numbered in commit order
-//! (see `publish::EVENTS_LOCK`), so reading "after N" never skips one.
+//! (every publish and yank locks the statistics row from its event to its commit), so reading "after N" never skips one.
 
 use std::time::Duration;
 

@@ -24,6 +24,13 @@ pub async fn claim(pools: &Pools, owner: &str) -> Result<String, RegistryError> 
 /// of the role that holds it now and of `role`.
 pub async fn set_role(pools: &Pools, owner: &str, role: &str) -> Result<(), RegistryError> {
     check_owner(owner)?;
+    // PostgreSQL's identifiers: at most 63 bytes (NAMEDATALEN - 1).
+    if role.is_empty() || role.len() > 63 {
+        return Err(RegistryError::BadName(format!(
+            "{role:?} is not a database role's name\n  hint: a role is named by 1 to 63 bytes, \
+             as `\\du` in psql lists them"
+        )));
+    }
     call_one(
         pools,
         &format!("handing {owner} to {role}"),

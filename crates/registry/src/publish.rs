@@ -16,13 +16,6 @@ use crate::prepare::{Prepared, check_owner};
 /// The channel `NOTIFY` sends on; the payload is the event's id.
 pub const CHANNEL: &str = "skillet_registry";
 
-/// The advisory lock every publish and yank takes last (for the collection's statistics and
-/// the event) and holds to its commit, so that events are numbered in the order they commit
-/// and a listener reading "after id N" never skips one that committed late. Everything a
-/// publish writes before it is its own skill's rows, so publishers of different skills run side
-/// by side until then. The SQL functions spell it in decimal.
-pub const EVENTS_LOCK: i64 = 0x736b_696c_6c65_7402;
-
 /// How long a publish or a yank waits for a lock another writer holds before it fails (saying
 /// what it waited for) rather than hang.
 pub const WRITE_LOCK_TIMEOUT: &str = "30s";

@@ -29,7 +29,9 @@ pub const MIN_VECTOR: (u32, u32, u32) = (0, 6, 2);
 /// The pgvector production should run (fixes to parallel HNSW builds and to vacuum).
 pub const RECOMMENDED_VECTOR: (u32, u32, u32) = (0, 8, 4);
 
-/// The advisory lock key `init` holds (a constant: "skillet" as bytes).
+/// The advisory lock key `init` holds on a database without the registry yet (a constant:
+/// "skillet" as bytes); once `skillet_migrations` exists, `init` locks that table instead,
+/// which nobody without rights on it can hold against `init`.
 const MIGRATION_LOCK: i64 = 0x736b_696c_6c65_7401;
 
 /// What `init` did.
@@ -55,7 +57,9 @@ pub struct InitReport {
 /// Creates or migrates the schema.
 pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
     let mut client = pools.write().await?;
-    let db = |error: tokio_postgres::Error| RegistryError::from_db(&pools.at, &error);
+    let db = |error: tokio_postgres::Error| {
+        RegistryError::from_db(&pools.at, &error).doing("initializing the registry")
+    };
     let row = client
         .query_one(
             "SELECT current_setting('server_version'), \
@@ -83,10 +87,8 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
         )));
     }
     let transaction = client.transaction().await.map_err(db)?;
-    transaction
-        .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-        .await
-        .map_err(db)?;
+    crate::grants::preflight(&transaction).await?;
+    lock_migrations(&transaction).await.map_err(db)?;
     transaction
         .batch_execute(
             "CREATE TABLE IF NOT EXISTS skillet_migrations (\
@@ -121,7 +123,6 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
     let grants = crate::grants::settle(&transaction, from)
         .await
         .map_err(db)?;
-    crate::grants::schema_not_open(&transaction).await?;
     let installed: String = transaction
         .query_one(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
@@ -141,6 +142,27 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
         advice,
         grants,
     })
+}
+
+/// Serialises `init`s: the migrations table once it exists (nobody without rights on it can
+/// hold that against `init`), an advisory lock before.
+async fn lock_migrations(
+    transaction: &tokio_postgres::Transaction<'_>,
+) -> Result<(), tokio_postgres::Error> {
+    let exists: bool = transaction
+        .query_one("SELECT to_regclass('skillet_migrations') IS NOT NULL", &[])
+        .await?
+        .get(0);
+    if exists {
+        transaction
+            .batch_execute("LOCK TABLE skillet_migrations IN SHARE ROW EXCLUSIVE MODE")
+            .await
+    } else {
+        transaction
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await
+            .map(|_| ())
+    }
 }
 
 /// Applies the migrations after `from`, in order, each recorded; their names.

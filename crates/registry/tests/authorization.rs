@@ -276,6 +276,12 @@ fn another_team_s_publisher_cannot_touch_an_owner_s_skills() {
                 "{error}"
             );
         }
+        // Nor may anyone hand an owner to the role every publisher is in.
+        let error = registry
+            .set_owner_role("mallory-team", "skillet_publisher")
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("is not a team's role"), "{error}");
         // Nor may she hand her own owner to a role she is not in.
         let error = registry
             .set_owner_role("mallory-team", &team)
@@ -285,6 +291,31 @@ fn another_team_s_publisher_cannot_touch_an_owner_s_skills() {
     });
     assert_eq!(snapshot(&db), before, "the registry changed");
 
+    // A lie about a version's length (every skill's scores move with the total) is refused.
+    let refused = try_sql(
+        &as_mallory,
+        "SELECT * FROM skillet_publish('mallory-team', 'skew', NULL, 'x', ARRAY['nothing'], \
+         ARRAY[1], 2000000000, ARRAY[]::text[], NULL, ARRAY['SKILL.md'], ARRAY[false], \
+         ARRAY['---\nname: skew\n---\n'::bytea])",
+    );
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|e| e.contains("its length their sum")),
+        "{refused:?}"
+    );
+    // Advisory locks anyone connected may hold (the old events and migration keys): no publish,
+    // yank or init waits on them.
+    let nobody = roles.create("nobody", "LOGIN");
+    let as_nobody = as_role(&db.url, &nobody);
+    let (holder, connection) = rt
+        .block_on(tokio_postgres::connect(&as_nobody, tokio_postgres::NoTls))
+        .unwrap();
+    let held = rt.spawn(connection);
+    rt.block_on(holder.batch_execute(
+        "SELECT pg_advisory_lock(8316857051265725442), pg_advisory_lock(8316857051265725441)",
+    ))
+    .unwrap();
     rt.block_on(async {
         // The owner's team still publishes and yanks; search and install see it.
         let bob_registry = Registry::new(&as_bob).unwrap();
@@ -322,7 +353,11 @@ fn another_team_s_publisher_cannot_touch_an_owner_s_skills() {
             .await
             .unwrap_err();
         assert!(error.to_string().contains("skillet_publisher"), "{error}");
+        let again = Registry::new(&db.url).unwrap().init().await.unwrap();
+        assert_eq!(again.grants, Vec::<String>::new());
     });
+    drop(holder);
+    held.abort();
     // Every blob matches its hash; the statistics add up.
     assert_eq!(
         db.rows("SELECT count(*) FILTER (WHERE sha256(bytes) <> sha256)::text FROM skillet_blobs"),
@@ -349,6 +384,24 @@ fn a_repository_s_links_never_lead_an_install_out_of_the_project() {
     let db = TestDatabase::create(&url);
     let skills = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
+    // A lock entry into the repository's own .git (hooks there run on the next commit).
+    for dir in [".git/hooks", ".GIT/hooks", "sub/.git/pdf-forms"] {
+        let name = dir.rsplit('/').next().unwrap();
+        let entry = skillet_registry::Locked {
+            name: name.into(),
+            owner: "mal".into(),
+            seq: 1,
+            hash: "sha256:00".into(),
+            dir: dir.into(),
+        };
+        let error = entry
+            .target(&project.path().join("skillet.lock"), false)
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("inside a .git folder"),
+            "{dir}: {error}"
+        );
+    }
     // The user's own skills, which act without trusting any project.
     let home_skills = tempfile::tempdir().unwrap();
     let dir = write_skill(skills.path(), "pdf-forms", "Fill in PDF forms.", "v1");
@@ -460,4 +513,105 @@ fn a_table_locked_by_someone_else_fails_a_search_in_time_naming_what_it_waited_f
         holder.batch_execute("ROLLBACK").await.unwrap();
     });
     assert_eq!(skillet_registry::LOCK_TIMEOUT, "10s");
+}
+
+#[test]
+fn init_refuses_a_schema_where_others_planted_what_it_would_run() {
+    let Some(url) = skillet_test_support::registry_server_for(
+        "init_refuses_a_schema_where_others_planted_what_it_would_run",
+    ) else {
+        return;
+    };
+    let mut roles = Roles::new(&url);
+    let mallory = roles.create("mallory_plant", "LOGIN");
+    let dev = roles.create("dev_plant", "LOGIN");
+    let as_admin = |db: &TestDatabase| Registry::new(&db.url).unwrap();
+    let superuser = |db: &TestDatabase, who: &str| {
+        db.rows(&format!(
+            "SELECT rolsuper FROM pg_roles WHERE rolname = '{who}'"
+        )) == [["t"]]
+    };
+
+    // 1. PUBLIC may create in `public` (PostgreSQL 14's default): a skillet_migrations with a
+    // trigger that makes its author a superuser when init inserts into it.
+    let db = TestDatabase::create(&url);
+    db.execute("GRANT CREATE ON SCHEMA public TO PUBLIC");
+    try_sql(
+        &as_role(&db.url, &mallory),
+        &format!(
+            "CREATE FUNCTION public.evil() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+               EXECUTE 'ALTER ROLE {mallory} SUPERUSER'; RETURN NEW; END $$; \
+             CREATE TABLE public.skillet_migrations (version int PRIMARY KEY, name text NOT NULL, \
+               applied_at timestamptz NOT NULL DEFAULT now()); \
+             CREATE TRIGGER t BEFORE INSERT ON public.skillet_migrations \
+               FOR EACH ROW EXECUTE FUNCTION public.evil()"
+        ),
+    )
+    .unwrap();
+    let error = runtime().block_on(as_admin(&db).init()).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("holds what someone else made"), "{text}");
+    assert!(
+        text.contains("function evil()") && text.contains("skillet_migrations"),
+        "{text}"
+    );
+    assert!(!superuser(&db, &mallory), "init ran her trigger");
+    drop(db);
+
+    // 2. A role other than the owner may create in the schema: refused until it may not.
+    let db = TestDatabase::create(&url);
+    db.execute(&format!("GRANT CREATE ON SCHEMA public TO {dev}"));
+    let error = runtime().block_on(as_admin(&db).init()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("{dev} may create objects")),
+        "{error}"
+    );
+    // 3. An overload of a built-in planted before (it would win over pg_catalog's unnest).
+    try_sql(
+        &as_role(&db.url, &dev),
+        "CREATE FUNCTION public.unnest(bytea[]) RETURNS SETOF bytea LANGUAGE sql \
+         AS 'SELECT x FROM pg_catalog.unnest($1) x'",
+    )
+    .unwrap();
+    db.execute(&format!("REVOKE CREATE ON SCHEMA public FROM {dev}"));
+    let error = runtime().block_on(as_admin(&db).init()).unwrap_err();
+    assert!(
+        error.to_string().contains("function unnest(bytea[])"),
+        "{error}"
+    );
+    db.execute("DROP FUNCTION public.unnest(bytea[])");
+    runtime().block_on(as_admin(&db).init()).unwrap();
+
+    // 4. Column grants and a trigger from before the upgrade.
+    db.execute(&format!(
+        "GRANT SELECT (owner, role), UPDATE (role) ON skillet_owners TO {dev}"
+    ));
+    // (made here by the administrator, as one a role with TRIGGER on the table made before)
+    db.execute(
+        "CREATE TRIGGER stop BEFORE INSERT ON skillet_events \
+         FOR EACH ROW EXECUTE FUNCTION skillet_immutable()",
+    );
+    let error = runtime().block_on(as_admin(&db).init()).unwrap_err();
+    assert!(
+        error.to_string().contains("trigger stop on skillet_events"),
+        "{error}"
+    );
+    db.execute("DROP TRIGGER stop ON skillet_events");
+    let report = runtime().block_on(as_admin(&db).init()).unwrap();
+    assert!(
+        report
+            .grants
+            .iter()
+            .any(|g| g.contains(&format!("from {dev}"))),
+        "{:?}",
+        report.grants
+    );
+    let refused = try_sql(
+        &as_role(&db.url, &dev),
+        "UPDATE skillet_owners SET role = current_user",
+    );
+    assert!(refused.is_err_and(|e| e.contains("permission denied")));
+    drop(db);
 }

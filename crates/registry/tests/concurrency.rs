@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use skillet_registry::{EVENTS_LOCK, Registry, SearchSettings, prepare};
+use skillet_registry::{Registry, SearchSettings, prepare};
 use skillet_retrieval::Mode;
 use skillet_test_support::{TestDatabase, registry_server, skip};
 
@@ -310,14 +310,17 @@ fn a_publisher_killed_inside_its_transaction_leaves_nothing() {
         .unwrap();
     runtime.spawn(connection);
     runtime
-        .block_on(holder.execute("SELECT pg_advisory_lock($1)", &[&EVENTS_LOCK]))
+        .block_on(
+            holder
+                .batch_execute("BEGIN; SELECT 1 FROM skillet_search_stats WHERE id = 1 FOR UPDATE"),
+        )
         .unwrap();
     let mut child = spawn_worker(&db.url, "once:3");
     let waited = Instant::now();
     loop {
         let waiting = db.rows(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
-             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'skillet' \
+             AND wait_event_type = 'Lock' AND datname = current_database()",
         );
         if waiting[0][0] == "1" {
             break;
@@ -335,9 +338,7 @@ fn a_publisher_killed_inside_its_transaction_leaves_nothing() {
     child.kill().unwrap();
     let output = child.wait_with_output().unwrap();
     assert!(!String::from_utf8_lossy(&output.stdout).contains("PUBLISHED"));
-    runtime
-        .block_on(holder.execute("SELECT pg_advisory_unlock($1)", &[&EVENTS_LOCK]))
-        .unwrap();
+    runtime.block_on(holder.batch_execute("ROLLBACK")).unwrap();
     // The server notices the client gone and rolls back: nothing of it remains.
     let waited = Instant::now();
     loop {
