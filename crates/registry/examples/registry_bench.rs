@@ -370,9 +370,11 @@ fn publish_split(url: &str, skills: &[(String, Prepared, Vec<f32>)], publishers:
             scope.spawn(move || {
                 let runtime = runtime();
                 let registry = Registry::new(&db_url).unwrap();
+                let vectors = std::env::var_os("SKILLET_BENCH_NO_VECTORS").is_none();
                 for (owner, skill, vector) in chunk {
+                    let vector = vectors.then_some(vector.as_slice());
                     runtime
-                        .block_on(registry.publish(skill, owner, None, Some(vector)))
+                        .block_on(registry.publish(skill, owner, None, vector))
                         .unwrap();
                 }
             });
