@@ -406,10 +406,11 @@ fn at_scale(
             .unwrap();
         tokio::spawn(connection);
         client
-            .batch_execute(
+            .batch_execute(&format!(
                 "DROP INDEX skillet_search_embedding; BEGIN; \
-                 SELECT set_config('skillet.schema', '3', true)",
-            )
+                 SELECT set_config('skillet.schema', '{}', true)",
+                skillet_registry::SCHEMA_VERSION
+            ))
             .await
             .unwrap();
         let skill = client

@@ -29,19 +29,19 @@ const OBJECTS_SQL: &str = "
 SELECT CASE c.relkind WHEN 'S' THEN 'SEQUENCE ' ELSE 'TABLE ' END || c.oid::regclass::text, \
        c.relowner, c.relacl \
 FROM pg_class c \
-WHERE c.relnamespace = to_regnamespace(current_schema())::oid AND c.relname LIKE 'skillet\\_%' \
+WHERE c.relnamespace = {S}::oid AND c.relname LIKE 'skillet\\_%' \
   AND c.relkind IN ('r', 'p', 'S', 'v', 'm') \
 UNION ALL \
 SELECT 'FUNCTION ' || p.oid::regprocedure::text, p.proowner, p.proacl \
 FROM pg_proc p \
-WHERE p.pronamespace = to_regnamespace(current_schema())::oid AND p.proname LIKE 'skillet\\_%'";
+WHERE p.pronamespace = {S}::oid AND p.proname LIKE 'skillet\\_%'";
 
 /// [`OBJECTS_SQL`] and, for each table, the rights granted on its columns (a `REVOKE ALL` on
 /// the table takes those too).
 const GRANTED_SQL: &str = "
 SELECT 'TABLE ' || c.oid::regclass::text, c.relowner, a.attacl \
 FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
-WHERE c.relnamespace = to_regnamespace(current_schema())::oid AND c.relname LIKE 'skillet\\_%' \
+WHERE c.relnamespace = {S}::oid AND c.relname LIKE 'skillet\\_%' \
   AND a.attacl IS NOT NULL";
 
 /// Makes the grants what they must be, on every `init`: a superuser's objects handed to
@@ -53,7 +53,9 @@ WHERE c.relnamespace = to_regnamespace(current_schema())::oid AND c.relname LIKE
 pub(crate) async fn settle(
     tx: &tokio_postgres::Transaction<'_>,
     from: i32,
+    schema: &Schema,
 ) -> Result<Vec<String>, tokio_postgres::Error> {
+    let oid = schema.oid.to_string();
     let mut report = Vec::new();
     let superuser: bool = tx
         .query_one(
@@ -63,18 +65,20 @@ pub(crate) async fn settle(
         .await?
         .get(0);
     if superuser {
-        hand_to_owner_role(tx).await?;
+        hand_to_owner_role(tx, &oid).await?;
     }
     let granted = tx
         .query(
             &format!(
-                "SELECT o.object, CASE WHEN a.grantee = 0 THEN 'PUBLIC' \
-                   ELSE quote_ident(pg_get_userbyid(a.grantee)) END, \
-                   a.grantee = 0, pg_get_userbyid(a.grantee), a.privilege_type \
+                "SELECT o.object, CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::oid THEN 'PUBLIC' \
+                   ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)::text) END, \
+                   a.grantee OPERATOR(pg_catalog.=) 0::oid, \
+                   pg_catalog.pg_get_userbyid(a.grantee)::text, a.privilege_type \
                  FROM ({OBJECTS_SQL} UNION ALL {GRANTED_SQL}) AS o(object, owner, acl), \
-                   aclexplode(o.acl) a \
+                   pg_catalog.aclexplode(o.acl) a \
                  WHERE a.grantee <> o.owner ORDER BY 2, 1"
-            ),
+            )
+            .replace("{S}", &oid),
             &[],
         )
         .await?;
@@ -119,7 +123,8 @@ pub(crate) async fn settle(
             &format!(
                 "SELECT o.object FROM ({OBJECTS_SQL}) AS o(object, owner, acl) \
                  WHERE o.object LIKE 'TABLE %'"
-            ),
+            )
+            .replace("{S}", &oid),
             &[],
         )
         .await?;
@@ -129,7 +134,8 @@ pub(crate) async fn settle(
             .await?;
     }
     tx.batch_execute(&format!(
-        "DO $$ BEGIN EXECUTE format('GRANT USAGE ON SCHEMA %I TO {READER_ROLE}', current_schema()); END $$"
+        "GRANT USAGE ON SCHEMA {} TO {READER_ROLE}",
+        schema.quoted
     ))
     .await?;
     for function in PUBLISHER_FUNCTIONS {
@@ -142,12 +148,12 @@ pub(crate) async fn settle(
 }
 
 /// The roles whose objects the registry may rely on: superusers, the user running `init`,
-/// [`OWNER_ROLE`], the schema's owner and the database's.
+/// [`OWNER_ROLE`] and the database's owner (`pg_database_owner`, which owns `public`).
 const TRUSTED_SQL: &str = "
 SELECT r.oid FROM pg_catalog.pg_roles r \
 WHERE r.rolsuper OR r.rolname = current_user OR r.rolname = 'skillet_owner' \
-UNION SELECT n.nspowner FROM pg_catalog.pg_namespace n WHERE n.nspname = current_schema() \
-UNION SELECT d.datdba FROM pg_catalog.pg_database d WHERE d.datname = current_database()";
+UNION SELECT d.datdba FROM pg_catalog.pg_database d WHERE d.datname = current_database() \
+UNION SELECT 'pg_database_owner'::pg_catalog.regrole::pg_catalog.oid";
 
 /// The objects of others in the registry's schema that its functions could be led to use: any
 /// function or operator there that no trusted role owns (an overload of a built-in, as
@@ -155,16 +161,18 @@ UNION SELECT d.datdba FROM pg_catalog.pg_database d WHERE d.datname = current_da
 /// made first (its triggers would run in `init`), a trigger on a `skillet_*` table that skillet
 /// did not make.
 const FOREIGN_SQL: &str = "
-WITH s AS (SELECT to_regnamespace(current_schema())::oid AS oid), trusted AS ({TRUSTED}) \
+WITH s AS (SELECT {S}::oid AS oid), trusted AS ({TRUSTED}) \
 SELECT 'function ' || p.oid::regprocedure::text FROM pg_catalog.pg_proc p, s \
 WHERE p.pronamespace = s.oid AND p.proowner NOT IN (SELECT oid FROM trusted) \
-  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_proc'::regclass \
-                  AND d.objid = p.oid AND d.deptype = 'e') \
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e \
+                  ON e.oid = d.refobjid WHERE d.classid = 'pg_catalog.pg_proc'::regclass \
+                  AND d.objid = p.oid AND d.deptype = 'e' AND e.extowner IN (SELECT oid FROM trusted)) \
 UNION ALL \
 SELECT 'operator ' || o.oid::regoperator::text FROM pg_catalog.pg_operator o, s \
 WHERE o.oprnamespace = s.oid AND o.oprowner NOT IN (SELECT oid FROM trusted) \
-  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_operator'::regclass \
-                  AND d.objid = o.oid AND d.deptype = 'e') \
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e \
+                  ON e.oid = d.refobjid WHERE d.classid = 'pg_catalog.pg_operator'::regclass \
+                  AND d.objid = o.oid AND d.deptype = 'e' AND e.extowner IN (SELECT oid FROM trusted)) \
 UNION ALL \
 SELECT 'table ' || c.oid::regclass::text || ' (owned by ' || pg_catalog.pg_get_userbyid(c.relowner) || ')' \
 FROM pg_catalog.pg_class c, s \
@@ -184,24 +192,33 @@ LIMIT 20";
 /// revoked here when this user may), and nothing of anyone else's lies there for the registry's
 /// functions or `init` itself to run (see [`FOREIGN_SQL`]). The definer functions look names up
 /// in this schema after `pg_catalog`; with these two facts nobody can put anything in their way.
-pub(crate) async fn preflight(tx: &tokio_postgres::Transaction<'_>) -> Result<(), RegistryError> {
+pub(crate) async fn preflight(
+    tx: &tokio_postgres::Transaction<'_>,
+    schema: &Schema,
+) -> Result<(), RegistryError> {
     let db = |error: tokio_postgres::Error| {
-        RegistryError::from_db("the registry", &error).doing("initializing")
+        RegistryError::from_db("the registry", &error).doing("initializing the registry")
     };
-    let schema: String = tx
-        .query_one("SELECT current_schema()", &[])
-        .await
-        .map_err(db)?
-        .get(0);
+    let oid = schema.oid.to_string();
+    let name = &schema.name;
+    if !schema.owner_trusted {
+        return Err(RegistryError::Refused(format!(
+            "the schema {name:?}, where this session would create the registry, belongs to {}, \
+             not to you, a superuser or the database's owner; nothing was changed\n  hint: \
+             a schema named after a user is searched first (\"$user\"): create the registry in \
+             one you own (options=-c search_path=NAME in the URL), or have that schema dropped",
+            schema.owner
+        )));
+    }
     // In a savepoint: a user who may not revoke leaves the transaction usable.
     tx.batch_execute("SAVEPOINT skillet_schema")
         .await
         .map_err(db)?;
     let revoked = tx
-        .batch_execute(
-            "DO $$ BEGIN EXECUTE pg_catalog.format('REVOKE CREATE ON SCHEMA %I FROM PUBLIC', \
-             current_schema()); END $$",
-        )
+        .batch_execute(&format!(
+            "REVOKE CREATE ON SCHEMA {} FROM PUBLIC",
+            schema.quoted
+        ))
         .await;
     let settle = if revoked.is_ok() {
         "RELEASE SAVEPOINT skillet_schema"
@@ -212,12 +229,13 @@ pub(crate) async fn preflight(tx: &tokio_postgres::Transaction<'_>) -> Result<()
     let creators: Option<String> = tx
         .query_one(
             &format!(
-                "SELECT pg_catalog.string_agg(DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' \
-                   ELSE pg_catalog.pg_get_userbyid(a.grantee) END, ', ') \
+                "SELECT pg_catalog.string_agg(DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0::oid \
+                   THEN 'PUBLIC' ELSE pg_catalog.pg_get_userbyid(a.grantee)::text END, ', ') \
                  FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a \
-                 WHERE n.nspname = current_schema() AND a.privilege_type = 'CREATE' \
+                 WHERE n.oid = {{S}}::oid AND a.privilege_type = 'CREATE' \
                    AND a.grantee NOT IN ({TRUSTED_SQL})"
-            ),
+            )
+            .replace("{S}", &oid),
             &[],
         )
         .await
@@ -225,14 +243,20 @@ pub(crate) async fn preflight(tx: &tokio_postgres::Transaction<'_>) -> Result<()
         .get(0);
     if let Some(creators) = creators {
         return Err(RegistryError::Refused(format!(
-            "{creators} may create objects in the schema {schema:?}, where the registry's \
+            "{creators} may create objects in the schema {name:?}, where the registry's \
              functions look names up; nothing was changed\n  hint: its owner runs REVOKE CREATE \
-             ON SCHEMA {schema} FROM {creators} (PostgreSQL 15 and later do not grant it to \
-             PUBLIC), then `skillet registry init` again"
+             ON SCHEMA {} FROM {creators} (PostgreSQL 15 and later do not grant it to PUBLIC), \
+             then `skillet registry init` again",
+            schema.quoted
         )));
     }
     let foreign: Vec<String> = tx
-        .query(&FOREIGN_SQL.replace("{TRUSTED}", TRUSTED_SQL), &[])
+        .query(
+            &FOREIGN_SQL
+                .replace("{TRUSTED}", TRUSTED_SQL)
+                .replace("{S}", &oid),
+            &[],
+        )
         .await
         .map_err(db)?
         .iter()
@@ -240,7 +264,7 @@ pub(crate) async fn preflight(tx: &tokio_postgres::Transaction<'_>) -> Result<()
         .collect();
     if !foreign.is_empty() {
         return Err(RegistryError::Refused(format!(
-            "the schema {schema:?} holds what someone else made, which the registry's functions \
+            "the schema {name:?} holds what someone else made, which the registry's functions \
              or `init` could be led to run: {}; nothing was changed\n  hint: a superuser or \
              their owner drops them (or moves them to another schema), then `skillet registry \
              init` again",
@@ -249,9 +273,94 @@ pub(crate) async fn preflight(tx: &tokio_postgres::Transaction<'_>) -> Result<()
     }
     Ok(())
 }
+
+/// The schema `init` works in.
+#[derive(Debug, Clone)]
+pub(crate) struct Schema {
+    /// Its name.
+    pub name: String,
+    /// Its name quoted as an identifier.
+    pub quoted: String,
+    /// Its oid.
+    pub oid: u32,
+    /// Who owns it.
+    pub owner: String,
+    /// Whether that is the user running `init`, a superuser or the database's owner.
+    pub owner_trusted: bool,
+}
+
+/// Finds the schema this session creates in (its `search_path`'s first), then pins the
+/// transaction's `search_path` to `pg_catalog` alone: nothing `init` itself runs before the
+/// schema is checked can resolve to someone else's function or operator (an overload with a
+/// closer type match would otherwise win over `pg_catalog`'s).
+pub(crate) async fn pin(tx: &tokio_postgres::Transaction<'_>) -> Result<Schema, RegistryError> {
+    let db = |error: tokio_postgres::Error| {
+        RegistryError::from_db("the registry", &error).doing("initializing the registry")
+    };
+    let row = tx
+        .query_one(
+            "SELECT n.nspname::text, pg_catalog.quote_ident(n.nspname::text), n.oid, \
+               pg_catalog.pg_get_userbyid(n.nspowner)::text, \
+               (n.nspowner OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles r \
+                  WHERE r.rolname OPERATOR(pg_catalog.=) pg_catalog.current_user()) \
+                OR n.nspowner OPERATOR(pg_catalog.=) (SELECT d.datdba FROM pg_catalog.pg_database d \
+                  WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()) \
+                OR n.nspowner OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.regrole::pg_catalog.oid \
+                OR (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.oid OPERATOR(pg_catalog.=) n.nspowner)) \
+             FROM pg_catalog.pg_namespace n \
+             WHERE n.nspname OPERATOR(pg_catalog.=) pg_catalog.current_schema()",
+            &[],
+        )
+        .await
+        .map_err(db)?;
+    tx.batch_execute("SET LOCAL search_path = pg_catalog, pg_temp")
+        .await
+        .map_err(db)?;
+    Ok(Schema {
+        name: row.get(0),
+        quoted: row.get(1),
+        oid: row.get(2),
+        owner: row.get(3),
+        owner_trusted: row.get(4),
+    })
+}
+
+/// After the checks: the registry's schema (only trusted roles may create there, and nothing of
+/// anyone else's is there) and `pg_catalog`, the schema first for the migrations' unqualified
+/// names or `pg_catalog` first for the grants, which create nothing; then the schema `vector`
+/// lives in when it is another.
+pub(crate) async fn unpin(
+    tx: &tokio_postgres::Transaction<'_>,
+    schema: &Schema,
+    catalog_first: bool,
+) -> Result<(), tokio_postgres::Error> {
+    let vector: Option<String> = tx
+        .query_opt(
+            "SELECT pg_catalog.quote_ident(n.nspname::text) FROM pg_catalog.pg_extension e \
+             JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
+            &[],
+        )
+        .await?
+        .map(|row| row.get(0));
+    let extra = vector
+        .filter(|v| *v != schema.quoted)
+        .map(|v| format!("{v}, "))
+        .unwrap_or_default();
+    // The migrations create in the first schema named; the grants, which create nothing, look
+    // `pg_catalog` up first.
+    let path = if catalog_first {
+        format!("pg_catalog, {}, {extra}pg_temp", schema.quoted)
+    } else {
+        format!("{}, pg_catalog, {extra}pg_temp", schema.quoted)
+    };
+    tx.batch_execute(&format!("SET LOCAL search_path = {path}"))
+        .await
+}
+
 /// Hands the registry's tables, sequences and functions to [`OWNER_ROLE`] (made when missing).
 async fn hand_to_owner_role(
     tx: &tokio_postgres::Transaction<'_>,
+    oid: &str,
 ) -> Result<(), tokio_postgres::Error> {
     tx.batch_execute(&format!(
         "DO $$ BEGIN \
@@ -265,8 +374,9 @@ async fn hand_to_owner_role(
         .query(
             &format!(
                 "SELECT o.object FROM ({OBJECTS_SQL}) AS o(object, owner, acl) \
-                 WHERE o.owner <> '{OWNER_ROLE}'::regrole"
-            ),
+                 WHERE o.owner OPERATOR(pg_catalog.<>) '{OWNER_ROLE}'::pg_catalog.regrole::oid"
+            )
+            .replace("{S}", oid),
             &[],
         )
         .await?;

@@ -421,7 +421,37 @@ fn walk_to_root(target: &Target, create: bool) -> Result<Option<cap_std::fs::Dir
         };
         dir = next;
     }
+    // Where the walk really ended (links inside the project followed): never in a `.git`.
+    if let (Some(start), Some(end)) = (real_path(&target.within), real_dir(&dir))
+        && end.strip_prefix(&start).is_ok_and(|inside| {
+            inside
+                .components()
+                .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+        })
+    {
+        return Err(RegistryError::Refused(format!(
+            "{} leads into a .git folder ({}), so nothing is installed there",
+            target.root.display(),
+            end.display()
+        )));
+    }
     Ok(Some(dir))
+}
+
+fn real_path(path: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(path).ok()
+}
+
+/// The path an open folder really is at (Linux: its descriptor's link in /proc).
+#[cfg(target_os = "linux")]
+fn real_dir(dir: &cap_std::fs::Dir) -> Option<PathBuf> {
+    use std::os::fd::{AsFd as _, AsRawFd as _};
+    std::fs::read_link(format!("/proc/self/fd/{}", dir.as_fd().as_raw_fd())).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn real_dir(_dir: &cap_std::fs::Dir) -> Option<PathBuf> {
+    None
 }
 
 /// A staging folder's name in the root: hidden (no discovery picks it up half-written).

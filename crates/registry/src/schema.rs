@@ -18,10 +18,15 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "definer_functions",
         include_str!("../migrations/0003_definer_functions.sql"),
     ),
+    (
+        4,
+        "statistics_deltas",
+        include_str!("../migrations/0004_statistics_deltas.sql"),
+    ),
 ];
 
 /// The schema version this skillet writes and reads.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// The oldest pgvector with what the registry needs (HNSW indexes came in 0.5.0; the tests run
 /// on 0.6.2, the version the `pgserver` wheel ships).
@@ -49,6 +54,8 @@ pub struct InitReport {
     pub server: String,
     /// Advice (an older pgvector than production should run).
     pub advice: Vec<String>,
+    /// The schema the registry is in.
+    pub schema: String,
     /// What was changed in who may do what (rights on tables taken back, roles made members of
     /// the registry's group roles).
     pub grants: Vec<String>,
@@ -87,7 +94,11 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
         )));
     }
     let transaction = client.transaction().await.map_err(db)?;
-    crate::grants::preflight(&transaction).await?;
+    let schema = crate::grants::pin(&transaction).await?;
+    crate::grants::preflight(&transaction, &schema).await?;
+    crate::grants::unpin(&transaction, &schema, false)
+        .await
+        .map_err(db)?;
     lock_migrations(&transaction).await.map_err(db)?;
     transaction
         .batch_execute(
@@ -120,7 +131,10 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
             ));
         }
     }
-    let grants = crate::grants::settle(&transaction, from)
+    crate::grants::unpin(&transaction, &schema, true)
+        .await
+        .map_err(db)?;
+    let grants = crate::grants::settle(&transaction, from, &schema)
         .await
         .map_err(db)?;
     let installed: String = transaction
@@ -141,6 +155,7 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
         server,
         advice,
         grants,
+        schema: schema.name,
     })
 }
 

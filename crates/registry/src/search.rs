@@ -194,13 +194,20 @@ fn rank(mut candidates: Vec<Found>, mode: Mode, top_k: usize, weight: f32) -> Ve
 }
 
 /// The search over each skill's own words (lexical and semantic modes).
-static SEARCH_OWN_SQL: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| search_sql("skillet_terms", "skillet_term_stats", "total_length"));
+static SEARCH_OWN_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    search_sql(
+        "skillet_terms",
+        "skillet_term_stats",
+        "skillet_term_deltas",
+        "total_length",
+    )
+});
 /// The search over the blend's words, each skill's body's included (hybrid).
 static SEARCH_BLEND_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     search_sql(
         "skillet_blend_terms",
         "skillet_blend_term_stats",
+        "skillet_blend_term_deltas",
         "blend_total_length",
     )
 });
@@ -208,20 +215,33 @@ static SEARCH_BLEND_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
 /// The search over one words table. $1 the query's terms, $2 its vector (or NULL), $3 word
 /// candidates, $4 meaning candidates, $5 k1, $6 b, $7 the query's words (for its weight, the
 /// seventh column: at least one unknown word's, as `Bm25::query_weight`). BM25 is skillet's:
-/// idf = ln((N - df + 0.5) / (df + 0.5) + 1), a word no skill has at df 0. Each term's postings
+/// idf = ln((N - df + 0.5) / (df + 0.5) + 1), a word no skill has at df 0. N, the lengths and
+/// each df are the base rows plus the deltas publishes appended since the last fold. Each term's postings
 /// are read by its own index lookup (LATERAL), never by a scan of the whole table.
-fn search_sql(terms: &str, term_stats: &str, total_length: &str) -> String {
+fn search_sql(terms: &str, term_stats: &str, deltas: &str, total_length: &str) -> String {
     format!(
         "
 WITH q AS (SELECT DISTINCT unnest($1::text[]) AS term),
+totals AS (
+  SELECT s.documents + coalesce(d.documents, 0) AS documents,
+         s.{total_length} + coalesce(d.{total_length}, 0) AS total_length
+  FROM skillet_search_stats s,
+       (SELECT sum(documents) AS documents, sum({total_length}) AS {total_length}
+        FROM skillet_search_stats_deltas) d
+  WHERE s.id = 1),
 stats AS (
   SELECT documents::float8 AS n,
-         CASE WHEN documents > 0 THEN {total_length}::float8 / documents ELSE 0 END AS avgdl
-  FROM skillet_search_stats WHERE id = 1),
+         CASE WHEN documents > 0 THEN total_length::float8 / documents ELSE 0 END AS avgdl
+  FROM totals),
+df AS (
+  SELECT w.term,
+         coalesce((SELECT st.df FROM {term_stats} st WHERE st.term = w.term), 0)
+         + coalesce((SELECT sum(x.delta) FROM {deltas} x WHERE x.term = w.term), 0) AS df
+  FROM (SELECT term FROM q UNION SELECT unnest($7::text[])) w),
 idf AS (
-  SELECT st.term, ln((stats.n - st.df + 0.5) / (st.df + 0.5) + 1.0) AS idf
-  FROM {term_stats} st JOIN q ON q.term = st.term CROSS JOIN stats
-  WHERE st.df > 0),
+  SELECT df.term, ln((stats.n - df.df + 0.5) / (df.df + 0.5) + 1.0) AS idf
+  FROM df JOIN q ON q.term = df.term CROSS JOIN stats
+  WHERE df.df > 0),
 scored AS (
   SELECT p.skill_id,
          sum(idf.idf * p.tf * ($5::float8 + 1.0)
@@ -239,10 +259,9 @@ semantic AS (
 picked AS (SELECT skill_id FROM lexical UNION SELECT skill_id FROM semantic),
 weight AS (
   SELECT greatest(
-           (SELECT coalesce(sum(ln((stats.n - coalesce(st.df, 0) + 0.5)
-                                   / (coalesce(st.df, 0) + 0.5) + 1.0)), 0)
+           (SELECT coalesce(sum(ln((stats.n - df.df + 0.5) / (df.df + 0.5) + 1.0)), 0)
             FROM (SELECT DISTINCT unnest($7::text[]) AS term) w
-            LEFT JOIN {term_stats} st ON st.term = w.term),
+            JOIN df ON df.term = w.term),
            ln((stats.n + 0.5) / 0.5 + 1.0))::float8 AS weight
   FROM stats)
 SELECT s.owner, s.name, s.seq, s.description,

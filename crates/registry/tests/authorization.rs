@@ -12,29 +12,13 @@
     reason = "tests"
 )]
 
-use std::path::Path;
-
 use skillet_registry::{Registry, RegistryError, SearchSettings, prepare};
 use skillet_retrieval::Mode;
 use skillet_test_support::{TestDatabase, as_role, try_sql};
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
+mod common;
 
-fn write_skill(root: &Path, name: &str, description: &str, body: &str) -> std::path::PathBuf {
-    let dir = root.join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: {description}\n---\n\n{body}\n"),
-    )
-    .unwrap();
-    dir
-}
+use common::{runtime, write_skill};
 
 /// Login roles of one test (roles are the whole server's), dropped when it ends (declared
 /// before the database, so dropped after it).
@@ -86,6 +70,9 @@ fn snapshot(db: &TestDatabase) -> Vec<Vec<String>> {
         "skillet_blend_terms",
         "skillet_blend_term_stats",
         "skillet_search_stats",
+        "skillet_term_deltas",
+        "skillet_blend_term_deltas",
+        "skillet_search_stats_deltas",
         "skillet_events",
         "skillet_migrations",
         "skillet_registry_meta",
@@ -220,6 +207,8 @@ fn another_team_s_publisher_cannot_touch_an_owner_s_skills() {
         "SELECT skillet_refresh_search(1)".to_string(),
         "SELECT skillet_record_event('yank', 'acme', 'pdf-forms', 2)".to_string(),
         "SELECT skillet_may_write('acme', true)".to_string(),
+        "SELECT skillet_fold_stats()".to_string(),
+        "INSERT INTO skillet_term_deltas VALUES ('pdf', 1000)".to_string(),
         // Nor may she put objects where the functions look names up.
         "CREATE FUNCTION skillet_le64(n integer) RETURNS bytea LANGUAGE sql AS 'SELECT NULL::bytea'"
             .to_string(),
@@ -358,7 +347,8 @@ fn another_team_s_publisher_cannot_touch_an_owner_s_skills() {
     });
     drop(holder);
     held.abort();
-    // Every blob matches its hash; the statistics add up.
+    // Every blob matches its hash; the statistics, their deltas folded in, add up.
+    db.execute("SELECT skillet_fold_stats()");
     assert_eq!(
         db.rows("SELECT count(*) FILTER (WHERE sha256(bytes) <> sha256)::text FROM skillet_blobs"),
         [["0"]]
@@ -402,6 +392,21 @@ fn a_repository_s_links_never_lead_an_install_out_of_the_project() {
             "{dir}: {error}"
         );
     }
+    // Nor through a link the repository commits to its own .git.
+    std::fs::create_dir_all(project.path().join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink(".git", project.path().join("x")).unwrap();
+    let linked = skillet_registry::Target {
+        root: project.path().join("x/hooks"),
+        lock: project.path().join("skillet.lock"),
+        within: project.path().to_path_buf(),
+    };
+    let error = linked.check().unwrap_err();
+    assert!(
+        error.to_string().contains("leads into a .git folder"),
+        "{error}"
+    );
+    std::fs::remove_file(project.path().join("x")).unwrap();
+    std::fs::remove_dir_all(project.path().join(".git")).unwrap();
     // The user's own skills, which act without trusting any project.
     let home_skills = tempfile::tempdir().unwrap();
     let dir = write_skill(skills.path(), "pdf-forms", "Fill in PDF forms.", "v1");
@@ -552,10 +557,49 @@ fn init_refuses_a_schema_where_others_planted_what_it_would_run() {
     let text = error.to_string();
     assert!(text.contains("holds what someone else made"), "{text}");
     assert!(
-        text.contains("function evil()") && text.contains("skillet_migrations"),
+        text.contains("function public.evil()") && text.contains("skillet_migrations"),
         "{text}"
     );
     assert!(!superuser(&db, &mallory), "init ran her trigger");
+    drop(db);
+
+    // 1b. A schema named after the administrator, made by her (searched first: "$user").
+    let db = TestDatabase::create(&url);
+    db.execute(&format!(
+        "GRANT CREATE ON DATABASE {} TO {mallory}",
+        db.name()
+    ));
+    try_sql(&as_role(&db.url, &mallory), "CREATE SCHEMA postgres").unwrap();
+    let error = runtime().block_on(as_admin(&db).init()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("belongs to {mallory}, not to you")),
+        "{error}"
+    );
+    drop(db);
+    // 1c. An overload init's own queries would pick over pg_catalog's.
+    let db = TestDatabase::create(&url);
+    db.execute("GRANT CREATE ON SCHEMA public TO PUBLIC");
+    try_sql(
+        &as_role(&db.url, &mallory),
+        &format!(
+            "CREATE FUNCTION public.to_regnamespace(n name) RETURNS oid LANGUAGE plpgsql AS $$ \
+             BEGIN EXECUTE 'ALTER ROLE {mallory} SUPERUSER'; RETURN NULL; END $$; \
+             CREATE FUNCTION public.oideqint(a oid, b integer) RETURNS boolean LANGUAGE plpgsql \
+             AS $$ BEGIN EXECUTE 'ALTER ROLE {mallory} SUPERUSER'; RETURN false; END $$; \
+             CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = integer, FUNCTION = public.oideqint)"
+        ),
+    )
+    .unwrap();
+    let error = runtime().block_on(as_admin(&db).init()).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("function public.to_regnamespace(name)"),
+        "{error}"
+    );
+    assert!(!superuser(&db, &mallory), "init ran her overload");
     drop(db);
 
     // 2. A role other than the owner may create in the schema: refused until it may not.
@@ -578,7 +622,9 @@ fn init_refuses_a_schema_where_others_planted_what_it_would_run() {
     db.execute(&format!("REVOKE CREATE ON SCHEMA public FROM {dev}"));
     let error = runtime().block_on(as_admin(&db).init()).unwrap_err();
     assert!(
-        error.to_string().contains("function unnest(bytea[])"),
+        error
+            .to_string()
+            .contains("function public.unnest(bytea[])"),
         "{error}"
     );
     db.execute("DROP FUNCTION public.unnest(bytea[])");
@@ -595,7 +641,9 @@ fn init_refuses_a_schema_where_others_planted_what_it_would_run() {
     );
     let error = runtime().block_on(as_admin(&db).init()).unwrap_err();
     assert!(
-        error.to_string().contains("trigger stop on skillet_events"),
+        error
+            .to_string()
+            .contains("trigger stop on public.skillet_events"),
         "{error}"
     );
     db.execute("DROP TRIGGER stop ON skillet_events");

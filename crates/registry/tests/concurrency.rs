@@ -19,6 +19,10 @@ use skillet_registry::{Registry, SearchSettings, prepare};
 use skillet_retrieval::Mode;
 use skillet_test_support::{TestDatabase, registry_server, skip};
 
+mod common;
+
+use common::{fake_vector, runtime};
+
 const WORKER: &str = "SKILLET_REGISTRY_WORKER";
 const WORKER_URL: &str = "SKILLET_REGISTRY_WORKER_URL";
 /// How long the publishers and searchers run.
@@ -27,32 +31,8 @@ const SKILLS: usize = 20;
 const PUBLISHERS: usize = 8;
 const SEARCHERS: usize = 8;
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn skill_name(k: usize) -> String {
     format!("skill-{k:02}")
-}
-
-/// A unit vector for a text, standing in for the model (as in `registry.rs`).
-fn fake_vector(text: &str) -> Vec<f32> {
-    let mut vector = vec![0.0_f32; 384];
-    for word in skillet_retrieval::tokens(text, skillet_retrieval::Stemming::Light) {
-        let mut hash: u32 = 2_166_136_261;
-        for byte in word.bytes() {
-            hash = (hash ^ u32::from(byte)).wrapping_mul(16_777_619);
-        }
-        vector[(hash % 384) as usize] += 1.0;
-    }
-    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-    for x in &mut vector {
-        *x /= norm;
-    }
-    vector
 }
 
 fn write_version(dir: &Path, k: usize, note: &str) {
@@ -244,7 +224,9 @@ fn publishers_and_searchers_at_once_leave_every_version_once_and_gapless() {
         assert_eq!(seqs, &expected, "{name}: a gap");
     }
     assert_eq!(by_skill.len(), SKILLS);
-    // The search table holds each skill's newest version, and BM25's figures add up.
+    // The search table holds each skill's newest version, and BM25's figures add up (the
+    // deltas folded in; folds ran during the run every 64 changes too).
+    db.execute("SELECT skillet_fold_stats()");
     let search = db.rows("SELECT count(*), sum(length), bool_and(s.seq = k.head_seq), \
            (SELECT documents FROM skillet_search_stats), (SELECT total_length FROM skillet_search_stats) \
          FROM skillet_search s JOIN skillet_skills k ON k.id = s.skill_id",

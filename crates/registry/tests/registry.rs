@@ -10,91 +10,16 @@
     reason = "tests"
 )]
 
-use std::path::Path;
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use skillet_registry::{Lock, Registry, RegistryError, SearchSettings, Target, install, prepare};
-use skillet_retrieval::{Matcher, Mode};
+use skillet_retrieval::Mode;
 use skillet_test_support::TestDatabase;
 
-fn server(test: &str) -> Option<String> {
-    skillet_test_support::registry_server_for(test)
-}
+mod common;
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn write_skill(root: &Path, name: &str, description: &str, body: &str) -> std::path::PathBuf {
-    let dir = root.join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: {description}\n---\n\n{body}\n"),
-    )
-    .unwrap();
-    dir
-}
-
-/// A deterministic unit vector from a text's words (hashed into 384 dimensions), standing in
-/// for the model so that these tests need none.
-fn fake_vector(text: &str) -> Vec<f32> {
-    let mut vector = vec![0.0_f32; 384];
-    for word in skillet_retrieval::tokens(text, skillet_retrieval::Stemming::Light) {
-        let mut hash: u32 = 2_166_136_261;
-        for byte in word.bytes() {
-            hash = (hash ^ u32::from(byte)).wrapping_mul(16_777_619);
-        }
-        vector[(hash % 384) as usize] += 1.0;
-        vector[((hash >> 9) % 384) as usize] += 0.5;
-    }
-    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-    for x in &mut vector {
-        *x /= norm;
-    }
-    vector
-}
-
-const SKILLS: &[(&str, &str)] = &[
-    (
-        "pdf-forms",
-        "Fill in PDF forms and extract their fields. Use when the user has a PDF form.",
-    ),
-    (
-        "pdf-merge",
-        "Merge, split and rotate PDF pages. Use when combining PDF files.",
-    ),
-    (
-        "k8s-deploy",
-        "Deploy services to Kubernetes with Helm charts and rollbacks.",
-    ),
-    (
-        "git-cleanup",
-        "Delete merged git branches and prune stale remotes.",
-    ),
-    (
-        "sql-review",
-        "Review SQL migrations for locking, missing indexes and data loss.",
-    ),
-    (
-        "changelog",
-        "Write a changelog entry from the commits since the last tag.",
-    ),
-];
-
-/// A skill's body in the search tests: words its description does not have, which both sides
-/// weigh in the blend.
-fn body_for(name: &str) -> String {
-    match name {
-        "git-cleanup" => "Find the topic lines folded into trunk long ago and prune them.".into(),
-        "sql-review" => "Watch for ALTER TABLE rewrites that stall production.".into(),
-        _ => format!("How to use {name}."),
-    }
-}
+use common::{SKILLS, assert_ranks_as, fake_vector, publish_skills, runtime, server, write_skill};
 
 #[test]
 fn init_is_idempotent_and_safe_from_many_clients_at_once() {
@@ -119,7 +44,7 @@ fn init_is_idempotent_and_safe_from_many_clients_at_once() {
         let mut applied = 0;
         for init in inits {
             let report = init.await.unwrap().unwrap();
-            assert_eq!(report.to, 3);
+            assert_eq!(report.to, skillet_registry::SCHEMA_VERSION);
             applied += report.applied.len();
             assert_eq!(report.vector, "0.6.2", "the pgserver wheel's pgvector");
             assert!(
@@ -128,7 +53,7 @@ fn init_is_idempotent_and_safe_from_many_clients_at_once() {
                 report.advice
             );
         }
-        assert_eq!(applied, 3, "each migration ran exactly once: {applied}");
+        assert_eq!(applied, 4, "each migration ran exactly once: {applied}");
         assert!(registry.list().await.unwrap().is_empty());
     });
 }
@@ -232,123 +157,6 @@ fn a_skill_that_breaks_the_specification_is_not_published() {
     assert!(text.contains("skills validate"), "{text}");
 }
 
-/// Publishes [`SKILLS`] with their bodies (the last without a vector) and gives the local
-/// library of the same skills: their texts, bodies and vectors, as `SkillIndex` builds it.
-async fn publish_skills(registry: &Registry, skills: &Path) -> Matcher {
-    let mut texts = Vec::new();
-    let mut bodies = Vec::new();
-    let mut vectors = Vec::new();
-    for (name, description) in SKILLS {
-        let body = body_for(name);
-        let dir = write_skill(skills, name, description, &body);
-        let prepared = prepare(&dir).unwrap();
-        // The last is published without a vector (no model where it was published): it
-        // ranks as a local skill the model could not embed, a zero vector.
-        let vector = if *name == SKILLS[SKILLS.len() - 1].0 {
-            registry
-                .publish(&prepared, "acme", None, None)
-                .await
-                .unwrap();
-            vec![0.0; 384]
-        } else {
-            let vector = fake_vector(&prepared.embedding_text);
-            registry
-                .publish(&prepared, "acme", None, Some(&vector))
-                .await
-                .unwrap();
-            vector
-        };
-        texts.push(skillet_retrieval::skill_text(name, description, None, &[]));
-        bodies.push(body);
-        vectors.extend(vector);
-    }
-    Matcher::new(texts.iter().map(String::as_str))
-        .with_vectors(384, vectors)
-        .with_bodies(
-            texts
-                .iter()
-                .map(String::as_str)
-                .zip(bodies.iter().map(String::as_str)),
-        )
-}
-
-/// The registry ranks as `local` does in every mode: the same skills in the same order, the
-/// same relevance, the same scores.
-async fn assert_ranks_as(registry: &Registry, local: &Matcher) {
-    for query in [
-        "fill in this pdf form",
-        "combine two pdfs",
-        "roll back the helm release",
-        "which branches can I delete",
-        "prune topic lines folded into trunk",
-        "will this alter table rewrite stall production",
-        "review my migration for locks",
-        "something unrelated entirely",
-        "write the changelog entry since the last tag",
-        "continue",
-        "pdf",
-    ] {
-        let vector = fake_vector(query);
-        for mode in [Mode::Lexical, Mode::Semantic, Mode::Hybrid] {
-            let (local_mode, ranked) = local.rank(query, Some(&vector), mode, 6);
-            let remote = registry
-                .search(query, Some(&vector), mode, 6, SearchSettings::default())
-                .await
-                .unwrap();
-            assert_eq!(remote.mode, local_mode.as_str());
-            // The query's weight, which hybrid relevance divides by, is the local one exactly
-            // (the relevance flags alone would not show a wrong weight on these few skills).
-            // (By words alone a query sharing no word has no candidate, and no weight.)
-            let weight = local.explain(query, Some(&vector), mode, 0).query_weight;
-            match remote.query_weight {
-                Some(remote_weight) => assert!(
-                    (remote_weight - weight).abs() < 1e-4,
-                    "{query:?} {mode:?}: weight {remote_weight} vs {weight}"
-                ),
-                None => assert!(
-                    mode == Mode::Lexical && remote.results.is_empty(),
-                    "{query:?} {mode:?}: no weight"
-                ),
-            }
-            // Equal scores are ordered by library position locally and by name here:
-            // both sides are compared in (score, name) order.
-            let mut local_names: Vec<(&str, bool, f32)> = ranked
-                .iter()
-                .map(|r| (SKILLS[r.index].0, r.relevant, r.score))
-                .collect();
-            local_names.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(b.0)));
-            // A skill without a vector that shares no word with the query scores 0 here
-            // and is no candidate there: nothing to compare.
-            local_names.retain(|(_, _, score)| *score != 0.0);
-            let remote_names: Vec<(&str, bool, f32)> = remote
-                .results
-                .iter()
-                .map(|f| (f.name.as_str(), f.relevant, f.score))
-                .filter(|(_, _, score)| *score != 0.0)
-                .collect();
-            let names = |list: &[(&str, bool, f32)]| {
-                list.iter()
-                    .map(|(n, r, _)| (n.to_string(), *r))
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(
-                names(&remote_names),
-                names(&local_names),
-                "{query:?} {mode:?}"
-            );
-            for (found, local) in remote_names.iter().zip(&local_names) {
-                assert!(
-                    (found.2 - local.2).abs() < 1e-4,
-                    "{query:?} {mode:?}: {} {} vs {}",
-                    found.0,
-                    found.2,
-                    local.2
-                );
-            }
-        }
-    }
-}
-
 #[test]
 fn search_ranks_as_a_local_library_does() {
     let Some(url) = server("search_ranks_as_a_local_library_does") else {
@@ -382,140 +190,6 @@ fn search_ranks_as_a_local_library_does() {
         assert_eq!(words.mode, "lexical");
         assert_eq!(words.results[0].name, "pdf-forms");
     });
-}
-
-/// A registry made before the body's words counted (schema 1) is refused until `init` brings it
-/// to schema 2, which fills each version's body words from its stored SKILL.md and indexes them:
-/// it then ranks as a local library does.
-#[test]
-fn init_brings_a_schema_1_registry_to_the_body_s_words() {
-    let Some(url) = server("init_brings_a_schema_1_registry_to_the_body_s_words") else {
-        return;
-    };
-    let db = TestDatabase::create(&url);
-    let skills = tempfile::tempdir().unwrap();
-    let local = runtime().block_on(async {
-        let registry = Registry::new(&db.url).unwrap();
-        registry.init().await.unwrap();
-        let local = publish_skills(&registry, skills.path()).await;
-        // A second version, yanked: the search table is back at the first, whose body counts.
-        let dir = write_skill(
-            skills.path(),
-            "changelog",
-            SKILLS[SKILLS.len() - 1].1,
-            "Redline the contract and prune topic lines.",
-        );
-        registry
-            .publish(&prepare(&dir).unwrap(), "acme", None, None)
-            .await
-            .unwrap();
-        registry.yank("acme", "changelog", 2).await.unwrap();
-        local
-    });
-    // Back to schema 1's tables and functions, with the rows it would have had.
-    down_to_schema_2(&db);
-    let schema_1 = include_str!("../migrations/0001_init.sql");
-    let start = schema_1
-        .find("CREATE FUNCTION skillet_guard_version()")
-        .unwrap();
-    let end = start + schema_1[start..].find("END $$;").unwrap() + "END $$;".len();
-    db.execute(&schema_1[start..end].replacen("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1));
-    db.execute(
-        "DROP TRIGGER skillet_require_writer ON skillet_search_stats; \
-         DROP FUNCTION skillet_require_writer(); \
-         DROP TABLE skillet_blend_terms; DROP TABLE skillet_blend_term_stats; \
-         ALTER TABLE skillet_search DROP COLUMN blend_length; \
-         ALTER TABLE skillet_search_stats DROP COLUMN blend_total_length; \
-         ALTER TABLE skillet_versions DROP COLUMN body_terms; \
-         DELETE FROM skillet_migrations WHERE version = 2",
-    );
-    runtime().block_on(async {
-        let registry = Registry::new(&db.url).unwrap();
-        let error = registry
-            .search("pdf", None, Mode::Lexical, 3, SearchSettings::default())
-            .await
-            .unwrap_err();
-        assert!(matches!(error, RegistryError::OldSchema { .. }), "{error}");
-        let report = registry.init().await.unwrap();
-        assert_eq!((report.from, report.to), (1, 3));
-        assert!(
-            report
-                .applied
-                .iter()
-                // Every version, the yanked one too.
-                .any(|step| step.contains(&format!("{} version", SKILLS.len() + 1))),
-            "{report:?}"
-        );
-        assert_ranks_as(&registry, &local).await;
-        // Published versions stay immutable: their body's words are filled once.
-        let again = Registry::new(&db.url).unwrap();
-        assert_eq!(again.init().await.unwrap().applied, Vec::<String>::new());
-    });
-    let refused = db.try_execute("UPDATE skillet_versions SET body_terms = '{x}'");
-    assert!(
-        refused
-            .as_ref()
-            .is_err_and(|e| e.contains("cannot be changed")),
-        "{refused:?}"
-    );
-    let refused = db.try_execute("UPDATE skillet_versions SET body_terms = NULL");
-    assert!(refused.is_err(), "the column is required now");
-    // The blend's statistics add up exactly.
-    let stats = db.rows(
-        "SELECT (SELECT count(*) FROM skillet_blend_term_stats s FULL JOIN \
-           (SELECT term, count(*) AS n FROM skillet_blend_terms GROUP BY term) t ON t.term = s.term \
-           WHERE coalesce(s.df, 0) <> coalesce(t.n, 0)), \
-         (SELECT sum(blend_length) FROM skillet_search) = \
-           (SELECT blend_total_length FROM skillet_search_stats)",
-    );
-    assert_eq!(stats, [["0", "t"]], "the blend's statistics out of step");
-    // A writer that does not say it writes schema 2 (an older skillet) is refused.
-    let refused = db.try_execute("UPDATE skillet_search_stats SET documents = documents");
-    assert!(
-        refused
-            .as_ref()
-            .is_err_and(|e| e.contains("upgrade skillet")),
-        "{refused:?}"
-    );
-}
-
-/// Takes a registry back to schema 2 (its tables are schema 3's): the functions and guards of
-/// schema 3 dropped, schema 2's put back, its migration row removed.
-fn down_to_schema_2(db: &TestDatabase) {
-    db.execute(
-        "DROP FUNCTION skillet_publish(text, text, integer, text, text[], integer[], integer, \
-           text[], vector, text[], boolean[], bytea[]), skillet_yank(text, text, integer), \
-           skillet_claim_owner(text), skillet_set_owner_role(text, name), \
-           skillet_refresh_search(bigint), skillet_record_event(text, text, text, integer), \
-           skillet_may_write(text, boolean), skillet_check_names(text, text), \
-           skillet_content_hash(text[], boolean[], bytea[]), skillet_le64(bigint); \
-         DROP TRIGGER skillet_guard_blob ON skillet_blobs; DROP FUNCTION skillet_guard_blob(); \
-         CREATE TRIGGER skillet_immutable BEFORE UPDATE OR DELETE ON skillet_blobs \
-           FOR EACH ROW EXECUTE FUNCTION skillet_immutable(); \
-         DROP TRIGGER skillet_guard_version ON skillet_versions; \
-         DELETE FROM skillet_migrations WHERE version = 3",
-    );
-    let schema_1 = include_str!("../migrations/0001_init.sql");
-    let start = schema_1
-        .find("CREATE FUNCTION skillet_check_owner(")
-        .unwrap();
-    let end = start + schema_1[start..].find("END $$;").unwrap() + "END $$;".len();
-    db.execute(&schema_1[start..end]);
-    let schema_2 = include_str!("../migrations/0002_body_words.sql");
-    for function in ["skillet_require_writer()", "skillet_guard_version()"] {
-        let start = schema_2.find(&format!("FUNCTION {function}")).unwrap();
-        let start = schema_2[..start].rfind("CREATE").unwrap();
-        let end = start + schema_2[start..].find("END $$;").unwrap() + "END $$;".len();
-        db.execute(&schema_2[start..end].replacen(
-            "CREATE FUNCTION",
-            "CREATE OR REPLACE FUNCTION",
-            1,
-        ));
-    }
-    db.execute(
-        "CREATE TRIGGER skillet_guard_version BEFORE INSERT OR UPDATE OR DELETE ON skillet_versions \
-           FOR EACH ROW EXECUTE FUNCTION skillet_guard_version()",
-    );
 }
 
 #[test]
@@ -913,93 +587,6 @@ fn failures_are_worded_for_the_user() {
         assert!(matches!(error, RegistryError::NoVector(_)), "{text}");
         assert!(text.contains("CREATE EXTENSION vector"), "{text}");
     });
-}
-
-#[test]
-fn init_moves_a_schema_2_registry_s_table_grants_to_the_group_roles() {
-    let Some(url) = server("init_moves_a_schema_2_registry_s_table_grants_to_the_group_roles")
-    else {
-        return;
-    };
-    let db = TestDatabase::create(&url);
-    let skills = tempfile::tempdir().unwrap();
-    let dir = write_skill(skills.path(), "pdf-forms", SKILLS[0].1, "v1");
-    let (other, old_reader) = (
-        format!("skillet_other_{}", std::process::id()),
-        format!("skillet_old_reader_{}", std::process::id()),
-    );
-    db.execute(&format!(
-        "DROP ROLE IF EXISTS {other}; CREATE ROLE {other} LOGIN; \
-         DROP ROLE IF EXISTS {old_reader}; CREATE ROLE {old_reader} LOGIN"
-    ));
-    runtime().block_on(async {
-        let registry = Registry::new(&db.url).unwrap();
-        registry.init().await.unwrap();
-        registry
-            .publish(&prepare(&dir).unwrap(), "acme", None, None)
-            .await
-            .unwrap();
-    });
-    // Schema 2, with the grants its README gave publishers and readers.
-    down_to_schema_2(&db);
-    db.execute(&format!(
-        "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO {other}; \
-         GRANT DELETE ON skillet_search, skillet_terms, skillet_blend_terms TO {other}; \
-         GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {other}; \
-         GRANT SELECT ON ALL TABLES IN SCHEMA public TO {old_reader}"
-    ));
-    let as_other = skillet_test_support::as_role(&db.url, &other);
-    let report =
-        runtime().block_on(async { Registry::new(&db.url).unwrap().init().await.unwrap() });
-    assert_eq!((report.from, report.to), (2, 3));
-    let said = report.grants.join("\n");
-    assert!(
-        said.contains(&format!(
-            "from {other} (made a member of skillet_publisher instead)"
-        )),
-        "{said}"
-    );
-    assert!(
-        said.contains(&format!(
-            "from {old_reader} (made a member of skillet_reader instead)"
-        )),
-        "{said}"
-    );
-    let refused =
-        skillet_test_support::try_sql(&as_other, "UPDATE skillet_owners SET role = current_user");
-    assert!(refused.is_err_and(|e| e.contains("permission denied")));
-    runtime().block_on(async {
-        let other_registry = Registry::new(&as_other).unwrap();
-        std::fs::write(dir.join("more.md"), "v2").unwrap();
-        let error = other_registry
-            .publish(&prepare(&dir).unwrap(), "acme", None, None)
-            .await
-            .unwrap_err();
-        assert!(
-            error
-                .to_string()
-                .contains("the owner acme belongs to the database role postgres"),
-            "{error}"
-        );
-        let mine = other_registry
-            .publish(&prepare(&dir).unwrap(), "other-team", None, None)
-            .await
-            .unwrap();
-        assert_eq!((mine.seq, mine.created), (1, true));
-        let reader = Registry::new(&skillet_test_support::as_role(&db.url, &old_reader)).unwrap();
-        assert_eq!(reader.versions("acme", "pdf-forms").await.unwrap().len(), 1);
-        assert_eq!(reader.count().await.unwrap(), 2);
-        // A second init finds nothing to move.
-        let again = Registry::new(&db.url).unwrap().init().await.unwrap();
-        assert_eq!(again.applied, Vec::<String>::new());
-        assert_eq!(again.grants, Vec::<String>::new());
-    });
-    db.execute(&format!(
-        "REASSIGN OWNED BY {other}, {old_reader} TO postgres; DROP OWNED BY {other}, {old_reader}"
-    ));
-    drop(db);
-    skillet_test_support::try_sql(&url, &format!("DROP ROLE {other}; DROP ROLE {old_reader}"))
-        .unwrap();
 }
 
 #[test]

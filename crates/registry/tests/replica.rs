@@ -18,22 +18,12 @@ use skillet_registry::{Change, Registry, RegistryError, SearchSettings, prepare}
 use skillet_retrieval::Mode;
 use skillet_test_support::{TestDatabase, try_sql, with_database};
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
+mod common;
+
+use common::runtime;
 
 fn write_skill(root: &Path, name: &str, description: &str) -> std::path::PathBuf {
-    let dir = root.join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: {description}\n---\n\nSteps.\n"),
-    )
-    .unwrap();
-    dir
+    common::write_skill(root, name, description, "Steps.")
 }
 
 /// The socket folder of a test server URL (`…?host=/dir`).

@@ -201,8 +201,9 @@ async fn init(registry: &Registry, json: bool) -> anyhow::Result<ExitCode> {
         format!("applied {}", report.applied.join(", "))
     };
     let mut text = format!(
-        "registry {}: schema version {} ({done})\nPostgreSQL {}, pgvector {}\n",
+        "registry {} (schema {:?}): schema version {} ({done})\nPostgreSQL {}, pgvector {}\n",
         registry.at(),
+        report.schema,
         report.to,
         report.server,
         report.vector
