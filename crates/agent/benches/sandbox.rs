@@ -32,7 +32,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use skillet_agent::permission::{Gate, Permissions};
 use skillet_agent::sandbox::{self, SandboxPolicy, SandboxStatus};
-use skillet_agent::tool::{CatalogPlacement, ToolContext, ToolTable};
+use skillet_agent::tool::{CatalogPlacement, ToolContext};
+use skillet_agent::tools::ToolTable;
 use skillet_skills::Library;
 
 /// Samples per case; each sample is one call (a process or a thread start is long enough to

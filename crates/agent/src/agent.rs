@@ -6,199 +6,24 @@
 //! session; the history is append-only. That keeps the provider's prompt cache hitting.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
-use skillet_library::index::SkillIndex;
-use skillet_llm::{Message, Provider, ToolSpec, Usage, context_window};
-use skillet_skills::{BudgetReport, CatalogFormat, Library, render_catalog};
+use skillet_llm::{Message, Provider, Usage};
+use skillet_skills::{BudgetReport, Library};
 
+use crate::catalog::{catalog_budget, session_catalog};
 use crate::compact::CompactOutcome;
+use crate::config::AgentConfig;
 use crate::error::AgentError;
+use crate::event::{AgentEvent, TurnOutcome};
 use crate::instructions::Instructions;
-use crate::permission::{Gate, Permissions};
+use crate::permission::Gate;
 use crate::prompt::system_prompt;
-use crate::sandbox::{SandboxPolicy, SandboxStatus};
-use crate::tool::{CatalogPlacement, LiveSkills, Subagent, ToolContext, ToolTable};
+use crate::sandbox::SandboxStatus;
+use crate::state::{Core, Shared, build_core};
+use crate::tool::{LiveSkills, Subagent};
 use crate::transcript::{SessionHeader, Transcript, TranscriptEvent, new_session_id};
 use crate::turn::{CANCELLED_CALL, Pending, SubagentRunner, append, run_loop};
-
-/// The default step limit per turn.
-pub const DEFAULT_MAX_STEPS: usize = 50;
-/// The default output limit per request.
-pub const DEFAULT_MAX_TOKENS: u32 = 8_192;
-/// The catalog budget as a share of the context window: 1% (Claude Code's), 4 characters a
-/// token, within these bounds.
-pub const CATALOG_BUDGET_BOUNDS: (usize, usize) = (2_000, 32_000);
-/// How many characters of a tool result the previews show.
-pub const PREVIEW_CHARS: usize = 200;
-
-/// How a session is set up.
-#[derive(Clone)]
-pub struct AgentConfig {
-    /// The working directory (real path).
-    pub cwd: PathBuf,
-    /// Most output tokens per request.
-    pub max_tokens: u32,
-    /// Most model requests per user turn.
-    pub max_steps: usize,
-    /// Stream answers.
-    pub stream: bool,
-    /// Where the catalog goes.
-    pub placement: CatalogPlacement,
-    /// The catalog budget in characters; `None` sizes it from the model's context window.
-    pub catalog_budget: Option<usize>,
-    /// Who may write and run commands.
-    pub permissions: Permissions,
-    /// Whether each user message is matched against the skills, and what is done with a match.
-    pub skill_match: SkillMatch,
-    /// The index matches come from (none: no matching). With it, a library too large for the
-    /// catalog gets the `search_skills` tool.
-    pub skill_index: Option<Arc<SkillIndex>>,
-    /// The session's first message, when known at the start (`run`): a catalog that must leave
-    /// skills out lists those most relevant to it first.
-    pub first_message: Option<String>,
-    /// Folders (absolute) a write never touches without asking each time: the skill roots.
-    pub protected: Vec<PathBuf>,
-    /// How `bash` commands are contained.
-    pub sandbox: SandboxPolicy,
-    /// Put the project's instructions (`AGENTS.md`, else `CLAUDE.md`, from the git root down to
-    /// the working directory; see [`crate::instructions`]) into the system prompt of a new
-    /// session.
-    pub instructions: bool,
-    /// The user's own instructions file for every project, read first when it exists
-    /// ([`crate::instructions::user_instructions_path`] gives the usual one); `None`: none.
-    pub user_instructions: Option<PathBuf>,
-    /// Which skills may run their dynamic context and grant tools (the project's only when the
-    /// user trusts it).
-    pub skill_trust: skillet_library::trust::SkillTrust,
-    /// Whether skills' dynamic context (`` !`command` ``) runs at all.
-    pub skill_shell: bool,
-    /// Where `save_skill` writes new skills, and the roots to find them in (none: refused).
-    pub save_skills: Option<crate::tools::save_skill::SaveSkills>,
-    /// Skills beyond the folders, such as the shared registry: with one, `search_skills` is
-    /// offered and searches it too, and its skills load by reference as text only.
-    pub skill_source: Option<Arc<dyn skillet_library::source::SkillSource>>,
-}
-
-/// What is done with the skills that match a user message (always by appending to that
-/// message, never by editing what was sent).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SkillMatch {
-    /// Nothing.
-    Off,
-    /// A short note naming up to three relevant skills is appended to the message.
-    #[default]
-    Suggest,
-    /// As `Suggest`, and the best skill's Layer 2 is appended too when it matches strongly,
-    /// at most once per skill and session.
-    Auto,
-}
-
-/// At most this many skills are suggested; the score `auto` needs to load the best (the rule
-/// lives with the trigger tests that check it: [`skillet_library::triggers`]).
-pub use skillet_library::triggers::{AUTO_LOAD_SCORE, MAX_SUGGESTIONS};
-
-impl AgentConfig {
-    /// Defaults for a working directory, with writes and commands denied.
-    pub fn new(cwd: PathBuf) -> Self {
-        Self {
-            cwd,
-            max_tokens: DEFAULT_MAX_TOKENS,
-            max_steps: DEFAULT_MAX_STEPS,
-            stream: true,
-            placement: CatalogPlacement::System,
-            catalog_budget: None,
-            permissions: Permissions::Deny {
-                reason: "writes and commands are not allowed in this session".into(),
-            },
-            skill_match: SkillMatch::Suggest,
-            skill_index: None,
-            first_message: None,
-            protected: Vec::new(),
-            sandbox: SandboxPolicy::default(),
-            instructions: true,
-            user_instructions: None,
-            skill_trust: skillet_library::trust::SkillTrust::untrusted(),
-            skill_shell: true,
-            save_skills: None,
-            skill_source: None,
-        }
-    }
-}
-
-/// What happens during a turn, for the user interface.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AgentEvent {
-    /// Streamed answer text.
-    Text(String),
-    /// The model calls a tool.
-    ToolCall {
-        /// The call's id.
-        id: String,
-        /// The tool.
-        name: String,
-        /// Its arguments.
-        input: Value,
-    },
-    /// A tool returned.
-    ToolResult {
-        /// The call's id.
-        id: String,
-        /// The tool.
-        name: String,
-        /// What it returned.
-        content: String,
-        /// Whether it failed.
-        is_error: bool,
-    },
-    /// A request is retried.
-    Retrying {
-        /// The next attempt.
-        attempt: u32,
-        /// The wait before it.
-        delay_ms: u64,
-        /// Why.
-        reason: String,
-    },
-    /// Something the user should know.
-    Notice(String),
-    /// One request's token counts.
-    Usage(Usage),
-    /// Something a subagent did (started by the `task` call `call_id`).
-    Subagent {
-        /// The `task` call that started it.
-        call_id: String,
-        /// What it did.
-        event: Box<AgentEvent>,
-    },
-}
-
-/// How a turn ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnOutcome {
-    /// The final answer's text.
-    pub text: String,
-    /// Model requests made.
-    pub steps: usize,
-}
-
-/// What the main loop and subagents share: the provider, the fixed prompt and tools.
-pub(crate) struct Core {
-    pub(crate) provider: Provider,
-    pub(crate) system: String,
-    pub(crate) specs: Vec<ToolSpec>,
-    pub(crate) tools: ToolTable,
-    pub(crate) context: ToolContext,
-    pub(crate) config: AgentConfig,
-    pub(crate) usage: Arc<Mutex<Usage>>,
-    /// Skill folders audited on load this session (shared with subagents): each is told once.
-    pub(crate) audited: crate::tools::load_skill::Audited,
-    /// The tokens of this conversation's last request (input, cached or not, and output), as the
-    /// provider counted them: how full the context window is.
-    pub(crate) last_context_tokens: std::sync::atomic::AtomicU64,
-}
 
 /// A session: the fixed prompt and tools, the append-only history, the usage so far.
 pub struct Agent {
@@ -305,7 +130,7 @@ impl Agent {
         let shared = Shared {
             gate: Arc::new(Gate::new(config.permissions.clone())),
             usage: Arc::new(Mutex::new(Usage::default())),
-            fetched: crate::tools::load_skill::Fetched::default(),
+            fetched: crate::tool::Fetched::default(),
         };
         let skills = Arc::new(LiveSkills::new(
             Arc::clone(library),
@@ -730,103 +555,5 @@ impl Agent {
             }
         };
         append(&mut self.history, &mut record, answer.content);
-    }
-}
-
-/// The catalog a session gives the model: every skill within `budget`; when they do not all fit
-/// and an index is at hand, the skills closest to the first message (when known) come first, and
-/// `search_skills` is offered for the rest (the `bool`). `skillet skills catalog` shows the same.
-pub fn session_catalog(
-    library: &Library,
-    budget: usize,
-    index: Option<&SkillIndex>,
-    first_message: Option<&str>,
-) -> (skillet_skills::Catalog, bool) {
-    let mut catalog = render_catalog(library.skills(), CatalogFormat::List, budget);
-    let search = !catalog.report.dropped.is_empty() && index.is_some();
-    if search
-        && let (Some(index), Some(first)) = (index, first_message)
-        && let Ok((_, ranked)) = index.rank(
-            first,
-            skillet_retrieval::Mode::Hybrid,
-            library.skills().len(),
-        )
-    {
-        let mut ordered: Vec<&skillet_skills::Skill> =
-            ranked.iter().map(|r| &library.skills()[r.index]).collect();
-        let listed: std::collections::HashSet<&str> =
-            ordered.iter().map(|s| s.name.as_str()).collect();
-        ordered.extend(
-            library
-                .skills()
-                .iter()
-                .filter(|s| !listed.contains(s.name.as_str())),
-        );
-        catalog = render_catalog(ordered, CatalogFormat::List, budget);
-    }
-    (catalog, search)
-}
-
-/// The catalog budget for a model: 1% of its context window at 4 characters a token.
-pub fn catalog_budget(model: &str) -> usize {
-    let window = usize::try_from(context_window(model)).unwrap_or(usize::MAX);
-    (window.saturating_mul(4) / 100).clamp(CATALOG_BUDGET_BOUNDS.0, CATALOG_BUDGET_BOUNDS.1)
-}
-
-/// What a session's main loop and its subagents share.
-struct Shared {
-    gate: Arc<Gate>,
-    usage: Arc<Mutex<Usage>>,
-    fetched: crate::tools::load_skill::Fetched,
-}
-
-fn build_core(
-    provider: Provider,
-    system: String,
-    skills: &Arc<LiveSkills>,
-    catalog: &str,
-    config: &AgentConfig,
-    (subagent, search): (Option<Arc<dyn Subagent>>, bool),
-    shared: &Shared,
-) -> Core {
-    let tools = ToolTable::with(subagent.is_some(), search);
-    let context = ToolContext {
-        cwd: config.cwd.clone(),
-        skills: Arc::clone(skills),
-        catalog: catalog.to_string(),
-        placement: config.placement,
-        todos: Mutex::new(Vec::new()),
-        subagent,
-        gate: Arc::clone(&shared.gate),
-        protected: config.protected.clone(),
-        sandbox: config.sandbox.clone(),
-        skill_trust: config.skill_trust.clone(),
-        skill_shell: config.skill_shell,
-        save_skills: config.save_skills.clone(),
-        source: config.skill_source.clone(),
-        fetched: Arc::clone(&shared.fetched),
-    };
-    let specs = tools.specs(&context);
-    Core {
-        provider,
-        system,
-        specs,
-        tools,
-        context,
-        config: config.clone(),
-        usage: Arc::clone(&shared.usage),
-        audited: Arc::default(),
-        last_context_tokens: std::sync::atomic::AtomicU64::new(0),
-    }
-}
-
-/// The first [`PREVIEW_CHARS`] characters of a result, on one line.
-pub fn preview(content: &str) -> String {
-    let one_line: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() > PREVIEW_CHARS {
-        let cut: String = one_line.chars().take(PREVIEW_CHARS).collect();
-        format!("{cut}…")
-    } else {
-        one_line
     }
 }

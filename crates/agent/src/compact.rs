@@ -21,8 +21,9 @@
 
 use skillet_llm::{ContentBlock, Message, Request, Role, StopReason, StreamEvent, Usage};
 
-use crate::agent::{AgentEvent, Core};
 use crate::error::AgentError;
+use crate::event::AgentEvent;
+use crate::state::Core;
 use crate::transcript::{Transcript, TranscriptEvent};
 
 /// Characters per token, for the estimates of [`CompactOutcome`].
@@ -64,37 +65,7 @@ pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation. The conv
 compacted to free up the context window: the messages this summary replaces are no longer \
 available. Continue the work from it.]";
 
-/// Why a compaction did not happen; the history is left as it was in every case.
-#[derive(Debug, thiserror::Error)]
-pub enum CompactError {
-    /// No answer from the model to summarise (a new session, or one compacted already and not
-    /// continued since).
-    #[error(
-        "nothing to compact: the conversation has no answer from the model since it started or was last compacted"
-    )]
-    NothingToCompact,
-    /// The last answer's tool calls have no results yet.
-    #[error(
-        "cannot compact in the middle of a turn: the model's last tool calls have no results yet; finish or cancel the turn first"
-    )]
-    MidTurn,
-    /// The model answered without any text.
-    #[error(
-        "the model wrote no summary (it answered with {calls} tool call(s) and no text); the conversation was left as it was"
-    )]
-    NoSummary {
-        /// The calls it made instead (not run).
-        calls: usize,
-    },
-    /// The output limit cut the summary off.
-    #[error(
-        "the summary was cut off by the output limit (max_tokens {max_tokens}); the conversation was left as it was\nhint: raise max_tokens, or compact with instructions asking for a shorter summary"
-    )]
-    Cut {
-        /// The limit.
-        max_tokens: u32,
-    },
-}
+pub use crate::error::CompactError;
 
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]

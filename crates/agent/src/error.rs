@@ -43,5 +43,37 @@ pub enum AgentError {
     Cancelled,
     /// A compaction did not happen (the history is as it was).
     #[error(transparent)]
-    Compact(#[from] crate::compact::CompactError),
+    Compact(#[from] CompactError),
+}
+
+/// Why a compaction did not happen; the history is left as it was in every case.
+#[derive(Debug, thiserror::Error)]
+pub enum CompactError {
+    /// No answer from the model to summarise (a new session, or one compacted already and not
+    /// continued since).
+    #[error(
+        "nothing to compact: the conversation has no answer from the model since it started or was last compacted"
+    )]
+    NothingToCompact,
+    /// The last answer's tool calls have no results yet.
+    #[error(
+        "cannot compact in the middle of a turn: the model's last tool calls have no results yet; finish or cancel the turn first"
+    )]
+    MidTurn,
+    /// The model answered without any text.
+    #[error(
+        "the model wrote no summary (it answered with {calls} tool call(s) and no text); the conversation was left as it was"
+    )]
+    NoSummary {
+        /// The calls it made instead (not run).
+        calls: usize,
+    },
+    /// The output limit cut the summary off.
+    #[error(
+        "the summary was cut off by the output limit (max_tokens {max_tokens}); the conversation was left as it was\nhint: raise max_tokens, or compact with instructions asking for a shorter summary"
+    )]
+    Cut {
+        /// The limit.
+        max_tokens: u32,
+    },
 }

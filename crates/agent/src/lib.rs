@@ -12,8 +12,11 @@
 //! [`Agent::compact`] replaces the history with a summary ([`compact`]), the prompt unchanged.
 
 mod agent;
+mod catalog;
 pub mod compact;
+mod config;
 mod error;
+mod event;
 pub mod grants;
 pub mod guard;
 pub mod instructions;
@@ -24,19 +27,23 @@ mod prompt;
 pub mod reload;
 mod repair;
 pub mod sandbox;
+mod state;
 mod suggest;
 pub mod tool;
 pub mod tools;
 pub mod transcript;
 mod turn;
 
-pub use agent::{
-    AUTO_LOAD_SCORE, Agent, AgentConfig, AgentEvent, CATALOG_BUDGET_BOUNDS, DEFAULT_MAX_STEPS,
-    DEFAULT_MAX_TOKENS, MAX_SUGGESTIONS, PREVIEW_CHARS, SkillMatch, TurnOutcome, catalog_budget,
-    preview, session_catalog,
+pub use agent::Agent;
+pub use catalog::{CATALOG_BUDGET_BOUNDS, catalog_budget, session_catalog};
+pub use compact::CompactOutcome;
+pub use config::{
+    AUTO_LOAD_SCORE, AgentConfig, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOKENS, MAX_SUGGESTIONS,
+    SkillMatch,
 };
-pub use compact::{CompactError, CompactOutcome};
 pub use error::AgentError;
+pub use error::CompactError;
+pub use event::{AgentEvent, PREVIEW_CHARS, TurnOutcome, preview};
 pub use instructions::{InstructionFile, Instructions, init_prompt};
 pub use prompt::system_prompt;
 pub use turn::{CANCELLED_CALL, CONTINUE, CUT_CALL, INTERRUPTED_CALL};

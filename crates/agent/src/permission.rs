@@ -10,7 +10,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::grants::ActiveSkill;
-use crate::tool::ToolKind;
+
+/// What a tool may do, which decides whether it needs permission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolKind {
+    /// Reads only; always allowed.
+    Read,
+    /// Writes files.
+    Write,
+    /// Runs commands.
+    Execute,
+}
 
 /// What the user answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use skillet_llm::ContentBlock;
 
-use crate::agent::{AgentConfig, AgentEvent, SkillMatch};
+use crate::config::{AgentConfig, SkillMatch};
+use crate::event::AgentEvent;
 use crate::tool::ToolContext;
 
 /// The blocks of a new user message: the text, then (when skill matching is on) a note of the

@@ -1,6 +1,7 @@
 //! The tool trait, what every tool call gets to work with, and the table tools are dispatched
 //! from.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -8,24 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use skillet_library::index::SkillIndex;
-use skillet_llm::ToolSpec;
-use skillet_skills::Library;
-
-use crate::tools;
+use skillet_skills::{Library, Root, Skill};
 
 /// A boxed future, for trait objects.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What a tool may do, which decides whether it needs permission.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ToolKind {
-    /// Reads only; always allowed.
-    Read,
-    /// Writes files.
-    Write,
-    /// Runs commands.
-    Execute,
-}
+pub use crate::permission::ToolKind;
 
 /// A failure the model should see and can recover from (a bad path, no match, a timeout).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,6 +67,22 @@ pub enum CatalogPlacement {
     Both,
 }
 
+/// Where a session saves skills, and the roots to find the skills again in once it has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaveSkills {
+    /// The skills folder a new skill's folder goes in (absolute).
+    pub dir: PathBuf,
+    /// The session's skill roots.
+    pub roots: Vec<Root>,
+}
+
+/// The source's skills loaded in a session (each named by its reference, its folder the
+/// verified copy), shared by the session and its subagents.
+pub type Fetched = Arc<Mutex<Vec<Skill>>>;
+
+/// The skill folders audited on load in a session, shared by the session and its subagents.
+pub(crate) type Audited = Arc<Mutex<HashSet<PathBuf>>>;
+
 /// What every tool call gets: the working directory, the skills, the plan, and a way to run a
 /// subagent.
 pub struct ToolContext {
@@ -106,13 +111,13 @@ pub struct ToolContext {
     /// Whether skills' dynamic context runs at all (`--no-skill-shell` turns it off).
     pub skill_shell: bool,
     /// Where `save_skill` writes (none: it is refused).
-    pub save_skills: Option<crate::tools::save_skill::SaveSkills>,
+    pub save_skills: Option<SaveSkills>,
     /// Skills beyond the folders (the shared registry): `search_skills` searches it too, and
     /// `load_skill` loads its skills by reference (`OWNER/NAME@SEQ`) as text only.
     pub source: Option<Arc<dyn skillet_library::source::SkillSource>>,
     /// The source's skills loaded in this session (shared with subagents): their folders are
     /// readable as a discovered skill's are.
-    pub fetched: crate::tools::load_skill::Fetched,
+    pub fetched: Fetched,
 }
 
 /// The skills a session sees: the library and its index, swapped whole between turns (shared by
@@ -184,61 +189,6 @@ pub trait Subagent: Send + Sync {
     /// Uses another model from the next run on (`/model`); by default the model stays.
     fn set_model(&mut self, model: &str) {
         let _ = model;
-    }
-}
-
-/// The tools of a session, in a fixed order.
-pub struct ToolTable {
-    tools: Vec<Box<dyn Tool>>,
-}
-
-impl ToolTable {
-    /// Every tool; `with_task` adds the subagent tool (subagents get the table without it).
-    pub fn standard(with_task: bool) -> Self {
-        Self::with(with_task, false)
-    }
-
-    /// The standard tools, plus `search_skills` when the catalog could not list every skill or
-    /// a skill source is searched too.
-    pub fn with(with_task: bool, with_search: bool) -> Self {
-        let mut tools: Vec<Box<dyn Tool>> = vec![
-            Box::new(tools::load_skill::LoadSkill),
-            Box::new(tools::bash::Bash),
-            Box::new(tools::read_file::ReadFile),
-            Box::new(tools::write_file::WriteFile),
-            Box::new(tools::edit_file::EditFile),
-            Box::new(tools::glob::Glob),
-            Box::new(tools::grep::Grep),
-            Box::new(tools::todo_write::TodoWrite),
-            Box::new(tools::save_skill::SaveSkill),
-        ];
-        if with_search {
-            tools.push(Box::new(tools::search_skills::SearchSkills));
-        }
-        if with_task {
-            tools.push(Box::new(tools::task::Task));
-        }
-        Self { tools }
-    }
-
-    /// The tool with this name.
-    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
-        self.tools
-            .iter()
-            .find(|tool| tool.name() == name)
-            .map(AsRef::as_ref)
-    }
-
-    /// The definitions sent to the model, built once per session.
-    pub fn specs(&self, context: &ToolContext) -> Vec<ToolSpec> {
-        self.tools
-            .iter()
-            .map(|tool| ToolSpec {
-                name: tool.name().to_string(),
-                description: tool.description(context),
-                input_schema: tool.input_schema(context),
-            })
-            .collect()
     }
 }
 

@@ -11,8 +11,9 @@
 use serde_json::Value;
 use skillet_llm::{ContentBlock, Message, Role, StopReason, StreamEvent};
 
-use crate::agent::{AgentEvent, Core, TurnOutcome};
 use crate::error::AgentError;
+use crate::event::{AgentEvent, TurnOutcome};
+use crate::state::Core;
 use crate::tool::{BoxFuture, Subagent, ToolError};
 use crate::transcript::TranscriptEvent;
 

@@ -20,7 +20,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use skillet_agent::permission::{Approval, ApprovalRequest, Approver, Gate, Permissions};
 use skillet_agent::sandbox::{SandboxPolicy, SandboxStatus, probe};
-use skillet_agent::tool::{CatalogPlacement, ToolContext, ToolError, ToolTable};
+use skillet_agent::tool::{CatalogPlacement, ToolContext, ToolError};
+use skillet_agent::tools::ToolTable;
 use skillet_skills::{Library, Root, RootKind, discover};
 
 struct Fixture {

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use skillet_agent::permission::{Gate, Permissions};
 use skillet_agent::sandbox::SandboxPolicy;
-use skillet_agent::tool::{CatalogPlacement, ToolContext, ToolError, ToolTable};
+use skillet_agent::tool::{CatalogPlacement, ToolContext, ToolError};
+use skillet_agent::tools::ToolTable;
 use skillet_skills::{Root, RootKind, discover};
 
 struct Fixture {

@@ -295,7 +295,7 @@ impl Launch {
                         // Cancelled while starting: nobody will wait for the command, so stop
                         // it whole.
                         if let Err(Ok(child)) = sender.send(result) {
-                            crate::tools::bash::kill_group(child.id());
+                            kill_group(child.id());
                         }
                     })?;
                 receiver.await.map_err(|_| {
@@ -451,3 +451,21 @@ mod imp {
         ))
     }
 }
+
+/// Kills the command's whole process group (it may have started children). The group is the
+/// child's own (`process_group(0)`): the kernel never gives a new process the id of an existing
+/// group, so no other group can be hit.
+#[cfg(unix)]
+pub(crate) fn kill_group(pid: Option<u32>) {
+    let Some(pid) = pid
+        .and_then(|pid| i32::try_from(pid).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return;
+    };
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+}
+
+/// Elsewhere only the shell itself is stopped (when the child is dropped).
+#[cfg(not(unix))]
+pub(crate) fn kill_group(_pid: Option<u32>) {}

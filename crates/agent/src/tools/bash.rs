@@ -453,27 +453,9 @@ struct GroupGuard(Option<u32>);
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        kill_group(self.0);
+        crate::sandbox::kill_group(self.0);
     }
 }
-
-/// Kills the command's whole process group (it may have started children). The group is the
-/// child's own (`process_group(0)`): the kernel never gives a new process the id of an existing
-/// group, so no other group can be hit.
-#[cfg(unix)]
-pub(crate) fn kill_group(pid: Option<u32>) {
-    let Some(pid) = pid
-        .and_then(|pid| i32::try_from(pid).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    else {
-        return;
-    };
-    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-}
-
-/// Elsewhere only the shell itself is stopped (when the child is dropped).
-#[cfg(not(unix))]
-pub(crate) fn kill_group(_pid: Option<u32>) {}
 
 /// Keeps the head and the tail of a long output, counting what falls between.
 #[derive(Default)]

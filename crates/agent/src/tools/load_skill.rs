@@ -7,9 +7,8 @@
 //! shown as untrusted text ([`skillet_library::source::render_fetched`]): its commands do not
 //! run and it grants no tools, whatever the project's trust, until the user installs it.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use skillet_audit::{Severity, SkillReport};
@@ -137,9 +136,7 @@ async fn load_fetched(
     Ok(text)
 }
 
-/// The source's skills loaded in a session (each named by its reference, its folder the
-/// verified copy), shared by the session and its subagents.
-pub type Fetched = Arc<Mutex<Vec<Skill>>>;
+pub use crate::tool::Fetched;
 
 /// The folder of a fetched skill that `path` lies in, if any.
 pub(crate) fn fetched_dir(context: &ToolContext, path: &std::path::Path) -> Option<PathBuf> {
@@ -167,14 +164,13 @@ fn fetched_named(context: &ToolContext, name: &str) -> Option<Skill> {
         .cloned()
 }
 
-/// The skill folders audited on load in a session, shared by the session and its subagents.
-pub(crate) type Audited = Arc<Mutex<HashSet<PathBuf>>>;
+pub(crate) use crate::tool::Audited;
 
 /// After a successful call `name(input)`: when it loaded a skill not audited yet this session,
 /// audits the skill's folder (off the async threads) and returns the notice for the user when
 /// the audit has a critical finding. Each skill is audited, and told, at most once per session.
 pub(crate) async fn audit_notice(
-    core: &crate::agent::Core,
+    core: &crate::state::Core,
     name: &str,
     input: &Value,
 ) -> Option<String> {

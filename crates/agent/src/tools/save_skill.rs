@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
 use skillet_skills::confine::Beneath;
-use skillet_skills::{Root, discover, name_problems, validate_text};
+use skillet_skills::{discover, name_problems, validate_text};
 
 use crate::permission::ApprovalRequest;
 use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg};
@@ -24,14 +24,7 @@ pub const MAX_SAVED_BYTES: usize = 1024 * 1024;
 /// The most lines of each file shown in the approval question.
 const PREVIEW_LINES: usize = 40;
 
-/// Where a session saves skills, and the roots to find the skills again in once it has.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SaveSkills {
-    /// The skills folder a new skill's folder goes in (absolute).
-    pub dir: PathBuf,
-    /// The session's skill roots.
-    pub roots: Vec<Root>,
-}
+pub use crate::tool::SaveSkills;
 
 /// Saves a skill.
 pub struct SaveSkill;
