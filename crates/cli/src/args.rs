@@ -361,6 +361,34 @@ pub struct AgentArgs {
 }
 
 /// What `--resume` without an id stands for.
+impl AgentArgs {
+    /// The flags the settings read, as values.
+    pub fn flags(&self) -> skillet_session::Flags {
+        skillet_session::Flags {
+            provider: self.provider.map(|provider| match provider {
+                ProviderArg::Anthropic => skillet_llm::ProviderKind::Anthropic,
+                ProviderArg::Openai => skillet_llm::ProviderKind::OpenAi,
+            }),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            max_steps: self.max_steps,
+            catalog: self.catalog.map(|catalog| match catalog {
+                CatalogArg::System => skillet_agent::tool::CatalogPlacement::System,
+                CatalogArg::Tool => skillet_agent::tool::CatalogPlacement::Tool,
+                CatalogArg::Both => skillet_agent::tool::CatalogPlacement::Both,
+            }),
+            no_stream: self.no_stream,
+            no_instructions: self.no_instructions,
+            no_skill_shell: self.no_skill_shell,
+            skill_match: self.skill_match.map(|skill_match| match skill_match {
+                SkillMatchArg::Off => skillet_agent::SkillMatch::Off,
+                SkillMatchArg::Suggest => skillet_agent::SkillMatch::Suggest,
+                SkillMatchArg::Auto => skillet_agent::SkillMatch::Auto,
+            }),
+        }
+    }
+}
+
 pub const LATEST: &str = "latest";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

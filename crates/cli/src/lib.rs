@@ -3,10 +3,10 @@
 
 mod args;
 mod commands;
-mod env;
 mod output;
-mod settings;
 mod ui;
+
+use skillet_session::{env, settings};
 
 use std::process::ExitCode;
 

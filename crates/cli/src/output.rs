@@ -89,25 +89,7 @@ fn is_invisible_format(c: char) -> bool {
         | '\u{e0000}'..='\u{e007f}')
 }
 
-/// A URL as shown to the user: credentials in it (`user:secret@`) and the query (where some
-/// servers take a key) are replaced by `…`, so `skillet config` and `/model` never print a key.
-pub fn redacted_url(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let (authority, path) = rest
-        .find(['/', '?', '#'])
-        .map_or((rest, ""), |end| (&rest[..end], &rest[end..]));
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority.to_string(), |(_, host)| format!("…@{host}"));
-    let path = path
-        .split_once('?')
-        .map_or(path.to_string(), |(path, _)| format!("{path}?…"));
-    if scheme.is_empty() {
-        format!("{host}{path}")
-    } else {
-        format!("{scheme}://{host}{path}")
-    }
-}
+pub use skillet_session::settings::redacted_url;
 
 #[cfg(test)]
 mod tests {

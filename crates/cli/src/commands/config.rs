@@ -23,7 +23,8 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
         model: args.model.clone(),
         base_url: args.base_url.clone(),
         ..AgentArgs::default()
-    };
+    }
+    .flags();
     let project_root = find_git_root(&context.env.cwd).unwrap_or_else(|| context.env.cwd.clone());
     let library = skillet_skills::discover(&context.roots);
     let (trusted_project, standing) = super::trust::recorded_standing(context, &library);

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use skillet_skills::{Environment, Root, resolve_roots};
+use skillet_skills::Environment;
 
 use crate::args::{AgentArgs, ChatArgs, Cli, Command, GlobalArgs};
 use crate::output::warn;
@@ -38,7 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(Command::Completions { shell }) = cli.command {
         return config::completions(shell);
     }
-    let context = Context::resolve(&cli.global)?;
+    let context = resolve_context(&cli.global)?;
     match cli.command {
         Some(Command::Skills(command)) => skills::run(&context, command),
         Some(Command::Run(args)) => run::run(&context, &args),
@@ -91,109 +91,57 @@ fn chat_args(args: ChatArgs) -> Result<AgentArgs, UsageError> {
 }
 
 /// What every command needs: where it works and where skills are.
-pub struct Context {
-    pub env: Environment,
-    pub roots: Vec<Root>,
-    /// The `--skills-dir` folders, absolute.
-    explicit: Vec<PathBuf>,
-}
+pub type Context = skillet_session::Workspace;
 
-impl Context {
-    fn resolve(global: &GlobalArgs) -> anyhow::Result<Self> {
-        let current = std::env::current_dir().context("cannot read the current directory")?;
-        let cwd = match &global.cwd {
-            Some(dir) => match std::fs::canonicalize(current.join(dir)) {
-                Ok(cwd) if cwd.is_dir() => cwd,
-                Ok(_) => {
-                    return Err(
-                        UsageError::new(format!("--cwd {}: not a folder", dir.display())).into(),
-                    );
-                }
-                Err(error) => {
-                    let why = if error.kind() == std::io::ErrorKind::NotFound {
-                        "no such folder".to_string()
-                    } else {
-                        error.to_string()
-                    };
-                    return Err(UsageError::new(format!("--cwd {}: {why}", dir.display()))
-                        .with_hint(
-                            "name a folder that exists, relative to where skillet is started",
-                        )
-                        .into());
-                }
-            },
-            None => std::fs::canonicalize(&current).unwrap_or_else(|_| current.clone()),
-        };
-        let env = Environment {
-            cwd,
-            home: env::path(env::HOME),
-            xdg_config_home: env::path(env::XDG_CONFIG_HOME),
-        };
-        let explicit: Vec<PathBuf> = global
-            .skills_dirs
-            .iter()
-            .map(|dir| current.join(dir))
-            .collect();
-        for (given, dir) in global.skills_dirs.iter().zip(&explicit) {
-            if !dir.is_dir() {
-                let what = if dir.exists() {
-                    "not a folder"
-                } else {
-                    "no such folder"
-                };
-                warn(&format!(
-                    "warning: --skills-dir {}: {what}; no skills are read from it",
-                    given.display()
-                ));
+/// The workspace the global flags name: `--cwd` (checked: a folder that exists) and
+/// `--skills-dir` folders (a missing one is said, and reads nothing).
+fn resolve_context(global: &GlobalArgs) -> anyhow::Result<Context> {
+    let current = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = match &global.cwd {
+        Some(dir) => match std::fs::canonicalize(current.join(dir)) {
+            Ok(cwd) if cwd.is_dir() => cwd,
+            Ok(_) => {
+                return Err(
+                    UsageError::new(format!("--cwd {}: not a folder", dir.display())).into(),
+                );
             }
+            Err(error) => {
+                let why = if error.kind() == std::io::ErrorKind::NotFound {
+                    "no such folder".to_string()
+                } else {
+                    error.to_string()
+                };
+                return Err(UsageError::new(format!("--cwd {}: {why}", dir.display()))
+                    .with_hint("name a folder that exists, relative to where skillet is started")
+                    .into());
+            }
+        },
+        None => std::fs::canonicalize(&current).unwrap_or_else(|_| current.clone()),
+    };
+    let env = Environment {
+        cwd,
+        home: env::path(env::HOME),
+        xdg_config_home: env::path(env::XDG_CONFIG_HOME),
+    };
+    let explicit: Vec<PathBuf> = global
+        .skills_dirs
+        .iter()
+        .map(|dir| current.join(dir))
+        .collect();
+    for (given, dir) in global.skills_dirs.iter().zip(&explicit) {
+        if !dir.is_dir() {
+            let what = if dir.exists() {
+                "not a folder"
+            } else {
+                "no such folder"
+            };
+            warn(&format!(
+                "warning: --skills-dir {}: {what}; no skills are read from it",
+                given.display()
+            ));
         }
-        let roots = resolve_roots(&explicit, &env);
-        Ok(Self {
-            env,
-            roots,
-            explicit,
-        })
     }
-
-    /// The project's root: the git root above the working directory, else the directory.
-    pub fn project_root(&self) -> PathBuf {
-        skillet_skills::find_git_root(&self.env.cwd).unwrap_or_else(|| self.env.cwd.clone())
-    }
-
-    /// The same command, working in another folder (a resumed session's own).
-    pub fn at(&self, cwd: PathBuf) -> Self {
-        let env = Environment {
-            cwd,
-            home: self.env.home.clone(),
-            xdg_config_home: self.env.xdg_config_home.clone(),
-        };
-        let roots = resolve_roots(&self.explicit, &env);
-        Self {
-            env,
-            roots,
-            explicit: self.explicit.clone(),
-        }
-    }
-
-    /// Every skill root a write must not touch without asking: the default ones of this
-    /// folder (also when `--skills-dir` replaces them for discovery) and those in use, as
-    /// written and, for links, where they lead.
-    pub fn skill_roots(&self) -> Vec<PathBuf> {
-        let mut roots: Vec<PathBuf> = skillet_skills::default_roots(&self.env)
-            .into_iter()
-            .map(|root| root.path)
-            .chain(self.roots.iter().map(|root| root.path.clone()))
-            .filter_map(|path| skillet_skills::confine::normalize(&path))
-            // A root that is a link is protected where it leads too.
-            .flat_map(|path| {
-                let real = std::fs::canonicalize(&path).ok();
-                std::iter::once(path).chain(real)
-            })
-            .collect();
-        roots.sort();
-        roots.dedup();
-        roots
-    }
+    Ok(Context::new(env, explicit))
 }
 
 /// A path as JSON: its text, decoded losslessly where it is UTF-8 and with U+FFFD for the bytes

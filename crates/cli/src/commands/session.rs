@@ -33,7 +33,7 @@ pub fn settings(
 ) -> Result<Settings, SettingsError> {
     let project_root = context.project_root();
     let settings = Settings::resolve(
-        args,
+        &args.flags(),
         yes,
         &Sources {
             var: &env::var,

@@ -13,7 +13,7 @@ use skillet_skills::{
 
 use super::Context;
 use super::matching::{model_env, stderr_events};
-use crate::args::{AgentArgs, CatalogFormatArg, SkillsCommand};
+use crate::args::{CatalogFormatArg, SkillsCommand};
 use crate::output::{terminal_safe, warn};
 use crate::settings::{Settings, SettingsError, Sources, user_config_dir, user_data_dir};
 use crate::{EXIT_FAILURE, UsageError, env, plural};
@@ -270,9 +270,9 @@ fn catalog(
 /// skillet does not know.
 fn agent_catalog_budget(context: &Context, model: Option<String>) -> (usize, String) {
     let project_root = find_git_root(&context.env.cwd).unwrap_or_else(|| context.env.cwd.clone());
-    let args = AgentArgs {
+    let args = skillet_session::Flags {
         model: model.clone(),
-        ..AgentArgs::default()
+        ..skillet_session::Flags::default()
     };
     let resolved = Settings::resolve(
         &args,

@@ -13,7 +13,7 @@ use super::{
     DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, Explanation, Origin, Settings, SettingsError,
     Sources,
 };
-use crate::args::{AgentArgs, CatalogArg, ProviderArg, SkillMatchArg};
+use crate::Flags;
 use crate::env;
 
 impl Settings {
@@ -21,7 +21,7 @@ impl Settings {
     /// then the user's. An `Err` is a usage error (exit 2) with its message.
     #[expect(clippy::too_many_lines, reason = "one key after another, in order")]
     pub fn resolve(
-        args: &AgentArgs,
+        args: &Flags,
         yes_flag: bool,
         sources: &Sources<'_>,
     ) -> Result<Self, SettingsError> {
@@ -30,13 +30,7 @@ impl Settings {
         let mut warnings = files.warnings.clone();
         let mut origins = Vec::new();
         let env_value = |name: &'static str| var(name).map(|value| (value, name));
-        let flag_provider = args.provider.map(|provider| {
-            let kind = match provider {
-                ProviderArg::Anthropic => ProviderKind::Anthropic,
-                ProviderArg::Openai => ProviderKind::OpenAi,
-            };
-            (ProviderName(kind), "--provider")
-        });
+        let flag_provider = args.provider.map(|kind| (ProviderName(kind), "--provider"));
         let env_provider = if var(env::ANTHROPIC_API_KEY).is_some() {
             Some((
                 ProviderName(ProviderKind::Anthropic),
@@ -240,11 +234,9 @@ pub fn provider_name(kind: ProviderKind) -> &'static str {
 }
 
 /// What is done with matching skills: the flag, else the file (checked already), else suggest.
-fn skill_match(flag: Option<SkillMatchArg>, file: Option<&str>) -> SkillMatch {
+fn skill_match(flag: Option<SkillMatch>, file: Option<&str>) -> SkillMatch {
     match flag {
-        Some(SkillMatchArg::Off) => SkillMatch::Off,
-        Some(SkillMatchArg::Suggest) => SkillMatch::Suggest,
-        Some(SkillMatchArg::Auto) => SkillMatch::Auto,
+        Some(given) => given,
         None => match file {
             Some("off") => SkillMatch::Off,
             Some("auto") => SkillMatch::Auto,
@@ -254,11 +246,9 @@ fn skill_match(flag: Option<SkillMatchArg>, file: Option<&str>) -> SkillMatch {
 }
 
 /// Where the catalog goes: the flag, else the file (checked already), else the system prompt.
-fn placement(flag: Option<CatalogArg>, file: Option<&str>) -> CatalogPlacement {
+fn placement(flag: Option<CatalogPlacement>, file: Option<&str>) -> CatalogPlacement {
     match flag {
-        Some(CatalogArg::System) => CatalogPlacement::System,
-        Some(CatalogArg::Tool) => CatalogPlacement::Tool,
-        Some(CatalogArg::Both) => CatalogPlacement::Both,
+        Some(given) => given,
         None => match file {
             Some("tool") => CatalogPlacement::Tool,
             Some("both") => CatalogPlacement::Both,
@@ -277,7 +267,7 @@ mod tests {
     #[test]
     fn nothing_configured_says_what_to_set() {
         let temp = tempfile::tempdir().unwrap();
-        let error = resolve(&[], &AgentArgs::default(), temp.path())
+        let error = resolve(&[], &Flags::default(), temp.path())
             .unwrap_err()
             .to_string();
         assert!(
@@ -291,7 +281,7 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         let s = resolve(
             &[(env::ANTHROPIC_API_KEY, "k")],
-            &AgentArgs::default(),
+            &Flags::default(),
             temp.path(),
         )
         .unwrap();
@@ -304,7 +294,7 @@ mod tests {
                 (env::OPENAI_BASE_URL, "http://localhost:11434/v1"),
                 (env::MODEL_ID, "llama3.2"),
             ],
-            &AgentArgs::default(),
+            &Flags::default(),
             temp.path(),
         )
         .unwrap();
@@ -314,7 +304,7 @@ mod tests {
         assert_eq!(s.sessions_dir, PathBuf::from("/data/sessions"));
         let error = resolve(
             &[(env::OPENAI_BASE_URL, "http://localhost:8080/v1")],
-            &AgentArgs::default(),
+            &Flags::default(),
             temp.path(),
         )
         .unwrap_err()
@@ -325,9 +315,9 @@ mod tests {
     #[test]
     fn anthropic_needs_a_key() {
         let temp = tempfile::tempdir().unwrap();
-        let args = AgentArgs {
-            provider: Some(ProviderArg::Anthropic),
-            ..AgentArgs::default()
+        let args = Flags {
+            provider: Some(ProviderKind::Anthropic),
+            ..Flags::default()
         };
         assert!(
             resolve(&[], &args, temp.path())
@@ -340,9 +330,9 @@ mod tests {
     #[test]
     fn a_base_url_that_is_not_one_names_where_it_came_from() {
         let temp = tempfile::tempdir().unwrap();
-        let args = AgentArgs {
+        let args = Flags {
             base_url: Some("not a url".into()),
-            ..AgentArgs::default()
+            ..Flags::default()
         };
         let error = resolve(&[(env::ANTHROPIC_API_KEY, "k")], &args, temp.path())
             .unwrap_err()
@@ -356,7 +346,7 @@ mod tests {
                 (env::OPENAI_BASE_URL, "localhost:11434/v1"),
                 (env::MODEL_ID, "m"),
             ],
-            &AgentArgs::default(),
+            &Flags::default(),
             temp.path(),
         )
         .unwrap_err()

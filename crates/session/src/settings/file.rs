@@ -106,92 +106,145 @@ impl FileConfig {
 
     /// What in this file only trust grants a project's copy, one `key = value` each.
     pub(super) fn grants(&self) -> Vec<String> {
-        let mut grants = Vec::new();
-        if let Some(yes) = self.yes {
-            grants.push(format!("yes = {yes}"));
-        }
-        if let Some(provider) = &self.provider {
-            grants.push(format!("provider = {provider:?}"));
-        }
-        if let Some(base_url) = &self.base_url {
-            grants.push(format!("base_url = {base_url:?}"));
-        }
-        if let Some(url) = &self.registry_url {
-            grants.push(format!(
-                "registry_url = {:?}",
-                crate::output::redacted_url(url)
-            ));
-        }
-        if self.save_skills.as_deref() == Some("user") {
-            grants.push("save_skills = \"user\"".to_string());
-        }
-        if self.skill_shell == Some(true) {
-            grants.push("skill_shell = true".to_string());
-        }
-        if let Some(sandbox) = &self.sandbox {
-            if let Some(writable) = &sandbox.writable {
-                grants.push(format!("sandbox.writable = {writable:?}"));
-            }
-            if let Some(pass_env) = &sandbox.pass_env {
-                grants.push(format!("sandbox.pass_env = {pass_env:?}"));
-            }
-            if sandbox.unix_sockets == Some(true) {
-                grants.push("sandbox.unix_sockets = true".into());
-            }
-            if let Some(enabled) = sandbox.enabled {
-                grants.push(format!("sandbox.enabled = {enabled}"));
-            }
-            if sandbox.network == Some(true) {
-                grants.push("sandbox.network = true".into());
-            }
-        }
-        grants
+        self.clone()
+            .split_grants()
+            .1
+            .into_iter()
+            .map(|(_, shown)| shown)
+            .collect()
     }
 
     /// A project's file with every key it may not set removed; the removed keys, named.
-    pub(super) fn without_grants(mut self) -> (Self, Vec<&'static str>) {
-        let mut refused = Vec::new();
-        if self.yes.take().is_some() {
-            refused.push("yes");
+    pub(super) fn without_grants(self) -> (Self, Vec<&'static str>) {
+        let (narrowed, grants) = self.split_grants();
+        (narrowed, grants.into_iter().map(|(key, _)| key).collect())
+    }
+
+    /// This file split in two: what any project's copy may set (values that only narrow what
+    /// the user allows), and what only trust grants, each key with its `key = value` as shown
+    /// in the trust question. Every field is named here (no `..`): a key added to the file
+    /// does not compile until it is put on one side.
+    fn split_grants(self) -> (Self, Vec<(&'static str, String)>) {
+        let Self {
+            provider,
+            model,
+            base_url,
+            max_tokens,
+            max_steps,
+            catalog,
+            catalog_budget,
+            yes,
+            stream,
+            skill_shell,
+            save_skills,
+            skill_match,
+            sandbox,
+            registry_url,
+        } = self;
+        let mut grants = Vec::new();
+        if let Some(yes) = yes {
+            grants.push(("yes", format!("yes = {yes}")));
         }
-        if self.provider.take().is_some() {
-            refused.push("provider");
+        if let Some(provider) = provider {
+            grants.push(("provider", format!("provider = {provider:?}")));
         }
-        if self.base_url.take().is_some() {
-            refused.push("base_url");
+        if let Some(base_url) = base_url {
+            grants.push(("base_url", format!("base_url = {base_url:?}")));
         }
         // Where skills are installed from, and credentials sent to.
-        if self.registry_url.take().is_some() {
-            refused.push("registry_url");
+        if let Some(url) = registry_url {
+            grants.push((
+                "registry_url",
+                format!("registry_url = {:?}", super::redacted_url(&url)),
+            ));
         }
-        if self.save_skills.as_deref() == Some("user") {
-            self.save_skills = None;
-            refused.push("save_skills");
-        }
+        let save_skills = match save_skills {
+            Some(user) if user == "user" => {
+                grants.push(("save_skills", "save_skills = \"user\"".to_string()));
+                None
+            }
+            other => other,
+        };
         // `true` would undo the user's own `false`; `false` only narrows, so it stays.
-        if self.skill_shell == Some(true) {
-            self.skill_shell = None;
-            refused.push("skill_shell");
-        }
-        if let Some(sandbox) = &mut self.sandbox {
-            if sandbox.writable.take().is_some() {
-                refused.push("sandbox.writable");
+        let skill_shell = match skill_shell {
+            Some(true) => {
+                grants.push(("skill_shell", "skill_shell = true".to_string()));
+                None
             }
-            if sandbox.enabled.take().is_some() {
-                refused.push("sandbox.enabled");
+            other => other,
+        };
+        let sandbox = sandbox.map(|sandbox| {
+            let SandboxFile {
+                network,
+                writable,
+                enabled,
+                pass_env,
+                unix_sockets,
+            } = sandbox;
+            if let Some(writable) = writable {
+                grants.push((
+                    "sandbox.writable",
+                    format!("sandbox.writable = {writable:?}"),
+                ));
             }
-            if sandbox.network == Some(true) {
-                sandbox.network = None;
-                refused.push("sandbox.network");
+            if let Some(pass_env) = pass_env {
+                grants.push((
+                    "sandbox.pass_env",
+                    format!("sandbox.pass_env = {pass_env:?}"),
+                ));
             }
-        }
-        (self, refused)
+            // `false` only narrows (it is the default), so it stays.
+            let unix_sockets = match unix_sockets {
+                Some(true) => {
+                    grants.push((
+                        "sandbox.unix_sockets",
+                        "sandbox.unix_sockets = true".to_string(),
+                    ));
+                    None
+                }
+                other => other,
+            };
+            if let Some(enabled) = enabled {
+                grants.push(("sandbox.enabled", format!("sandbox.enabled = {enabled}")));
+            }
+            let network = match network {
+                Some(true) => {
+                    grants.push(("sandbox.network", "sandbox.network = true".to_string()));
+                    None
+                }
+                other => other,
+            };
+            SandboxFile {
+                network,
+                writable: None,
+                enabled: None,
+                pass_env: None,
+                unix_sockets,
+            }
+        });
+        let narrowed = Self {
+            provider: None,
+            model,
+            base_url: None,
+            max_tokens,
+            max_steps,
+            catalog,
+            catalog_budget,
+            yes: None,
+            stream,
+            skill_shell,
+            save_skills,
+            skill_match,
+            sandbox,
+            registry_url: None,
+        };
+        (narrowed, grants)
     }
 }
 
 #[cfg(all(test, unix))]
 mod tests {
-    use crate::args::AgentArgs;
+    use crate::Flags;
     use crate::env;
     use crate::settings::CONFIG_FILE;
     use crate::settings::testing::resolve;
@@ -210,7 +263,7 @@ mod tests {
         .unwrap();
         let error = resolve(
             &[(env::ANTHROPIC_API_KEY, "k")],
-            &AgentArgs::default(),
+            &Flags::default(),
             temp.path(),
         )
         .unwrap_err()

@@ -1,5 +1,5 @@
-//! Why the settings cannot be resolved: each a usage error (exit 2, see
-//! [`crate::exit_code_of`]), its message the text the user reads.
+//! Why the settings cannot be resolved: each a usage error (the CLI exits with 2), its message
+//! the text the user reads.
 
 use std::path::PathBuf;
 

@@ -3,12 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use super::{Settings, SettingsError, Sources};
-use crate::args::AgentArgs;
+use crate::Flags;
 
 /// Resolves with these variables and this project root, and no user config folder.
 pub(super) fn resolve(
     vars: &[(&str, &str)],
-    args: &AgentArgs,
+    args: &Flags,
     project: &Path,
 ) -> Result<Settings, SettingsError> {
     resolve_with_user(vars, args, project, None)
@@ -18,7 +18,7 @@ pub(super) fn resolve(
 /// folder is `/data`.
 pub(super) fn resolve_with_user(
     vars: &[(&str, &str)],
-    args: &AgentArgs,
+    args: &Flags,
     project: &Path,
     user: Option<&Path>,
 ) -> Result<Settings, SettingsError> {

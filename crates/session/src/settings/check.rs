@@ -24,6 +24,8 @@ const FILE_KEYS: &[&str] = &[
     "network",
     "writable",
     "enabled",
+    "pass_env",
+    "unix_sockets",
     "registry_url",
 ];
 /// A key this close to a known one (in edits) is suggested as a typo of it.
@@ -94,7 +96,7 @@ impl FileConfig {
         {
             return invalid(
                 "registry_url",
-                format!("{:?}", crate::output::redacted_url(url)),
+                format!("{:?}", super::redacted_url(url)),
                 "a PostgreSQL URL (postgresql://USER@HOST:PORT/DB)",
             );
         }
@@ -213,7 +215,9 @@ pub fn is_http_url(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::{AgentArgs, CatalogArg};
+    use skillet_agent::tool::CatalogPlacement;
+
+    use crate::Flags;
     use crate::env;
     use crate::settings::CONFIG_FILE;
     use crate::settings::testing::{resolve, resolve_with_user};
@@ -226,7 +230,7 @@ mod tests {
             "model = \"m\"\nmodle = \"typo\"\n",
         )
         .unwrap();
-        let error = resolve(&[], &AgentArgs::default(), temp.path())
+        let error = resolve(&[], &Flags::default(), temp.path())
             .unwrap_err()
             .to_string();
         assert!(
@@ -239,9 +243,9 @@ mod tests {
     fn a_typo_in_a_value_is_an_error_even_where_a_flag_wins() {
         let temp = tempfile::tempdir().unwrap();
         std::fs::write(temp.path().join(CONFIG_FILE), "catalog = \"sytem\"\n").unwrap();
-        let args = AgentArgs {
-            catalog: Some(CatalogArg::Tool),
-            ..AgentArgs::default()
+        let args = Flags {
+            catalog: Some(CatalogPlacement::Tool),
+            ..Flags::default()
         };
         let error = resolve(&[(env::ANTHROPIC_API_KEY, "k")], &args, temp.path())
             .unwrap_err()
@@ -256,7 +260,7 @@ mod tests {
         std::fs::remove_file(temp.path().join(CONFIG_FILE)).unwrap();
         let error = resolve_with_user(
             &[(env::ANTHROPIC_API_KEY, "k")],
-            &AgentArgs::default(),
+            &Flags::default(),
             temp.path(),
             Some(user.path()),
         )
@@ -274,7 +278,7 @@ mod tests {
         std::fs::write(user.path().join(CONFIG_FILE), "max_steps = 0\n").unwrap();
         let error = resolve_with_user(
             &[(env::ANTHROPIC_API_KEY, "k")],
-            &AgentArgs::default(),
+            &Flags::default(),
             temp.path(),
             Some(user.path()),
         )
@@ -304,7 +308,7 @@ mod tests {
             ),
         ] {
             std::fs::write(temp.path().join(CONFIG_FILE), text).unwrap();
-            let error = resolve(&[], &AgentArgs::default(), temp.path())
+            let error = resolve(&[], &Flags::default(), temp.path())
                 .unwrap_err()
                 .to_string();
             assert!(error.contains(expected), "{text}: {error}");
