@@ -144,7 +144,10 @@ fn every_relative_link_and_anchor_resolves() {
         }
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
-    assert!(checked > 20, "only {checked} relative links found: is the parser right?");
+    assert!(
+        checked > 20,
+        "only {checked} relative links found: is the parser right?"
+    );
 }
 
 #[test]
@@ -153,14 +156,24 @@ fn the_checker_sees_a_broken_link_and_a_missing_heading() {
     assert!(anchors(text).contains("a-heading"));
     assert!(!anchors(text).contains("nothing"));
     let found: Vec<String> = links(text).into_iter().map(|(_, t)| t).collect();
-    assert_eq!(found, ["#a-heading", "#nothing"], "code blocks hold no links");
+    assert_eq!(
+        found,
+        ["#a-heading", "#nothing"],
+        "code blocks hold no links"
+    );
     assert!(anchors("## `skillet mcp` in Claude Code\n").contains("skillet-mcp-in-claude-code"));
-    assert!(anchors("## Flags, and exit codes\n## Flags, and exit codes\n").contains("flags-and-exit-codes-1"));
+    assert!(
+        anchors("## Flags, and exit codes\n## Flags, and exit codes\n")
+            .contains("flags-and-exit-codes-1")
+    );
 }
 
 #[test]
 fn the_readme_is_a_front_door() {
     let text = std::fs::read_to_string(repository().join("README.md")).unwrap();
     let lines = text.lines().count();
-    assert!(lines <= 250, "README.md is {lines} lines; the rest belongs in docs/");
+    assert!(
+        lines <= 250,
+        "README.md is {lines} lines; the rest belongs in docs/"
+    );
 }
