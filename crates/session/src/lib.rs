@@ -3,6 +3,7 @@
 //! `skillet.toml` ([`settings`]), and the variables it reads ([`env`]). `skillet run`,
 //! `skillet chat` and the tests build sessions through it; the CLI parses arguments and renders.
 
+pub mod builder;
 pub mod env;
 mod flags;
 pub mod settings;

@@ -33,6 +33,7 @@ impl Workspace {
     }
 
     /// The same workspace, working in another folder (a resumed session's own).
+    #[must_use]
     pub fn at(&self, cwd: PathBuf) -> Self {
         let env = Environment {
             cwd,

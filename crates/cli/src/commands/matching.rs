@@ -18,23 +18,9 @@ use skillet_skills::discover;
 use super::Context;
 use crate::EXIT_FAILURE;
 use crate::args::MatchModeArg;
-use crate::env;
 use crate::output::{terminal_safe, warn};
 
-/// Where the embedding model is looked for and downloaded to, and where the embedding cache
-/// lives: the folder `--embed-model` named, and the environment.
-pub(super) fn model_env(explicit: Option<&Path>) -> ModelEnv {
-    ModelEnv {
-        explicit: explicit.map(Path::to_path_buf),
-        skillet_embed_model: env::path(env::SKILLET_EMBED_MODEL),
-        hf_home: env::path(env::HF_HOME),
-        home: env::path(env::HOME),
-        xdg_cache_home: env::path(env::XDG_CACHE_HOME),
-        hf_endpoint: env::var(env::HF_ENDPOINT),
-        hf_hub_offline: env::flag(env::HF_HUB_OFFLINE),
-        temp_dir: std::env::temp_dir(),
-    }
-}
+pub(super) use skillet_session::builder::model_env;
 
 /// The exit code when the model a command needs is missing: a usage error (2) when the user
 /// named a folder (`--embed-model`, `SKILLET_EMBED_MODEL`) that does not hold it, a failure (1)

@@ -24,10 +24,9 @@ pub fn run(context: &Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
         context.roots.clone(),
         model_env(args.embed_model.as_deref()),
     );
-    if let Some(source) = registry
-        .as_deref()
-        .and_then(|url| super::registry::source(context, url))
-    {
+    if let Some(source) = registry.as_deref().and_then(|url| {
+        skillet_session::builder::registry_source(context, url, &mut super::session::Stderr::new())
+    }) {
         skillet_mcp::log(&format!("also searching {}", source.label()));
         shared = shared.with_source(source);
     }

@@ -143,39 +143,6 @@ pub fn configured_url(context: &Context, flag: Option<&str>) -> anyhow::Result<O
     Ok(url)
 }
 
-/// The registry at `url` as a skill source for the agent or the MCP server: fetched versions
-/// cached under `$XDG_CACHE_HOME/skillet/registry` (else `~/.cache/skillet/registry`), the
-/// project's and the user's lock files saying what is installed. A URL that does not parse is
-/// said, and no registry is searched.
-pub fn source(
-    context: &Context,
-    url: &str,
-) -> Option<std::sync::Arc<dyn skillet_library::source::SkillSource>> {
-    let registry = Registry::new(url)
-        .map_err(|error| {
-            warn(&format!(
-                "warning: {error}\n  (search_skills searches the local skills only)"
-            ));
-        })
-        .ok()?;
-    // Never a folder other users share (the temp dir): they could swap a verified copy.
-    let Some(cache) = env::path(env::XDG_CACHE_HOME)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| context.env.home.as_ref().map(|home| home.join(".cache")))
-        .map(|dir| dir.join("skillet").join("registry"))
-    else {
-        warn(
-            "warning: neither XDG_CACHE_HOME nor HOME is set, so registry skills have nowhere to be kept\n  (search_skills searches the local skills only)",
-        );
-        return None;
-    };
-    let mut locks = vec![context.project_root().join(LOCK_FILE)];
-    locks.extend(user_config_dir().map(|dir| dir.join(LOCK_FILE)));
-    Some(std::sync::Arc::new(skillet_registry::RegistrySource::new(
-        registry, cache, locks,
-    )))
-}
-
 fn stdout_json(value: &serde_json::Value) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;

@@ -7,20 +7,18 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 use skillet_agent::permission::Permissions;
-use skillet_agent::tools::save_skill::SaveSkills;
 use skillet_agent::transcript::{self, Transcript};
-use skillet_agent::{Agent, AgentConfig, AgentEvent, SkillMatch};
-use skillet_library::model::session_index;
+use skillet_agent::{Agent, AgentEvent};
 use skillet_library::trust::SkillTrust;
-use skillet_llm::{Anthropic, OpenAi, Provider, ProviderKind, Transport};
+use skillet_session::builder;
 use skillet_skills::{Library, discover, find_git_root};
 
 use super::Context;
-use super::matching::{model_env, stderr_events};
+use super::matching::stderr_events;
 use crate::args::AgentArgs;
 use crate::env;
 use crate::output::{terminal_safe, warn};
-use crate::settings::{Origin, Settings, SettingsError, Sources, user_config_dir, user_data_dir};
+use crate::settings::{Settings, SettingsError, Sources, user_config_dir, user_data_dir};
 use crate::ui::{self, Attrs, Screen};
 
 /// Resolves the settings (printing what a project file tried to set); an `Err` is a usage
@@ -47,25 +45,6 @@ pub fn settings(
         warn(warning);
     }
     Ok(settings)
-}
-
-/// The provider the settings name.
-pub fn provider(settings: &Settings) -> anyhow::Result<Provider> {
-    let transport = Transport::new()?;
-    Ok(match settings.provider {
-        ProviderKind::Anthropic => Provider::Anthropic(Anthropic::new(
-            transport,
-            &settings.base_url,
-            settings.api_key.as_deref().unwrap_or_default(),
-            &settings.model,
-        )),
-        ProviderKind::OpenAi => Provider::OpenAi(OpenAi::new(
-            transport,
-            &settings.base_url,
-            settings.api_key.as_deref(),
-            &settings.model,
-        )),
-    })
 }
 
 /// The discovered skills, with load problems shown once on stderr.
@@ -102,18 +81,7 @@ pub fn skills_at(
     (skills, trust)
 }
 
-/// A stored session to continue, its transcript already locked for this skillet.
-pub struct Resumed {
-    /// Its transcript, open to append and locked: read after the lock was taken, so no other
-    /// skillet can have added to it since.
-    pub transcript: Transcript,
-    /// Its header.
-    pub header: transcript::SessionHeader,
-    /// Its history, as stored.
-    pub history: Vec<skillet_llm::Message>,
-    /// The model it last used: the one `/model` last switched to, else the one it began with.
-    pub model: String,
-}
+pub use skillet_session::builder::Resumed;
 
 /// The session `--resume` names, if any (`latest`: this project's newest), and the context it
 /// runs in: its own working directory, wherever skillet was started (`None`: the given one).
@@ -162,8 +130,8 @@ pub fn find_resumed(
     ))
 }
 
-/// A new or resumed agent with its transcript attached. A resumed session goes on with the
-/// model it last used, unless `--model` names one.
+/// A new or resumed agent with its transcript attached, built by [`skillet_session::builder`];
+/// what it says is shown on stderr.
 pub fn start(
     context: &Context,
     settings: &Settings,
@@ -173,142 +141,50 @@ pub fn start(
     first_message: Option<&str>,
     skill_trust: &SkillTrust,
 ) -> anyhow::Result<Agent> {
-    let provider = session_provider(settings, resume.as_ref())?;
-    let config = AgentConfig {
-        cwd: context.env.cwd.clone(),
-        max_tokens: settings.max_tokens,
-        max_steps: settings.max_steps,
-        stream: settings.stream,
-        placement: settings.placement,
-        catalog_budget: settings.catalog_budget,
-        permissions,
-        skill_match: settings.skill_match,
-        skill_index: skill_index(settings, library),
-        first_message: first_message.map(str::to_string),
-        protected: context.skill_roots(),
-        sandbox: settings.sandbox.policy(),
-        instructions: settings.instructions,
-        user_instructions: skillet_agent::instructions::user_instructions_path(&context.env),
-        skill_trust: skill_trust.clone(),
-        skill_shell: settings.skill_shell,
-        save_skills: save_skills_dir(context, settings).map(|dir| SaveSkills {
-            dir,
-            roots: context.roots.clone(),
-        }),
-        skill_source: settings
-            .registry_url
-            .as_deref()
-            .and_then(|url| super::registry::source(context, url)),
-    };
-    let (agent, locked) = match resume {
-        None => {
-            let mut agent = Agent::new(provider, library, &config);
-            let transcript = Transcript::create(&settings.sessions_dir, agent.header())?;
-            let locked = transcript.is_locked();
-            agent.attach_transcript(transcript)?;
-            (agent, locked)
-        }
-        Some(resumed) => {
-            let locked = resumed.transcript.is_locked();
-            let last_model = resumed.model;
-            let mut agent =
-                Agent::resume(provider, library, &config, resumed.header, &resumed.history);
-            agent.attach_transcript(resumed.transcript)?;
-            // Another model than it last used (a flag, another provider): recorded, so the
-            // next resume goes on with this one.
-            if agent.model() != last_model {
-                let model = agent.model().to_string();
-                agent.set_model(&model)?;
-            }
-            warn(&format!(
-                "resumed session {} ({} messages)",
-                agent.header().id,
-                agent.history().len()
-            ));
-            for repair in agent.repairs() {
-                warn(&format!("note: repaired the stored history: {repair}"));
-            }
-            (agent, locked)
-        }
-    };
-    if !locked {
-        warn(
-            "warning: the sessions folder cannot be locked (its file system does not support it); \
-             do not continue this session from two skillets at once",
-        );
-    }
-    if let Some(summary) = agent.catalog_report().summary() {
-        warn(&format!("warning: {summary}"));
-    }
-    if let Some(notice) = agent.sandbox_status().notice() {
-        warn(&format!("warning: {notice}"));
-    }
-    Ok(agent)
+    Ok(builder::start(
+        builder::Start {
+            workspace: context,
+            settings,
+            library,
+            skill_trust,
+            permissions,
+            first_message,
+            resume,
+        },
+        &mut Stderr::new(),
+    )?)
 }
 
-/// Where `save_skill` writes: `.agents/skills` at the project's root, or in the user's home
-/// with `save_skills = "user"` (none without a home).
-fn save_skills_dir(context: &Context, settings: &Settings) -> Option<PathBuf> {
-    let folder = skillet_skills::PROJECT_ROOT_DIRS[0];
-    if settings.save_to_user {
-        context.env.home.as_ref().map(|home| home.join(folder))
-    } else {
-        Some(context.project_root().join(folder))
-    }
-}
-
-/// The index a session ranks `library` with (none when matching is off).
+/// The index a session ranks `library` with (none when matching is off), its model's progress
+/// on stderr.
 pub fn skill_index(
     settings: &Settings,
     library: &Arc<Library>,
 ) -> Option<Arc<skillet_library::index::SkillIndex>> {
-    match settings.skill_match {
-        SkillMatch::Off => None,
-        _ => Some(Arc::new(session_index(
-            library,
-            &model_env(None),
-            &mut stderr_events(),
-        ))),
+    builder::skill_index(settings, library, &mut Stderr::new())
+}
+
+/// What building a session says, shown on stderr as it is said.
+pub struct Stderr<E> {
+    events: E,
+}
+
+impl Stderr<()> {
+    /// Notes on stderr, the model's events as `skills match` shows them.
+    pub fn new() -> Stderr<impl FnMut(skillet_library::model::ModelEvent<'_>)> {
+        Stderr {
+            events: stderr_events(),
+        }
     }
 }
 
-/// The provider for a new or resumed session. A resumed one goes on with the model it last
-/// used, unless a flag names the model, the provider or the server, or the session ran on
-/// another provider (its model would mean nothing there); each case is said.
-fn session_provider(settings: &Settings, resume: Option<&Resumed>) -> anyhow::Result<Provider> {
-    let flagged = |key| matches!(settings.explanation.origin(key), Origin::Flag(_));
-    let resumed_model = resume
-        .filter(|resumed| resumed.header.provider == settings.provider.as_str())
-        .map(|resumed| resumed.model.as_str())
-        .filter(|model| {
-            *model != settings.model
-                && !flagged("model")
-                && !flagged("provider")
-                && !flagged("base_url")
-        });
-    if let Some(resumed) = resume
-        && resumed.header.provider != settings.provider.as_str()
-    {
-        warn(&format!(
-            "note: session {} ran on {}; it goes on with {} on {}",
-            resumed.header.id,
-            terminal_safe(&resumed.header.provider, false),
-            terminal_safe(&settings.model, false),
-            settings.provider.as_str()
-        ));
+impl<E: FnMut(skillet_library::model::ModelEvent<'_>)> builder::Report for Stderr<E> {
+    fn note(&mut self, text: &str) {
+        warn(text);
     }
-    match resumed_model {
-        Some(model) => {
-            warn(&format!(
-                "note: continuing with {}, the model this session last used (--model picks another)",
-                terminal_safe(model, false)
-            ));
-            provider(&Settings {
-                model: model.to_string(),
-                ..settings.clone()
-            })
-        }
-        None => provider(settings),
+
+    fn model(&mut self, event: skillet_library::model::ModelEvent<'_>) {
+        (self.events)(event);
     }
 }
 

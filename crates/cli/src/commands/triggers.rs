@@ -213,7 +213,7 @@ fn model_rates(
     let settings =
         super::session::settings(context, &crate::args::AgentArgs::default(), false, false)
             .map_err(|error| UsageError::new(error.to_string()))?;
-    let provider = super::session::provider(&settings)?;
+    let provider = skillet_session::builder::provider(&settings)?;
     let mut config = skillet_agent::AgentConfig::new(context.env.cwd.clone());
     config.placement = settings.placement;
     config.catalog_budget = settings.catalog_budget;

@@ -173,55 +173,7 @@ impl FileConfig {
             }
             other => other,
         };
-        let sandbox = sandbox.map(|sandbox| {
-            let SandboxFile {
-                network,
-                writable,
-                enabled,
-                pass_env,
-                unix_sockets,
-            } = sandbox;
-            if let Some(writable) = writable {
-                grants.push((
-                    "sandbox.writable",
-                    format!("sandbox.writable = {writable:?}"),
-                ));
-            }
-            if let Some(pass_env) = pass_env {
-                grants.push((
-                    "sandbox.pass_env",
-                    format!("sandbox.pass_env = {pass_env:?}"),
-                ));
-            }
-            // `false` only narrows (it is the default), so it stays.
-            let unix_sockets = match unix_sockets {
-                Some(true) => {
-                    grants.push((
-                        "sandbox.unix_sockets",
-                        "sandbox.unix_sockets = true".to_string(),
-                    ));
-                    None
-                }
-                other => other,
-            };
-            if let Some(enabled) = enabled {
-                grants.push(("sandbox.enabled", format!("sandbox.enabled = {enabled}")));
-            }
-            let network = match network {
-                Some(true) => {
-                    grants.push(("sandbox.network", "sandbox.network = true".to_string()));
-                    None
-                }
-                other => other,
-            };
-            SandboxFile {
-                network,
-                writable: None,
-                enabled: None,
-                pass_env: None,
-                unix_sockets,
-            }
-        });
+        let sandbox = sandbox.map(|sandbox| sandbox.split_grants(&mut grants));
         let narrowed = Self {
             provider: None,
             model,
@@ -239,6 +191,60 @@ impl FileConfig {
             registry_url: None,
         };
         (narrowed, grants)
+    }
+}
+
+impl SandboxFile {
+    /// The `[sandbox]` table's side of [`FileConfig::split_grants`]: what narrows stays, what
+    /// grants is added to `grants` and taken out.
+    fn split_grants(self, grants: &mut Vec<(&'static str, String)>) -> Self {
+        let Self {
+            network,
+            writable,
+            enabled,
+            pass_env,
+            unix_sockets,
+        } = self;
+        if let Some(writable) = writable {
+            grants.push((
+                "sandbox.writable",
+                format!("sandbox.writable = {writable:?}"),
+            ));
+        }
+        if let Some(pass_env) = pass_env {
+            grants.push((
+                "sandbox.pass_env",
+                format!("sandbox.pass_env = {pass_env:?}"),
+            ));
+        }
+        // `false` only narrows (it is the default), so it stays.
+        let unix_sockets = match unix_sockets {
+            Some(true) => {
+                grants.push((
+                    "sandbox.unix_sockets",
+                    "sandbox.unix_sockets = true".to_string(),
+                ));
+                None
+            }
+            other => other,
+        };
+        if let Some(enabled) = enabled {
+            grants.push(("sandbox.enabled", format!("sandbox.enabled = {enabled}")));
+        }
+        let network = match network {
+            Some(true) => {
+                grants.push(("sandbox.network", "sandbox.network = true".to_string()));
+                None
+            }
+            other => other,
+        };
+        Self {
+            network,
+            writable: None,
+            enabled: None,
+            pass_env: None,
+            unix_sockets,
+        }
     }
 }
 
