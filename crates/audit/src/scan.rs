@@ -1,6 +1,5 @@
 //! Running the rules over one file's bytes.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::LazyLock;
@@ -8,11 +7,19 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::rules::{
-    BinaryKind, Capability, CharClass, DECODE_OR_EVAL, MIN_SELECTOR_RUN, Matcher, RULES, Rule,
-    ZERO_WIDTH_BULK, ZERO_WIDTH_NEAR_DECODE,
+    BinaryKind, Capability, CharClass, DECODE_OR_EVAL, Matcher, RULES, Rule, ZERO_WIDTH_BULK,
+    ZERO_WIDTH_NEAR_DECODE,
 };
 use crate::text::{Lines, Stripped, detail, excerpt, is_invisible_format};
 use crate::{Finding, MAX_FILE_BYTES, Note};
+
+mod chars;
+mod content;
+mod grants;
+
+use chars::line_chars;
+use content::{Content, classify, executable_format};
+pub(crate) use grants::Grants;
 
 /// The most findings of one rule in one file; the rest are counted in a note.
 pub const MAX_FINDINGS_PER_RULE_PER_FILE: usize = 20;
@@ -101,246 +108,6 @@ static DECODE_OR_EVAL_RE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(&ascii_boundaries(DECODE_OR_EVAL)).ok());
 static HTML_COMMENT: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(?s)<!--(.*?)-->").ok());
-
-/// How much of the shell `allowed-tools` grants.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum Shell {
-    /// No `Bash`.
-    #[default]
-    None,
-    /// `Bash(git:*)` and the like: some commands.
-    Scoped,
-    /// `Bash` or `Bash(*)`: any command.
-    Any,
-}
-
-/// The tools a skill's `allowed-tools` grants, as far as the rules care.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Grants {
-    shell: Shell,
-    /// A tool that writes files.
-    write: bool,
-    /// A web tool.
-    network: bool,
-}
-
-impl Grants {
-    /// What `allowed-tools` (as the skills crate split it) grants.
-    pub(crate) fn from_tools(tools: &[String]) -> Self {
-        let mut grants = Self::default();
-        for tool in tools {
-            let (name, scope) = match tool.split_once('(') {
-                Some((name, rest)) => (name, Some(rest.trim_end_matches(')').trim())),
-                None => (tool.as_str(), None),
-            };
-            let name = name.trim().to_ascii_lowercase();
-            match name.as_str() {
-                "bash" | "shell" | "run_shell_command" => {
-                    let any = scope.is_none_or(|scope| scope.is_empty() || scope == "*");
-                    grants.shell = if any || grants.shell == Shell::Any {
-                        Shell::Any
-                    } else {
-                        Shell::Scoped
-                    };
-                }
-                "write" | "edit" | "multiedit" | "notebookedit" | "write_file" | "edit_file"
-                | "replace" => grants.write = true,
-                "webfetch" | "websearch" | "web_fetch" | "google_web_search" => {
-                    grants.network = true;
-                }
-                _ => {}
-            }
-        }
-        grants
-    }
-
-    fn grants(&self, capability: Capability) -> bool {
-        match capability {
-            Capability::Shell => self.shell != Shell::None,
-            Capability::Write => self.write || self.shell == Shell::Any,
-            Capability::Network => self.network || self.shell == Shell::Any,
-        }
-    }
-}
-
-/// What the bytes of a file are.
-enum Content<'a> {
-    Executable(&'static str),
-    Archive(String),
-    Known,
-    Unknown,
-    Text(Cow<'a, str>),
-}
-
-/// How many leading bytes are looked at for NUL bytes.
-const SNIFF_BYTES: usize = 8192;
-
-fn classify(bytes: &[u8]) -> Content<'_> {
-    if let Some(name) = executable_format(bytes) {
-        return Content::Executable(name);
-    }
-    if let Some(text) = utf16_text(bytes) {
-        return Content::Text(Cow::Owned(text));
-    }
-    if let Some(content) = zip_content(bytes) {
-        return content;
-    }
-    if let Some(name) = archive_format(bytes) {
-        return Content::Archive(name.to_string());
-    }
-    let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
-    if !head.contains(&0) {
-        return Content::Text(String::from_utf8_lossy(bytes));
-    }
-    // Weaker magic numbers, trusted only in binary data.
-    if bytes.get(257..262) == Some(b"ustar") {
-        return Content::Archive("tar archive".to_string());
-    }
-    if bytes.starts_with(b"!<arch>\n") {
-        return Content::Archive("ar archive (a .deb package or a static library)".to_string());
-    }
-    if known_format(bytes) {
-        Content::Known
-    } else {
-        Content::Unknown
-    }
-}
-
-/// The executable format the magic number names, if any.
-fn executable_format(bytes: &[u8]) -> Option<&'static str> {
-    let magic = |prefix: &[u8]| bytes.starts_with(prefix);
-    if magic(b"\x7fELF") {
-        return Some("ELF executable or object");
-    }
-    if magic(&[0xfe, 0xed, 0xfa, 0xce])
-        || magic(&[0xfe, 0xed, 0xfa, 0xcf])
-        || magic(&[0xce, 0xfa, 0xed, 0xfe])
-        || magic(&[0xcf, 0xfa, 0xed, 0xfe])
-    {
-        return Some("Mach-O executable or object");
-    }
-    if magic(&[0xca, 0xfe, 0xba, 0xbe]) {
-        return Some("universal Mach-O binary or Java class file");
-    }
-    if magic(b"MZ") && bytes.len() >= 0x40 {
-        let offset = u32::from_le_bytes([bytes[0x3c], bytes[0x3d], bytes[0x3e], bytes[0x3f]]);
-        let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-        if bytes.get(offset..offset.saturating_add(4)) == Some(b"PE\0\0") {
-            return Some("Windows PE executable or DLL");
-        }
-    }
-    None
-}
-
-/// Compressed data and archives by their magic numbers (distinctive enough to trust in any
-/// file); ZIP files are told apart by [`zip_content`].
-fn archive_format(bytes: &[u8]) -> Option<&'static str> {
-    const MAGIC: &[(&[u8], &str)] = &[
-        (b"\x1f\x8b", "gzip-compressed data (a .tar.gz?)"),
-        (b"\xfd7zXZ\x00", "xz-compressed data"),
-        (b"7z\xbc\xaf\x27\x1c", "7-Zip archive"),
-        (b"\x28\xb5\x2f\xfd", "Zstandard-compressed data"),
-        (b"Rar!\x1a\x07", "RAR archive"),
-        (b"MSCF\x00\x00\x00\x00", "Microsoft Cabinet archive"),
-        (b"\x04\x22\x4d\x18", "LZ4-compressed data"),
-    ];
-    if let Some((_, name)) = MAGIC.iter().find(|(magic, _)| bytes.starts_with(magic)) {
-        return Some(name);
-    }
-    let bzip2 = bytes.starts_with(b"BZh")
-        && bytes.get(3).is_some_and(u8::is_ascii_digit)
-        && bytes.get(4..10) == Some(b"1AY&SY");
-    bzip2.then_some("bzip2-compressed data")
-}
-
-/// A ZIP file: a document (Office Open XML, OpenDocument, EPUB: known by their first entry)
-/// or an archive, said to be encrypted when its first entry is.
-fn zip_content(bytes: &[u8]) -> Option<Content<'static>> {
-    if bytes.starts_with(b"PK\x05\x06") {
-        return Some(Content::Archive("ZIP archive (empty)".to_string()));
-    }
-    if !(bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x07\x08")) {
-        return None;
-    }
-    let field = |at: usize| {
-        bytes
-            .get(at..at + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-    };
-    let flags = field(6).unwrap_or(0);
-    let name_len = usize::from(field(26).unwrap_or(0));
-    let name = bytes.get(30..30 + name_len).unwrap_or_default();
-    let document = name == b"[Content_Types].xml"
-        || [&b"_rels/"[..], b"docProps/", b"word/", b"xl/", b"ppt/"]
-            .iter()
-            .any(|prefix| name.starts_with(prefix))
-        || (name == b"mimetype"
-            && bytes
-                .get(30 + name_len..)
-                .is_some_and(|rest| rest.starts_with(b"application/")));
-    if document && flags & 1 == 0 {
-        return Some(Content::Known);
-    }
-    let kind = if name.starts_with(b"META-INF/") {
-        "Java archive (JAR) or ZIP"
-    } else {
-        "ZIP archive"
-    };
-    Some(Content::Archive(if flags & 1 == 1 {
-        format!("{kind}, encrypted (password-protected): its contents cannot be inspected")
-    } else {
-        kind.to_string()
-    }))
-}
-
-/// Images, fonts, audio, video, PDFs and databases: binary on purpose, never flagged.
-fn known_format(bytes: &[u8]) -> bool {
-    const PREFIXES: &[&[u8]] = &[
-        b"\x89PNG",
-        b"\xff\xd8\xff",
-        b"GIF8",
-        b"BM",
-        b"\x00\x00\x01\x00",
-        b"II*\x00",
-        b"MM\x00*",
-        b"%PDF",
-        b"\x00\x01\x00\x00",
-        b"OTTO",
-        b"wOFF",
-        b"wOF2",
-        b"ttcf",
-        b"ID3",
-        b"OggS",
-        b"fLaC",
-        b"\x1a\x45\xdf\xa3",
-        b"SQLite format 3\x00",
-        b"\x00asm",
-    ];
-    PREFIXES.iter().any(|prefix| bytes.starts_with(prefix))
-        || (bytes.starts_with(b"RIFF") && bytes.len() >= 12)
-        || bytes.get(4..8) == Some(b"ftyp")
-}
-
-/// UTF-16 text with a byte-order mark, decoded (scanned like any text; a scanner that reads
-/// bytes would miss it).
-fn utf16_text(bytes: &[u8]) -> Option<String> {
-    let little = bytes.starts_with(&[0xff, 0xfe]);
-    let big = bytes.starts_with(&[0xfe, 0xff]);
-    if !(little || big) || !bytes.len().is_multiple_of(2) {
-        return None;
-    }
-    let units: Vec<u16> = bytes[2..]
-        .chunks_exact(2)
-        .map(|pair| {
-            if little {
-                u16::from_le_bytes([pair[0], pair[1]])
-            } else {
-                u16::from_be_bytes([pair[0], pair[1]])
-            }
-        })
-        .collect();
-    Some(String::from_utf16_lossy(&units))
-}
 
 /// A file the rules run on.
 pub(crate) struct FileInput<'a> {
@@ -948,94 +715,6 @@ fn chars(rule: &'static Rule, class: CharClass, file: &View<'_>, sink: &mut Sink
     }
 }
 
-/// The first offending character of `line` for a per-line class, and the detail.
-fn line_chars(class: CharClass, line: &str) -> Option<(usize, String)> {
-    match class {
-        CharClass::Tags => {
-            let at = line
-                .char_indices()
-                .find(|(_, c)| matches!(c, '\u{e0000}'..='\u{e007f}'))?
-                .0;
-            let (_, removed) = skillet_skills::clean_description(line);
-            if removed.tags == 0 {
-                return None; // only subdivision flags
-            }
-            let found = if removed.hidden.is_empty() {
-                format!("{} tag characters (no printable text)", removed.tags)
-            } else {
-                format!(
-                    "{} tag characters; hidden text: \"{}\"",
-                    removed.tags,
-                    detail(&removed.hidden)
-                )
-            };
-            Some((at, found))
-        }
-        CharClass::Bidi | CharClass::Separators => {
-            let wanted = |c: char| match class {
-                CharClass::Bidi => matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
-                _ => matches!(c, '\u{2028}' | '\u{2029}'),
-            };
-            let mut found = line.char_indices().filter(|&(_, c)| wanted(c));
-            let (at, c) = found.next()?;
-            let count = 1 + found.count();
-            Some((at, format!("{count} × U+{:04X} and alike", u32::from(c))))
-        }
-        CharClass::VariationRun => {
-            let mut run: Vec<u8> = Vec::new();
-            let mut run_start = 0;
-            for (at, c) in line
-                .char_indices()
-                .chain(std::iter::once((line.len(), ' ')))
-            {
-                if let Some(byte) = selector_byte(c) {
-                    if run.is_empty() {
-                        run_start = at;
-                    }
-                    run.push(byte);
-                    continue;
-                }
-                if run.len() >= MIN_SELECTOR_RUN {
-                    let decoded: String = run
-                        .iter()
-                        .map(|&b| {
-                            let c = char::from(b);
-                            if c.is_ascii_graphic() || c == ' ' {
-                                c
-                            } else {
-                                '.'
-                            }
-                        })
-                        .collect();
-                    return Some((
-                        run_start,
-                        format!(
-                            "{} variation selectors in a row; as bytes: \"{}\"",
-                            run.len(),
-                            detail(&decoded)
-                        ),
-                    ));
-                }
-                run.clear();
-            }
-            None
-        }
-        CharClass::ZeroWidth => None,
-    }
-}
-
-/// The byte a variation selector stands for in the "emoji smuggling" encoding: U+FE00–FE0F are
-/// 0–15, U+E0100–E01EF are 16–255.
-fn selector_byte(c: char) -> Option<u8> {
-    let code = u32::from(c);
-    let byte = match code {
-        0xfe00..=0xfe0f => code - 0xfe00,
-        0xe0100..=0xe01ef => code - 0xe0100 + 16,
-        _ => return None,
-    };
-    u8::try_from(byte).ok()
-}
-
 /// What kind of script a file is, for the `allowed-tools` rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Script {
@@ -1087,75 +766,4 @@ fn script_kind(path: &Path, text: &str) -> Option<Script> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_pattern_compiles_as_used() {
-        for (rule, compiled) in RULES.iter().zip(COMPILED.iter()) {
-            let got = [&compiled.first, &compiled.second, &compiled.unless]
-                .iter()
-                .filter(|regex| regex.is_some())
-                .count();
-            assert_eq!(got, rule.matcher.patterns().len(), "{}", rule.id);
-            let by_line = matches!(
-                rule.matcher,
-                Matcher::Line { .. } | Matcher::NearLines { .. }
-            );
-            assert_eq!(compiled.anywhere.is_some(), by_line, "{}", rule.id);
-        }
-        assert!(DECODE_OR_EVAL_RE.is_some() && HTML_COMMENT.is_some());
-    }
-
-    #[test]
-    fn grants_follow_the_tool_names() {
-        let tools = |list: &[&str]| {
-            Grants::from_tools(&list.iter().map(|s| (*s).to_string()).collect::<Vec<_>>())
-        };
-        let scoped = tools(&["Read", "Bash(git:*)"]);
-        assert!(scoped.grants(Capability::Shell));
-        assert!(!scoped.grants(Capability::Write));
-        assert!(!scoped.grants(Capability::Network));
-        let any = tools(&["Bash"]);
-        assert!(any.grants(Capability::Write) && any.grants(Capability::Network));
-        assert!(tools(&["Bash(*)"]).grants(Capability::Network));
-        assert!(tools(&["edit"]).grants(Capability::Write));
-        assert!(tools(&["WebFetch"]).grants(Capability::Network));
-        assert_eq!(tools(&["Read", "Grep"]), Grants::default());
-    }
-
-    #[test]
-    fn scripts_are_known_by_extension_or_shebang() {
-        assert_eq!(script_kind(Path::new("a/run.sh"), ""), Some(Script::Shell));
-        assert_eq!(script_kind(Path::new("a/run.py"), ""), Some(Script::Other));
-        assert_eq!(
-            script_kind(Path::new("a/run"), "#!/usr/bin/env bash\necho"),
-            Some(Script::Shell)
-        );
-        assert_eq!(
-            script_kind(Path::new("a/run"), "#!/usr/bin/python3\n"),
-            Some(Script::Other)
-        );
-        assert_eq!(script_kind(Path::new("a/README.md"), "#!/bin/sh"), None);
-        assert_eq!(script_kind(Path::new("a/notes"), "plain"), None);
-    }
-
-    #[test]
-    fn formats_are_told_apart() {
-        assert!(matches!(classify(b"\x7fELF\x02"), Content::Executable(_)));
-        let mut pe = vec![0_u8; 0x80];
-        pe[..2].copy_from_slice(b"MZ");
-        pe[0x3c] = 0x40;
-        pe[0x40..0x44].copy_from_slice(b"PE\0\0");
-        assert!(matches!(classify(&pe), Content::Executable(_)));
-        // "MZ" text without a PE header is text.
-        assert!(matches!(classify(b"MZ is a postcode"), Content::Text(_)));
-        assert!(matches!(classify(b"%PDF-1.7\n\x00\x01"), Content::Known));
-        assert!(matches!(classify(b"\x00\x01\x02"), Content::Unknown));
-        let utf16: Vec<u8> = [0xff, 0xfe]
-            .into_iter()
-            .chain("hi".encode_utf16().flat_map(u16::to_le_bytes))
-            .collect();
-        assert!(matches!(classify(&utf16), Content::Text(text) if text == "hi"));
-    }
-}
+mod tests;
