@@ -528,6 +528,46 @@ fn resume_picks_this_projects_latest_and_works_in_the_sessions_folder() {
     assert_eq!(server.rejections(), Vec::<String>::new());
 }
 
+/// A session resumed from a trusted project that works in another folder takes that folder's
+/// trust and settings: the `yes = true` this project's file grants does not follow it there.
+#[test]
+fn a_resumed_session_working_elsewhere_takes_that_folder_s_trust_not_this_one_s() {
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    let other = sandbox.project.parent().unwrap().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    server.push_turn(Turn::text("in other"));
+    let out = run(skillet(&sandbox, Some(&server))
+        .current_dir(&other)
+        .args(["run", "first"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let other_id = sandbox.sessions()[0]
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    std::fs::write(sandbox.project.join("skillet.toml"), "yes = true\n").unwrap();
+    server.push_turn(Turn::tool(
+        "w1",
+        "write_file",
+        json!({"path": "planted.txt", "content": "x"}),
+    ));
+    server.push_turn(Turn::text("done"));
+    let out = run(skillet(&sandbox, Some(&server)).args([
+        "run",
+        "--trust-project",
+        "--resume",
+        &other_id,
+        "write it",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("continuing there"), "{}", out.stderr);
+    assert!(!other.join("planted.txt").exists(), "{}", out.stderr);
+    let result = common::tool_result(&server, 2);
+    assert!(result.contains("not allowed"), "{result}");
+    assert_eq!(server.rejections(), Vec::<String>::new());
+}
+
 #[test]
 fn bash_runs_without_the_api_key_or_other_secrets() {
     let sandbox = sandbox();

@@ -273,9 +273,9 @@ fn session_provider(
     {
         report.note(&format!(
             "note: session {} ran on {}; it goes on with {} on {}",
-            resumed.header.id.escape_debug(),
-            resumed.header.provider.escape_debug(),
-            settings.model.escape_debug(),
+            one_line(&resumed.header.id),
+            one_line(&resumed.header.provider),
+            one_line(&settings.model),
             settings.provider.as_str()
         ));
     }
@@ -283,7 +283,7 @@ fn session_provider(
         Some(model) => {
             report.note(&format!(
                 "note: continuing with {}, the model this session last used (--model picks another)",
-                model.escape_debug()
+                one_line(model)
             ));
             provider(&Settings {
                 model: model.to_string(),
@@ -292,4 +292,12 @@ fn session_provider(
         }
         None => provider(settings),
     }
+}
+
+/// A name as one line of a note: line breaks and tabs shown as `\n`, `\r`, `\t`, so a name
+/// cannot start a line of its own (the note's reader escapes what else could act on a terminal).
+fn one_line(name: &str) -> String {
+    name.replace('\n', "\\n")
+        .replace('\r', "\\r")
+        .replace('\t', "\\t")
 }

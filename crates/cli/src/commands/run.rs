@@ -51,15 +51,16 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let started_in = context.env.cwd.clone();
     let (resumed_context, resumed) = find_resumed(context, &settings, resume.as_deref())?;
     let context = resumed_context.as_ref().unwrap_or(context);
-    let permissions = if settings.yes {
-        Permissions::Allow
-    } else {
-        Permissions::Deny {
-            reason: DENIED.to_string(),
-        }
-    };
+    // Where the session works decides its trust and settings (a resumed one may work elsewhere).
+    let (skills, skill_trust, settings) = skills_at(
+        context,
+        &started_in,
+        (skills_here, decided, settings),
+        &args.agent,
+        args.yes,
+    )?;
+    let permissions = permissions(settings.yes);
     let runtime = runtime()?;
-    let (skills, skill_trust) = skills_at(context, &started_in, skills_here, decided);
     let message = prompt.message(&skills)?;
     let invoked = message.skill.as_ref().map(|(skill, _)| *skill);
     let mut agent = start(
@@ -124,6 +125,18 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_CANCELLED));
     };
     outcome(&agent, result, json)
+}
+
+/// Who may write and run commands in `run`: everyone with `yes`, else nobody, the model told
+/// why.
+fn permissions(yes: bool) -> Permissions {
+    if yes {
+        Permissions::Allow
+    } else {
+        Permissions::Deny {
+            reason: DENIED.to_string(),
+        }
+    }
 }
 
 /// Says how the turn ended (a `done` or `error` event with `--json`, the usage on stderr);

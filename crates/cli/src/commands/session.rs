@@ -64,21 +64,26 @@ pub fn library(context: &Context) -> Arc<Library> {
     Arc::new(library)
 }
 
-/// The skills of the session working in `context`, and which may act: those found where
-/// skillet started (`started_in`) and the trust settled there, or, for a resumed session that
-/// works elsewhere, that folder's skills with the trust recorded for it (nothing is asked).
+/// The skills of the session working in `context`, which may act, and its settings: those
+/// found where skillet started (`started_in`), the trust settled there and the settings
+/// resolved with it, or, for a resumed session that works elsewhere, that folder's skills, the
+/// trust recorded for it (nothing is asked) and the settings resolved again there, so that one
+/// project's trust never applies in another.
 pub fn skills_at(
     context: &Context,
     started_in: &Path,
-    skills_here: Arc<Library>,
-    decided: super::trust::Decided,
-) -> (Arc<Library>, SkillTrust) {
+    here: (Arc<Library>, super::trust::Decided, Settings),
+    args: &AgentArgs,
+    yes: bool,
+) -> Result<(Arc<Library>, SkillTrust, Settings), SettingsError> {
+    let (skills_here, decided, settings_here) = here;
     if context.env.cwd == started_in {
-        return (skills_here, decided.skills);
+        return Ok((skills_here, decided.skills, settings_here));
     }
     let skills = library(context);
-    let trust = super::trust::recorded(context, &skills);
-    (skills, trust)
+    let decided = super::trust::recorded_decided(context, &skills);
+    let settings = settings(context, args, yes, decided.project_trusted)?;
+    Ok((skills, decided.skills, settings))
 }
 
 pub use skillet_session::builder::Resumed;

@@ -142,13 +142,14 @@ pub fn decide(context: &Context, library: &Library, asking: Asking) -> Decided {
     }
 }
 
-/// Which skills may act for a session in this context, from the trust recorded, asking
-/// nothing and saying nothing (a resumed session working elsewhere than it was started).
-pub fn recorded(context: &Context, library: &Library) -> SkillTrust {
+/// Which skills may act for a session in this context, and whether its `skillet.toml` may
+/// grant, from the trust recorded, asking nothing and saying nothing (a resumed session working
+/// elsewhere than it was started).
+pub fn recorded_decided(context: &Context, library: &Library) -> Decided {
     let unlocks = unlocks(context, library);
     match user_config_dir().map(|dir| TrustStore::open(&dir)) {
-        Some(Ok(store)) if store.state(&unlocks).is_trusted() => SkillTrust::trusted(&unlocks),
-        _ => SkillTrust::untrusted(),
+        Some(Ok(store)) if store.state(&unlocks).is_trusted() => Decided::trusted(&unlocks),
+        _ => Decided::untrusted(),
     }
 }
 

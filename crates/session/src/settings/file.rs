@@ -120,6 +120,48 @@ impl FileConfig {
         (narrowed, grants.into_iter().map(|(key, _)| key).collect())
     }
 
+    /// An untrusted project's file held under the user's own: a limit (`max_steps`,
+    /// `max_tokens`, `catalog_budget`) above the user's, matching the user turned further on
+    /// (`skill_match`: off, then suggest, then auto) or another model than the user's is
+    /// removed, and named. Where the user's file says nothing, the project's value stands.
+    pub(super) fn capped_by(mut self, user: &Self) -> (Self, Vec<&'static str>) {
+        fn above<T: PartialOrd>(project: &mut Option<T>, user: Option<&T>) -> bool {
+            let wider = matches!((&*project, user), (Some(p), Some(u)) if p > u);
+            if wider {
+                *project = None;
+            }
+            wider
+        }
+        let mut capped = Vec::new();
+        if above(&mut self.max_steps, user.max_steps.as_ref()) {
+            capped.push("max_steps");
+        }
+        if above(&mut self.max_tokens, user.max_tokens.as_ref()) {
+            capped.push("max_tokens");
+        }
+        if above(&mut self.catalog_budget, user.catalog_budget.as_ref()) {
+            capped.push("catalog_budget");
+        }
+        let rank = |value: &str| match value {
+            "off" => 0,
+            "auto" => 2,
+            _ => 1,
+        };
+        let mut skill_match = self.skill_match.as_deref().map(rank);
+        if above(
+            &mut skill_match,
+            user.skill_match.as_deref().map(rank).as_ref(),
+        ) {
+            self.skill_match = None;
+            capped.push("skill_match");
+        }
+        if user.model.is_some() && self.model.is_some() && self.model != user.model {
+            self.model = None;
+            capped.push("model");
+        }
+        (self, capped)
+    }
+
     /// This file split in two: what any project's copy may set (values that only narrow what
     /// the user allows), and what only trust grants, each key with its `key = value` as shown
     /// in the trust question. Every field is named here (no `..`): a key added to the file
@@ -142,9 +184,14 @@ impl FileConfig {
             registry_url,
         } = self;
         let mut grants = Vec::new();
-        if let Some(yes) = yes {
-            grants.push(("yes", format!("yes = {yes}")));
-        }
+        // `false` is the default and only narrows, so it stays.
+        let yes = match yes {
+            Some(true) => {
+                grants.push(("yes", "yes = true".to_string()));
+                None
+            }
+            other => other,
+        };
         if let Some(provider) = provider {
             grants.push(("provider", format!("provider = {provider:?}")));
         }
@@ -182,7 +229,7 @@ impl FileConfig {
             max_steps,
             catalog,
             catalog_budget,
-            yes: None,
+            yes,
             stream,
             skill_shell,
             save_skills,
@@ -205,18 +252,27 @@ impl SandboxFile {
             pass_env,
             unix_sockets,
         } = self;
-        if let Some(writable) = writable {
-            grants.push((
-                "sandbox.writable",
-                format!("sandbox.writable = {writable:?}"),
-            ));
-        }
-        if let Some(pass_env) = pass_env {
-            grants.push((
-                "sandbox.pass_env",
-                format!("sandbox.pass_env = {pass_env:?}"),
-            ));
-        }
+        // An empty list adds nothing, so it stays.
+        let writable = match writable {
+            Some(writable) if !writable.is_empty() => {
+                grants.push((
+                    "sandbox.writable",
+                    format!("sandbox.writable = {writable:?}"),
+                ));
+                None
+            }
+            other => other,
+        };
+        let pass_env = match pass_env {
+            Some(pass_env) if !pass_env.is_empty() => {
+                grants.push((
+                    "sandbox.pass_env",
+                    format!("sandbox.pass_env = {pass_env:?}"),
+                ));
+                None
+            }
+            other => other,
+        };
         // `false` only narrows (it is the default), so it stays.
         let unix_sockets = match unix_sockets {
             Some(true) => {
@@ -228,9 +284,14 @@ impl SandboxFile {
             }
             other => other,
         };
-        if let Some(enabled) = enabled {
-            grants.push(("sandbox.enabled", format!("sandbox.enabled = {enabled}")));
-        }
+        // `true` is the default and only narrows, so it stays.
+        let enabled = match enabled {
+            Some(false) => {
+                grants.push(("sandbox.enabled", "sandbox.enabled = false".to_string()));
+                None
+            }
+            other => other,
+        };
         let network = match network {
             Some(true) => {
                 grants.push(("sandbox.network", "sandbox.network = true".to_string()));
@@ -240,9 +301,9 @@ impl SandboxFile {
         };
         Self {
             network,
-            writable: None,
-            enabled: None,
-            pass_env: None,
+            writable,
+            enabled,
+            pass_env,
             unix_sockets,
         }
     }

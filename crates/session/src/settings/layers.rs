@@ -36,6 +36,17 @@ pub(super) fn read_files(sources: &Sources<'_>) -> Result<Files, SettingsError> 
     let mut warnings = Vec::new();
     let project = FileConfig::read_if_present(&project_file)?;
     looked.push((project_file.clone(), project.is_some()));
+    let user = match &sources.user_config_dir {
+        Some(dir) => {
+            let user_file = dir.join(CONFIG_FILE);
+            let user = FileConfig::read_if_present(&user_file)?;
+            if let Some(user) = &user {
+                user.check(&user_file)?;
+            }
+            Some((user_file, user))
+        }
+        None => None,
+    };
     if let Some(project) = project {
         let project = if sources.trusted_project {
             project
@@ -47,17 +58,26 @@ pub(super) fn read_files(sources: &Sources<'_>) -> Result<Files, SettingsError> 
                     project_file.display()
                 )
             }));
-            project
+            match user.as_ref().and_then(|(_, user)| user.as_ref()) {
+                Some(user) => {
+                    let (project, capped) = project.capped_by(user);
+                    warnings.extend(capped.iter().map(|key| {
+                        format!(
+                            "warning: {}: `{key}` is ignored: it goes past your own skillet.toml, and the project is not trusted\n  hint: `skillet trust` trusts it; or use a flag",
+                            project_file.display()
+                        )
+                    }));
+                    project
+                }
+                None => project,
+            }
         };
         project.check(&project_file)?;
         layers.push((project_file, project));
     }
-    if let Some(dir) = &sources.user_config_dir {
-        let user_file = dir.join(CONFIG_FILE);
-        let user = FileConfig::read_if_present(&user_file)?;
+    if let Some((user_file, user)) = user {
         looked.push((user_file.clone(), user.is_some()));
         if let Some(user) = user {
-            user.check(&user_file)?;
             layers.push((user_file, user));
         }
     }
@@ -195,16 +215,17 @@ mod tests {
         .unwrap();
         std::fs::write(
             project.join(CONFIG_FILE),
-            "model = \"from-project\"\nmax_steps = 7\ncatalog = \"both\"\n",
+            "max_steps = 2\ncatalog = \"both\"\n",
         )
         .unwrap();
         let with = |vars: &[(&str, &str)], args: &Flags| {
             resolve_with_user(vars, args, &project, Some(&user)).unwrap()
         };
+        // The project's file over the user's (an untrusted one only below the user's limits).
         let s = with(&[], &Flags::default());
         assert_eq!(
             (s.model.as_str(), s.base_url.as_str(), s.max_steps),
-            ("from-project", "http://file/v1", 7)
+            ("from-user", "http://file/v1", 2)
         );
         assert_eq!(s.placement, CatalogPlacement::Both);
         assert!(s.warnings.is_empty(), "{:?}", s.warnings);
@@ -292,6 +313,69 @@ mod tests {
         )
         .unwrap();
         assert!(!s.sandbox.network && s.warnings.is_empty());
+    }
+
+    #[test]
+    fn an_untrusted_project_stays_under_the_user_s_own_file_and_may_narrow() {
+        let project = tempfile::tempdir().unwrap();
+        let user = tempfile::tempdir().unwrap();
+        std::fs::write(
+            user.path().join(CONFIG_FILE),
+            "model = \"m-cheap\"\nmax_steps = 3\nmax_tokens = 512\nskill_match = \"off\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            project.path().join(CONFIG_FILE),
+            "model = \"m-expensive\"\nmax_steps = 100000\nmax_tokens = 4000000000\n\
+             skill_match = \"auto\"\n",
+        )
+        .unwrap();
+        let s = crate::settings::testing::resolve_with_user(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &Flags::default(),
+            project.path(),
+            Some(user.path()),
+        )
+        .unwrap();
+        assert_eq!(
+            (s.model.as_str(), s.max_steps, s.max_tokens, s.skill_match),
+            ("m-cheap", 3, 512, skillet_agent::SkillMatch::Off)
+        );
+        for key in ["model", "max_steps", "max_tokens", "skill_match"] {
+            assert!(
+                s.warnings
+                    .iter()
+                    .any(|w| w.contains(&format!("`{key}`")) && w.contains("your own skillet.toml")),
+                "{key}: {:?}",
+                s.warnings
+            );
+        }
+        // Below the user's, and values that only narrow, stand without a word.
+        std::fs::write(
+            project.path().join(CONFIG_FILE),
+            "max_steps = 2\nyes = false\n[sandbox]\nenabled = true\npass_env = []\nwritable = []\n\
+             unix_sockets = false\nnetwork = false\n",
+        )
+        .unwrap();
+        let s = crate::settings::testing::resolve_with_user(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &Flags::default(),
+            project.path(),
+            Some(user.path()),
+        )
+        .unwrap();
+        assert_eq!(s.max_steps, 2);
+        assert!(s.sandbox.enabled && !s.sandbox.network && !s.yes);
+        assert_eq!(s.warnings, Vec::<String>::new());
+        // Without a file of the user's, the project's values stand (it may pin its model).
+        std::fs::write(project.path().join(CONFIG_FILE), "model = \"m-pinned\"\n").unwrap();
+        let s = resolve(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &Flags::default(),
+            project.path(),
+        )
+        .unwrap();
+        assert_eq!(s.model, "m-pinned");
     }
 
     #[test]

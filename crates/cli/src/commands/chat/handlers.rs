@@ -252,16 +252,28 @@ impl Chat {
     fn switch_to(&mut self, id: &str) -> anyhow::Result<()> {
         let (context, resumed) = find_resumed(&self.context, &self.settings, Some(id))?;
         let context = context.unwrap_or_else(|| self.context.at(self.context.env.cwd.clone()));
-        let (skills, skill_trust) = if context.env.cwd == self.context.env.cwd {
-            (Arc::clone(&self.skills), self.skill_trust.clone())
+        // Another folder: its skills, the trust recorded for it and its settings (one
+        // project's trust never applies in another).
+        let (skills, skill_trust, settings) = if context.env.cwd == self.context.env.cwd {
+            (
+                Arc::clone(&self.skills),
+                self.skill_trust.clone(),
+                self.settings.clone(),
+            )
         } else {
             let skills = library(&context);
-            let trust = crate::commands::trust::recorded(&context, &skills);
-            (skills, trust)
+            let decided = crate::commands::trust::recorded_decided(&context, &skills);
+            let settings = crate::commands::session::settings(
+                &context,
+                &self.args,
+                false,
+                decided.project_trusted,
+            )?;
+            (skills, decided.skills, settings)
         };
         let agent = start(
             &context,
-            &self.settings,
+            &settings,
             &skills,
             resumed,
             self.permissions.clone(),
@@ -269,6 +281,7 @@ impl Chat {
             &skill_trust,
         )?;
         self.models = vec![(agent.model().to_string(), agent.usage())];
+        self.settings = settings;
         agent.model().clone_into(&mut self.settings.model);
         if context.env.cwd != self.context.env.cwd {
             self.watching = super::Watching::start(&context, &skills);

@@ -85,7 +85,14 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     let (resumed_context, resumed) = find_resumed(context, &settings, resume.as_deref())?;
     let context = resumed_context.unwrap_or_else(|| context.at(context.env.cwd.clone()));
     let runtime = runtime()?;
-    let (skills, skill_trust) = skills_at(&context, &resumed_from_cwd, skills_here, decided);
+    // Where the session works decides its trust and settings (a resumed one may work elsewhere).
+    let (skills, skill_trust, settings) = skills_at(
+        &context,
+        &resumed_from_cwd,
+        (skills_here, decided, settings),
+        args,
+        false,
+    )?;
     let replayed = resumed.is_some();
     let first_message = args
         .initial_prompt
@@ -109,6 +116,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         models: vec![(agent.model().to_string(), agent.usage())],
         runtime,
         context,
+        args: args.clone(),
         settings,
         skills,
         skill_trust,
@@ -204,6 +212,8 @@ enum Slash {
 struct Chat {
     /// Where the session works (a resumed session's own folder).
     context: Context,
+    /// The flags it was started with (the settings of another folder are resolved from them).
+    args: AgentArgs,
     /// The settings; `model` follows `/model`, so `/clear` keeps the model in use.
     settings: Settings,
     skills: Arc<Library>,
