@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::SettingsError;
-use super::check::toml_message;
+use super::toml_words::toml_message;
 
 /// The largest config file read.
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;

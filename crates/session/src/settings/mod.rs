@@ -13,7 +13,8 @@
 //! where a flag or the environment wins, so a typo never passes silently.
 //!
 //! - `file`: what `skillet.toml` may say, and reading one safely.
-//! - `check`: every value in a file checked, and TOML's errors put in the file's words.
+//! - `check`: every value in a file checked.
+//! - `toml_words`: TOML's errors put in the file's words.
 //! - `layers`: the files read in order, and one value picked from a flag, the environment or a
 //!   file.
 //! - `resolve`: [`Settings::resolve`], each key in turn made into its typed value.
@@ -28,6 +29,7 @@ mod layers;
 mod resolve;
 #[cfg(test)]
 mod testing;
+mod toml_words;
 
 use std::path::{Path, PathBuf};
 
