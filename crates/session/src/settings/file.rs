@@ -184,42 +184,21 @@ impl FileConfig {
             registry_url,
         } = self;
         let mut grants = Vec::new();
+        let g = &mut grants;
         // `false` is the default and only narrows, so it stays.
-        let yes = match yes {
-            Some(true) => {
-                grants.push(("yes", "yes = true".to_string()));
-                None
-            }
-            other => other,
-        };
-        if let Some(provider) = provider {
-            grants.push(("provider", format!("provider = {provider:?}")));
-        }
-        if let Some(base_url) = base_url {
-            grants.push(("base_url", format!("base_url = {base_url:?}")));
-        }
-        // Where skills are installed from, and credentials sent to.
-        if let Some(url) = registry_url {
-            grants.push((
-                "registry_url",
-                format!("registry_url = {:?}", super::redacted_url(&url)),
-            ));
-        }
-        let save_skills = match save_skills {
-            Some(user) if user == "user" => {
-                grants.push(("save_skills", "save_skills = \"user\"".to_string()));
-                None
-            }
-            other => other,
-        };
+        let yes = granting(yes, g, "yes", |yes| *yes);
+        let _ = granting(provider, g, "provider", |_| true);
+        let _ = granting(base_url, g, "base_url", |_| true);
+        // Where skills are installed from, and credentials sent to (shown without a password).
+        let _ = granting(
+            registry_url.map(|url| super::redacted_url(&url)),
+            g,
+            "registry_url",
+            |_| true,
+        );
+        let save_skills = granting(save_skills, g, "save_skills", |to| to == "user");
         // `true` would undo the user's own `false`; `false` only narrows, so it stays.
-        let skill_shell = match skill_shell {
-            Some(true) => {
-                grants.push(("skill_shell", "skill_shell = true".to_string()));
-                None
-            }
-            other => other,
-        };
+        let skill_shell = granting(skill_shell, g, "skill_shell", |shell| *shell);
         let sandbox = sandbox.map(|sandbox| sandbox.split_grants(&mut grants));
         let narrowed = Self {
             provider: None,
@@ -252,53 +231,12 @@ impl SandboxFile {
             pass_env,
             unix_sockets,
         } = self;
-        // An empty list adds nothing, so it stays.
-        let writable = match writable {
-            Some(writable) if !writable.is_empty() => {
-                grants.push((
-                    "sandbox.writable",
-                    format!("sandbox.writable = {writable:?}"),
-                ));
-                None
-            }
-            other => other,
-        };
-        let pass_env = match pass_env {
-            Some(pass_env) if !pass_env.is_empty() => {
-                grants.push((
-                    "sandbox.pass_env",
-                    format!("sandbox.pass_env = {pass_env:?}"),
-                ));
-                None
-            }
-            other => other,
-        };
-        // `false` only narrows (it is the default), so it stays.
-        let unix_sockets = match unix_sockets {
-            Some(true) => {
-                grants.push((
-                    "sandbox.unix_sockets",
-                    "sandbox.unix_sockets = true".to_string(),
-                ));
-                None
-            }
-            other => other,
-        };
-        // `true` is the default and only narrows, so it stays.
-        let enabled = match enabled {
-            Some(false) => {
-                grants.push(("sandbox.enabled", "sandbox.enabled = false".to_string()));
-                None
-            }
-            other => other,
-        };
-        let network = match network {
-            Some(true) => {
-                grants.push(("sandbox.network", "sandbox.network = true".to_string()));
-                None
-            }
-            other => other,
-        };
+        // An empty list adds nothing, `enabled = true` and `false` elsewhere only narrow: they stay.
+        let writable = granting(writable, grants, "sandbox.writable", |w| !w.is_empty());
+        let pass_env = granting(pass_env, grants, "sandbox.pass_env", |p| !p.is_empty());
+        let unix_sockets = granting(unix_sockets, grants, "sandbox.unix_sockets", |on| *on);
+        let enabled = granting(enabled, grants, "sandbox.enabled", |on| !on);
+        let network = granting(network, grants, "sandbox.network", |on| *on);
         Self {
             network,
             writable,
@@ -306,6 +244,23 @@ impl SandboxFile {
             pass_env,
             unix_sockets,
         }
+    }
+}
+
+/// `value` when it only narrows what the user allows; when `widens` says it grants, `None`, and
+/// `key = value` added to `grants` (as the trust question shows it).
+fn granting<T: std::fmt::Debug>(
+    value: Option<T>,
+    grants: &mut Vec<(&'static str, String)>,
+    key: &'static str,
+    widens: impl Fn(&T) -> bool,
+) -> Option<T> {
+    match value {
+        Some(value) if widens(&value) => {
+            grants.push((key, format!("{key} = {value:?}")));
+            None
+        }
+        other => other,
     }
 }
 
