@@ -409,7 +409,7 @@ fn at_scale(
             .batch_execute(&format!(
                 "DROP INDEX skillet_search_embedding; BEGIN; \
                  SELECT set_config('skillet.schema', '{}', true)",
-                skillet_registry::SCHEMA_VERSION
+                skillet_registry::STATISTICS_SCHEMA
             ))
             .await
             .unwrap();

@@ -42,7 +42,8 @@ pub use prepare::{
     parse_reference, prepare, term_counts,
 };
 pub use publish::{
-    CHANNEL, DIMENSIONS, Published, WRITE_IDLE_TIMEOUT, WRITE_LOCK_TIMEOUT, WRITE_STATEMENT_TIMEOUT,
+    CHANNEL, DIMENSIONS, Published, STATISTICS_SCHEMA, WRITE_IDLE_TIMEOUT, WRITE_LOCK_TIMEOUT,
+    WRITE_STATEMENT_TIMEOUT,
 };
 pub use schema::{InitReport, SCHEMA_VERSION};
 pub use search::{CANDIDATES, EF_SEARCH, Found, MAX_TOP_K, Results, SearchSettings};

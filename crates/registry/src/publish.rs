@@ -171,13 +171,18 @@ pub(crate) const BLEND_TERMS_SQL: &str = "INSERT INTO skillet_blend_terms (term,
            UNION ALL SELECT b.term, 1 FROM unnest(v.body_terms) AS b(term)) w \
          GROUP BY w.term, s.skill_id, s.blend_length";
 
+/// The schema whose search statistics this skillet writes: the registry's triggers refuse an
+/// update of them from a writer that says another (schema 4 moved them to deltas; later schemas
+/// keep them as they are).
+pub const STATISTICS_SCHEMA: &str = "4";
+
 /// Says, for this transaction, which schema this skillet writes: the search statistics refuse
 /// an update from a writer that does not (an older skillet that checked the schema just before
 /// `init` moved it on would keep the blend's statistics out of step).
 pub(crate) async fn writing_schema(tx: &Transaction<'_>) -> Result<(), tokio_postgres::Error> {
     tx.execute(
         "SELECT set_config('skillet.schema', $1, true)",
-        &[&crate::schema::SCHEMA_VERSION.to_string()],
+        &[&STATISTICS_SCHEMA],
     )
     .await?;
     Ok(())

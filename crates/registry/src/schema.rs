@@ -23,10 +23,15 @@ const MIGRATIONS: &[(i32, &str, &str)] = &[
         "statistics_deltas",
         include_str!("../migrations/0004_statistics_deltas.sql"),
     ),
+    (
+        5,
+        "publish_hashes_its_own_blobs",
+        include_str!("../migrations/0005_publish_hashes_its_own_blobs.sql"),
+    ),
 ];
 
 /// The schema version this skillet writes and reads.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 5;
 
 /// The oldest pgvector with what the registry needs (HNSW indexes came in 0.5.0; the tests run
 /// on 0.6.2, the version the `pgserver` wheel ships).

@@ -118,20 +118,21 @@ fn definition(migration: &str, function: &str) -> String {
 }
 
 /// Takes a registry back to schema 3: the deltas folded into the statistics, their tables and
-/// function dropped, schema 3's functions put back (and their settings), its migration row
-/// removed.
+/// function dropped, schema 3's functions put back (and their settings), the migration rows of
+/// schemas 4 and 5 removed.
 fn down_to_schema_3(db: &TestDatabase) {
     db.execute(
         "SELECT skillet_fold_stats(); \
          DROP TABLE skillet_term_deltas, skillet_blend_term_deltas, skillet_search_stats_deltas; \
          DROP FUNCTION skillet_fold_stats(); \
-         DELETE FROM skillet_migrations WHERE version = 4",
+         DELETE FROM skillet_migrations WHERE version IN (4, 5)",
     );
     let schema_3 = include_str!("../migrations/0003_definer_functions.sql");
     for function in [
         "skillet_require_writer",
         "skillet_record_event",
         "skillet_refresh_search",
+        "skillet_publish",
     ] {
         db.execute(&definition(schema_3, function));
     }
@@ -203,7 +204,13 @@ fn init_brings_a_schema_3_registry_to_statistics_deltas() {
         assert!(matches!(error, RegistryError::OldSchema { .. }), "{error}");
         let report = registry.init().await.unwrap();
         assert_eq!((report.from, report.to), (3, SCHEMA_VERSION));
-        assert_eq!(report.applied, ["0004_statistics_deltas"]);
+        assert_eq!(
+            report.applied,
+            [
+                "0004_statistics_deltas",
+                "0005_publish_hashes_its_own_blobs"
+            ]
+        );
         assert_ranks_as(&registry, &local).await;
         // 75 changes: 50 new versions with new words, 25 of them yanked (words and documents
         // go as well as come).
