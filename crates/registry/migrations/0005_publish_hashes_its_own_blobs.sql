@@ -1,3 +1,5 @@
+-- Publish and yank run at READ COMMITTED only (see the check in each).
+--
 -- A publish checks a stored blob against its hash (and repairs it) only for the blobs of the
 -- version it publishes. Schema 3 wrote the check on the blob alone (`sha256(b.bytes) <>
 -- b.sha256`), which a plan may evaluate while scanning the whole table before the join: on a
@@ -27,6 +29,14 @@ DECLARE
     v_yanked boolean;
     v_no_vector boolean;
 BEGIN
+    -- At READ COMMITTED only: each statement then sees what committed before it, after the
+    -- skill's row lock below is taken. A snapshot taken earlier (REPEATABLE READ, SERIALIZABLE)
+    -- would read a search row a concurrent yank or publish has since changed, and the
+    -- statistics' deltas, which no longer touch a shared row, would not fail it.
+    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'skillet: the registry''s writes run at READ COMMITTED; this transaction is %', pg_catalog.current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state';
+    END IF;
     PERFORM skillet_check_names(p_owner, p_name);
     IF v_files < 1 OR v_files > 512
        OR pg_catalog.cardinality(p_executable) IS DISTINCT FROM v_files
@@ -108,6 +118,43 @@ BEGIN
     PERFORM skillet_refresh_search(v_skill);
     PERFORM skillet_record_event('publish', p_owner, p_name, v_seq);
     RETURN QUERY SELECT v_seq, v_hash, true, false, v_seq;
+END $$;
+
+-- Yanks a version of a skill under an owner the caller may write under. r_found false: no such
+-- version. r_latest: the version search and install offer now.
+CREATE OR REPLACE FUNCTION skillet_yank(p_owner text, p_name text, p_seq integer)
+RETURNS TABLE (r_found boolean, r_changed boolean, r_latest integer)
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+DECLARE
+    v_skill bigint;
+    v_already boolean;
+BEGIN
+    -- At READ COMMITTED only: each statement then sees what committed before it, after the
+    -- skill's row lock below is taken. A snapshot taken earlier (REPEATABLE READ, SERIALIZABLE)
+    -- would read a search row a concurrent yank or publish has since changed, and the
+    -- statistics' deltas, which no longer touch a shared row, would not fail it.
+    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'skillet: the registry''s writes run at READ COMMITTED; this transaction is %', pg_catalog.current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM skillet_skills k JOIN skillet_versions v ON v.skill_id = k.id
+                   WHERE k.owner = p_owner AND k.name = p_name AND v.seq = p_seq) THEN
+        RETURN QUERY SELECT false, false, NULL::integer;
+        RETURN;
+    END IF;
+    -- Who may is checked before any row is locked.
+    PERFORM skillet_may_write(p_owner, false);
+    SELECT k.id, v.yanked_at IS NOT NULL INTO v_skill, v_already
+        FROM skillet_skills k JOIN skillet_versions v ON v.skill_id = k.id
+        WHERE k.owner = p_owner AND k.name = p_name AND v.seq = p_seq FOR UPDATE OF k;
+    IF NOT v_already THEN
+        UPDATE skillet_versions SET yanked_at = pg_catalog.now()
+            WHERE skill_id = v_skill AND seq = p_seq;
+        PERFORM skillet_refresh_search(v_skill);
+        PERFORM skillet_record_event('yank', p_owner, p_name, p_seq);
+    END IF;
+    RETURN QUERY SELECT true, NOT v_already,
+        (SELECT pg_catalog.max(seq) FROM skillet_versions WHERE skill_id = v_skill AND yanked_at IS NULL);
 END $$;
 
 -- Every function, as before (replacing a function clears its settings): nobody but the owner

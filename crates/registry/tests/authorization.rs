@@ -663,3 +663,49 @@ fn init_refuses_a_schema_where_others_planted_what_it_would_run() {
     assert!(refused.is_err_and(|e| e.contains("permission denied")));
     drop(db);
 }
+
+/// A publish or yank in a transaction whose snapshot was taken before the skill's lock (REPEATABLE
+/// READ, SERIALIZABLE) is refused: it would read a search row a concurrent yank changed since,
+/// and its deltas would make the collection's document count wrong for good.
+#[test]
+fn writes_refuse_a_snapshot_older_than_their_lock() {
+    let Some(url) =
+        skillet_test_support::registry_server_for("writes_refuse_a_snapshot_older_than_their_lock")
+    else {
+        return;
+    };
+    let db = TestDatabase::create(&url);
+    let skills = tempfile::tempdir().unwrap();
+    let dir = write_skill(skills.path(), "ghost", "Haunts nothing.", "v1");
+    runtime().block_on(async {
+        let registry = Registry::new(&db.url).unwrap();
+        registry.init().await.unwrap();
+        registry
+            .publish(&prepare(&dir).unwrap(), "mal", None, None)
+            .await
+            .unwrap();
+    });
+    let publish = "SELECT skillet_publish('mal', 'ghost', NULL, '', ARRAY[]::text[], \
+                   ARRAY[]::int[], 0, ARRAY[]::text[], NULL, ARRAY['SKILL.md'], ARRAY[false], \
+                   ARRAY[convert_to('v2', 'UTF8')])";
+    for level in ["REPEATABLE READ", "SERIALIZABLE"] {
+        for write in [publish, "SELECT * FROM skillet_yank('mal', 'ghost', 1)"] {
+            let refused =
+                db.try_execute(&format!("BEGIN ISOLATION LEVEL {level}; {write}; COMMIT"));
+            assert!(
+                refused
+                    .as_ref()
+                    .is_err_and(|e| e.contains("run at READ COMMITTED")),
+                "{level} {write}: {refused:?}"
+            );
+        }
+    }
+    // At READ COMMITTED they go through.
+    db.execute(&format!(
+        "BEGIN ISOLATION LEVEL READ COMMITTED; {publish}; COMMIT"
+    ));
+    assert_eq!(
+        db.rows("SELECT head_seq::text FROM skillet_skills WHERE name = 'ghost'"),
+        [["2"]]
+    );
+}

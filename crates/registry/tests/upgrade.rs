@@ -133,6 +133,7 @@ fn down_to_schema_3(db: &TestDatabase) {
         "skillet_record_event",
         "skillet_refresh_search",
         "skillet_publish",
+        "skillet_yank",
     ] {
         db.execute(&definition(schema_3, function));
     }
