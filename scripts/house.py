@@ -42,7 +42,7 @@ def code_lines(path):
     cut = re.search(r"\n#\[cfg\(test\)\]\s*\nmod tests\b", text)
     if cut:
         text = text[: cut.start()]
-    return [line for line in text.split("\n") if not line.lstrip().startswith("//")], text
+    return [line for line in text.split("\n") if not line.lstrip().startswith("//")]
 
 
 def reexports(modules):
@@ -51,7 +51,7 @@ def reexports(modules):
     names = {}
     if not lib:
         return names
-    lines, text = code_lines(lib)
+    lines = code_lines(lib)
     for match in re.finditer(r"pub use (\w+)::(\{[^}]*\}|\w+)", "\n".join(lines)):
         module, items = match.group(1), match.group(2)
         for item in re.findall(r"\w+", items):
@@ -59,7 +59,7 @@ def reexports(modules):
     return names
 
 
-def resolve(segments, modules, names, here):
+def resolve(segments, modules, names):
     """The module a path names: the longest prefix that is a module (re-exports followed)."""
     if segments and segments[0] in names and segments[0] not in modules:
         return names[segments[0]]
@@ -96,7 +96,7 @@ def edges_of(crate):
     for module, path in modules.items():
         if module == "":
             continue
-        lines, _ = code_lines(path)
+        lines = code_lines(path)
         joined = "\n".join(lines)
         # Multi-line `use crate::{…};` groups as one line.
         joined = re.sub(r"\{[^{}]*\}", lambda m: m.group(0).replace("\n", " "), joined)
@@ -109,7 +109,7 @@ def edges_of(crate):
                     while segments and segments[0] == "super":
                         up, segments = up[:-1], segments[1:]
                     segments = up + segments
-                target = resolve(segments, modules, names, module)
+                target = resolve(segments, modules, names)
                 if target is not None and target != module and target != "":
                     edges[module].add(target)
     return modules, edges

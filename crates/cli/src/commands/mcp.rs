@@ -25,7 +25,11 @@ pub fn run(context: &Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
         model_env(args.embed_model.as_deref()),
     );
     if let Some(source) = registry.as_deref().and_then(|url| {
-        skillet_session::builder::registry_source(context, url, &mut super::session::Stderr::new())
+        skillet_session::builder::registry_source(
+            context,
+            url,
+            &mut super::session::stderr_report(),
+        )
     }) {
         skillet_mcp::log(&format!("also searching {}", source.label()));
         shared = shared.with_source(source);

@@ -156,7 +156,7 @@ pub fn start(
             first_message,
             resume,
         },
-        &mut Stderr::new(),
+        &mut stderr_report(),
     )?)
 }
 
@@ -166,31 +166,23 @@ pub fn skill_index(
     settings: &Settings,
     library: &Arc<Library>,
 ) -> Option<Arc<skillet_library::index::SkillIndex>> {
-    builder::skill_index(settings, library, &mut Stderr::new())
+    builder::skill_index(settings, library, &mut stderr_report())
 }
 
-/// What building a session says, shown on stderr as it is said.
-pub struct Stderr<E> {
-    events: E,
-}
+/// What building a session says, shown on stderr as it is said: notes as warnings, the model's
+/// events as `skills match` shows them.
+pub fn stderr_report() -> impl builder::Report {
+    struct Stderr<E>(E);
+    impl<E: FnMut(skillet_library::model::ModelEvent<'_>)> builder::Report for Stderr<E> {
+        fn note(&mut self, text: &str) {
+            warn(text);
+        }
 
-impl Stderr<()> {
-    /// Notes on stderr, the model's events as `skills match` shows them.
-    pub fn new() -> Stderr<impl FnMut(skillet_library::model::ModelEvent<'_>)> {
-        Stderr {
-            events: stderr_events(),
+        fn model(&mut self, event: skillet_library::model::ModelEvent<'_>) {
+            (self.0)(event);
         }
     }
-}
-
-impl<E: FnMut(skillet_library::model::ModelEvent<'_>)> builder::Report for Stderr<E> {
-    fn note(&mut self, text: &str) {
-        warn(text);
-    }
-
-    fn model(&mut self, event: skillet_library::model::ModelEvent<'_>) {
-        (self.events)(event);
-    }
+    Stderr(stderr_events())
 }
 
 /// The transcript of a session id, or for `latest` of the session of the project `cwd` is in
