@@ -360,20 +360,29 @@ fn malformed_messages_get_the_errors_json_rpc_names() {
         assert_eq!(answer["id"], id, "{line}: {answer}");
         assert!(answer.as_object().unwrap().contains_key("id"), "{answer}");
     }
-    // A repeated id while the first request is in flight: both answered, the second refused.
+    // A repeated id: whether it overlaps the first depends on timing (the refusal itself is
+    // checked in the mcp crate's unit tests); either way both lines are answered with their id,
+    // at most one refused, and the session goes on.
     let slow = serde_json::json!({"jsonrpc": "2.0", "id": 93, "method": "tools/call", "params": {"name": "search_skills", "arguments": {"query": "one"}}});
     let again = serde_json::json!({"jsonrpc": "2.0", "id": 93, "method": "ping"});
     writeln!(server.stdin, "{slow}\n{again}").unwrap();
     server.stdin.flush().unwrap();
     let first = server.response(&serde_json::json!(93));
     let second = server.response(&serde_json::json!(93));
-    let mut codes = [
-        first["error"]["code"].clone(),
-        second["error"]["code"].clone(),
-    ];
-    codes.sort_by_key(serde_json::Value::is_null);
-    assert_eq!(codes[0], -32600, "{first} {second}");
-    assert!(codes[1].is_null(), "one of them answered: {first} {second}");
+    let refused: Vec<_> = [&first, &second]
+        .into_iter()
+        .filter(|answer| answer.get("error").is_some())
+        .collect();
+    assert!(refused.len() <= 1, "{first} {second}");
+    for answer in refused {
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    }
+    assert!(
+        [&first, &second]
+            .into_iter()
+            .any(|answer| answer["result"]["structuredContent"]["results"].is_array()),
+        "the search was answered: {first} {second}"
+    );
     // A read cancelled under another spelling of its id (1.0 for 1): still answered, so its
     // permit is freed and the session goes on.
     let read = serde_json::json!({"jsonrpc": "2.0", "id": 95, "method": "resources/read", "params": {"uri": "skill://one/SKILL.md"}});

@@ -296,3 +296,53 @@ pub fn checked() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
     });
     ((sdk_in, sdk_out), writer)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{InFlight, MAX_IN_FLIGHT, admit, answered};
+
+    fn request(id: &str) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#)
+    }
+
+    fn refusal(error: &str) -> serde_json::Value {
+        serde_json::from_str(error).unwrap()
+    }
+
+    #[test]
+    fn an_id_in_flight_is_refused_with_its_id_until_answered() {
+        let in_flight = InFlight::default();
+        assert_eq!(admit(&request("93"), &in_flight, None), Ok(true));
+        // The same id: refused, the answer carrying the id.
+        let error = refusal(&admit(&request("93"), &in_flight, None).unwrap_err());
+        assert_eq!(error["error"]["code"], -32600, "{error}");
+        assert_eq!(error["id"], 93, "{error}");
+        // A string "93" is another id.
+        assert_eq!(admit(&request("\"93\""), &in_flight, None), Ok(true));
+        answered(r#"{"jsonrpc":"2.0","id":93,"result":{}}"#, &in_flight);
+        assert_eq!(admit(&request("93"), &in_flight, None), Ok(true));
+    }
+
+    #[test]
+    fn past_the_cap_requests_are_refused_until_some_are_answered() {
+        let in_flight = InFlight::default();
+        for id in 0..MAX_IN_FLIGHT {
+            assert_eq!(admit(&request(&id.to_string()), &in_flight, None), Ok(true));
+        }
+        let error = refusal(&admit(&request("-1"), &in_flight, None).unwrap_err());
+        assert_eq!(error["error"]["code"], -32600, "{error}");
+        assert_eq!(error["id"], -1, "{error}");
+        answered(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#, &in_flight);
+        assert_eq!(admit(&request("-1"), &in_flight, None), Ok(true));
+    }
+
+    #[test]
+    fn a_cancellation_ends_the_request_it_names_under_any_spelling() {
+        let in_flight = InFlight::default();
+        assert_eq!(admit(&request("5"), &in_flight, None), Ok(true));
+        let cancel =
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5.0}}"#;
+        assert_eq!(admit(cancel, &in_flight, None), Ok(true));
+        assert_eq!(admit(&request("5"), &in_flight, None), Ok(true));
+    }
+}
