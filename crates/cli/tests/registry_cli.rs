@@ -77,7 +77,7 @@ fn publish_search_install_update_list_and_yank() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stdout.contains(
-            "schema version 5 (applied 0001_init, 0002_body_words, 0003_definer_functions, 0004_statistics_deltas, 0005_publish_hashes_its_own_blobs)"
+            "schema version 6 (applied 0001_init, 0002_body_words, 0003_definer_functions, 0004_statistics_deltas, 0005_publish_hashes_its_own_blobs, 0006_fold_by_rows)"
         ),
         "{}",
         out.stdout

@@ -13,7 +13,9 @@
 //!
 //! 4. publishers at once: the publishable corpus split between 1, 2 and 4 publishers, each on
 //!    a connection and a thread of its own, skills per second in all (`SKILLET_BENCH_ONLY=
-//!    publishers` runs parts 1 and 4 only).
+//!    publishers` runs parts 1, 4 and 5 only).
+//! 5. beside the largest versions: the corpus published one skill at a time while another
+//!    publisher sends versions of the most words a publish takes; the corpus's publish times.
 //!
 //! `SKILLET_BENCH_PG_URL=… cargo run --release -p skillet-registry --example registry_bench`
 //! (each part makes a database of its own on that server and drops it after).
@@ -159,6 +161,7 @@ fn main() {
     for publishers in [1, 2, 4] {
         at_once(&url, &with_vectors, publishers);
     }
+    beside_the_largest(&url, &with_vectors);
     if std::env::var("SKILLET_BENCH_ONLY").as_deref() == Ok("publishers") {
         return;
     }
@@ -381,6 +384,69 @@ fn publish_split(url: &str, skills: &[(String, Prepared, Vec<f32>)], publishers:
         }
     });
     skills.len() as f64 / started.elapsed().as_secs_f64()
+}
+
+/// One publisher sends versions of the most words a publish takes (65,536 of its own, 100,000
+/// of its body, every word swapped each time: 462,144 rows of statistics' deltas) straight
+/// through `skillet_publish`, as any publisher may, while another publishes the corpus one skill
+/// at a time; prints how long the corpus's publishes took (median, p99, longest) and the large
+/// ones. Before schema 6, a fold of such deltas ran under the events lock every publish waits for.
+fn beside_the_largest(url: &str, skills: &[(String, Prepared, Vec<f32>)]) {
+    let db = TestDatabase::create(url);
+    runtime()
+        .block_on(Registry::new(&db.url).unwrap().init())
+        .unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (mut small, mut large) = std::thread::scope(|scope| {
+        let large = scope.spawn(|| {
+            let runtime = runtime();
+            let (client, connection) = runtime
+                .block_on(tokio_postgres::connect(&db.url, tokio_postgres::NoTls))
+                .unwrap();
+            runtime.spawn(connection);
+            let mut times = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let round = times.len();
+                let started = Instant::now();
+                runtime
+                    .block_on(client.batch_execute(&format!(
+                        "SELECT skillet_publish('bulk', 'many-words', NULL, 'Many words', \
+                           ARRAY(SELECT 'r{round}t' || i FROM generate_series(1, 65536) i), \
+                           array_fill(1, ARRAY[65536]), 65536, \
+                           ARRAY(SELECT 'r{round}b' || i FROM generate_series(1, 100000) i), NULL, \
+                           ARRAY['SKILL.md'], ARRAY[false], ARRAY[convert_to('round {round}', 'UTF8')])"
+                    )))
+                    .unwrap();
+                times.push(started.elapsed());
+            }
+            times
+        });
+        let runtime = runtime();
+        let registry = Registry::new(&db.url).unwrap();
+        let mut times = Vec::new();
+        for (owner, skill, vector) in skills {
+            let started = Instant::now();
+            runtime
+                .block_on(registry.publish(skill, owner, None, Some(vector)))
+                .unwrap();
+            times.push(started.elapsed());
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        (times, large.join().unwrap())
+    });
+    small.sort();
+    large.sort();
+    println!(
+        "beside the largest versions: {} publishes, median {:.0} ms, p99 {:.0} ms, longest {:.0} ms; \
+         {} of the largest versions at once, median {:.1} s, longest {:.1} s",
+        small.len(),
+        percentile(&small, 0.5),
+        percentile(&small, 0.99),
+        percentile(&small, 1.0),
+        large.len(),
+        percentile(&large, 0.5) / 1000.0,
+        percentile(&large, 1.0) / 1000.0
+    );
 }
 
 fn at_scale(

@@ -208,6 +208,9 @@ fn another_team_s_publisher_cannot_touch_an_owner_s_skills() {
         "SELECT skillet_record_event('yank', 'acme', 'pdf-forms', 2)".to_string(),
         "SELECT skillet_may_write('acme', true)".to_string(),
         "SELECT skillet_fold_stats()".to_string(),
+        "SELECT skillet_recount_stats()".to_string(),
+        "SELECT skillet_fold_if_due()".to_string(),
+        "BEGIN; SELECT 1 FROM skillet_fold_lock FOR UPDATE; COMMIT".to_string(),
         "INSERT INTO skillet_term_deltas VALUES ('pdf', 1000)".to_string(),
         // Nor may she put objects where the functions look names up.
         "CREATE FUNCTION skillet_le64(n integer) RETURNS bytea LANGUAGE sql AS 'SELECT NULL::bytea'"

@@ -16,7 +16,9 @@ use skillet_registry::{Registry, RegistryError, SCHEMA_VERSION, SearchSettings, 
 use skillet_retrieval::Mode;
 use skillet_test_support::TestDatabase;
 
-use common::{SKILLS, assert_ranks_as, publish_skills, runtime, server, write_skill};
+use common::{
+    SKILLS, assert_ranks_as, publish_skills, runtime, server, statistics_off, write_skill,
+};
 
 /// A registry made before the body's words counted (schema 1) is refused until `init` brings it
 /// to schema 2, which fills each version's body words from its stored SKILL.md and indexes them:
@@ -118,14 +120,16 @@ fn definition(migration: &str, function: &str) -> String {
 }
 
 /// Takes a registry back to schema 3: the deltas folded into the statistics, their tables and
-/// function dropped, schema 3's functions put back (and their settings), the migration rows of
-/// schemas 4 and 5 removed.
+/// functions dropped, schema 3's functions put back (and their settings), the migration rows of
+/// the schemas after 3 removed.
 fn down_to_schema_3(db: &TestDatabase) {
     db.execute(
         "SELECT skillet_fold_stats(); \
          DROP TABLE skillet_term_deltas, skillet_blend_term_deltas, skillet_search_stats_deltas; \
-         DROP FUNCTION skillet_fold_stats(); \
-         DELETE FROM skillet_migrations WHERE version IN (4, 5)",
+         DROP FUNCTION skillet_fold_stats(); DROP FUNCTION skillet_recount_stats(); \
+         DROP FUNCTION skillet_fold_if_due(); DROP TABLE skillet_fold_lock; \
+         DROP INDEX skillet_term_stats_unused, skillet_blend_term_stats_unused; \
+         DELETE FROM skillet_migrations WHERE version >= 4",
     );
     let schema_3 = include_str!("../migrations/0003_definer_functions.sql");
     for function in [
@@ -140,43 +144,6 @@ fn down_to_schema_3(db: &TestDatabase) {
     db.execute(
         &schema_3[schema_3.rfind("DO $$").unwrap()..schema_3.rfind("GRANT EXECUTE").unwrap()],
     );
-}
-
-/// The collection's statistics (base rows and, from schema 4, deltas) as the search table's
-/// rows say they must be: how many words' document frequencies are off, in both term tables,
-/// and whether the counts and lengths agree.
-fn statistics_off(db: &TestDatabase, deltas: bool) -> Vec<Vec<String>> {
-    let (terms, blend, sums) = if deltas {
-        (
-            "UNION ALL SELECT term, delta FROM skillet_term_deltas",
-            "UNION ALL SELECT term, delta FROM skillet_blend_term_deltas",
-            "(SELECT sum(documents) AS documents, sum(total_length) AS total_length, \
-               sum(blend_total_length) AS blend_total_length FROM skillet_search_stats_deltas)",
-        )
-    } else {
-        (
-            "",
-            "",
-            "(SELECT 0 AS documents, 0 AS total_length, 0 AS blend_total_length)",
-        )
-    };
-    db.rows(&format!(
-        "WITH t AS (SELECT term, sum(df) AS df FROM (SELECT term, df FROM skillet_term_stats \
-                    {terms}) x GROUP BY term), \
-              b AS (SELECT term, sum(df) AS df FROM (SELECT term, df FROM skillet_blend_term_stats \
-                    {blend}) x GROUP BY term), \
-              s AS (SELECT s.documents + coalesce(d.documents, 0) AS documents, \
-                      s.total_length + coalesce(d.total_length, 0) AS total, \
-                      s.blend_total_length + coalesce(d.blend_total_length, 0) AS blend \
-                    FROM skillet_search_stats s, {sums} d WHERE s.id = 1) \
-         SELECT (SELECT count(*) FROM t FULL JOIN (SELECT term, count(*) AS n FROM skillet_terms GROUP BY term) r \
-                   ON r.term = t.term WHERE coalesce(t.df, 0) <> coalesce(r.n, 0)), \
-                (SELECT count(*) FROM b FULL JOIN (SELECT term, count(*) AS n FROM skillet_blend_terms GROUP BY term) r \
-                   ON r.term = b.term WHERE coalesce(b.df, 0) <> coalesce(r.n, 0)), \
-                (SELECT documents = (SELECT count(*) FROM skillet_search) \
-                    AND total = (SELECT coalesce(sum(length), 0) FROM skillet_search) \
-                    AND blend = (SELECT coalesce(sum(blend_length), 0) FROM skillet_search) FROM s)"
-    ))
 }
 
 /// A registry at schema 3 (statistics updated in place by every publish) is refused until `init`
@@ -209,7 +176,8 @@ fn init_brings_a_schema_3_registry_to_statistics_deltas() {
             report.applied,
             [
                 "0004_statistics_deltas",
-                "0005_publish_hashes_its_own_blobs"
+                "0005_publish_hashes_its_own_blobs",
+                "0006_fold_by_rows"
             ]
         );
         assert_ranks_as(&registry, &local).await;

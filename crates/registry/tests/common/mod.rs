@@ -13,6 +13,7 @@ use std::path::Path;
 use pretty_assertions::assert_eq;
 use skillet_registry::{Registry, SearchSettings, prepare};
 use skillet_retrieval::{Matcher, Mode};
+use skillet_test_support::TestDatabase;
 
 pub fn server(test: &str) -> Option<String> {
     skillet_test_support::registry_server_for(test)
@@ -207,4 +208,41 @@ pub async fn assert_ranks_as(registry: &Registry, local: &Matcher) {
             }
         }
     }
+}
+
+/// The collection's statistics (base rows and, from schema 4, deltas) as the search table's
+/// rows say they must be: how many words' document frequencies are off, in both term tables,
+/// and whether the counts and lengths agree.
+pub fn statistics_off(db: &TestDatabase, deltas: bool) -> Vec<Vec<String>> {
+    let (terms, blend, sums) = if deltas {
+        (
+            "UNION ALL SELECT term, delta FROM skillet_term_deltas",
+            "UNION ALL SELECT term, delta FROM skillet_blend_term_deltas",
+            "(SELECT sum(documents) AS documents, sum(total_length) AS total_length, \
+               sum(blend_total_length) AS blend_total_length FROM skillet_search_stats_deltas)",
+        )
+    } else {
+        (
+            "",
+            "",
+            "(SELECT 0 AS documents, 0 AS total_length, 0 AS blend_total_length)",
+        )
+    };
+    db.rows(&format!(
+        "WITH t AS (SELECT term, sum(df) AS df FROM (SELECT term, df FROM skillet_term_stats \
+                    {terms}) x GROUP BY term), \
+              b AS (SELECT term, sum(df) AS df FROM (SELECT term, df FROM skillet_blend_term_stats \
+                    {blend}) x GROUP BY term), \
+              s AS (SELECT s.documents + coalesce(d.documents, 0) AS documents, \
+                      s.total_length + coalesce(d.total_length, 0) AS total, \
+                      s.blend_total_length + coalesce(d.blend_total_length, 0) AS blend \
+                    FROM skillet_search_stats s, {sums} d WHERE s.id = 1) \
+         SELECT (SELECT count(*) FROM t FULL JOIN (SELECT term, count(*) AS n FROM skillet_terms GROUP BY term) r \
+                   ON r.term = t.term WHERE coalesce(t.df, 0) <> coalesce(r.n, 0)), \
+                (SELECT count(*) FROM b FULL JOIN (SELECT term, count(*) AS n FROM skillet_blend_terms GROUP BY term) r \
+                   ON r.term = b.term WHERE coalesce(b.df, 0) <> coalesce(r.n, 0)), \
+                (SELECT documents = (SELECT count(*) FROM skillet_search) \
+                    AND total = (SELECT coalesce(sum(length), 0) FROM skillet_search) \
+                    AND blend = (SELECT coalesce(sum(blend_length), 0) FROM skillet_search) FROM s)"
+    ))
 }
