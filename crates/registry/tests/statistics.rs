@@ -19,7 +19,7 @@ use pretty_assertions::assert_eq;
 use skillet_registry::{Registry, prepare};
 use skillet_test_support::TestDatabase;
 
-use common::{assert_ranks_as, publish_skills, runtime, server, statistics_off};
+use common::{assert_ranks_as, published, runtime, server, statistics_off};
 
 /// A version published straight through `skillet_publish` (as any publisher may call it) with
 /// `terms` words of its own and `body` words of its body, each `prefix` and a number.
@@ -51,13 +51,7 @@ fn a_publish_of_many_words_folds_at_once() {
     let Some(url) = server("a_publish_of_many_words_folds_at_once") else {
         return;
     };
-    let db = TestDatabase::create(&url);
-    let skills = tempfile::tempdir().unwrap();
-    runtime().block_on(async {
-        let registry = Registry::new(&db.url).unwrap();
-        registry.init().await.unwrap();
-        publish_skills(&registry, skills.path()).await;
-    });
+    let (db, _skills, _) = published(&url);
     let before = pending(&db);
     assert_ne!(
         before[0][0], "0",
@@ -91,13 +85,7 @@ fn init_recounts_statistics_left_out_of_step() {
     let Some(url) = server("init_recounts_statistics_left_out_of_step") else {
         return;
     };
-    let db = TestDatabase::create(&url);
-    let skills = tempfile::tempdir().unwrap();
-    let local = runtime().block_on(async {
-        let registry = Registry::new(&db.url).unwrap();
-        registry.init().await.unwrap();
-        publish_skills(&registry, skills.path()).await
-    });
+    let (db, _skills, local) = published(&url);
     assert_eq!(statistics_off(&db, true), [["0", "0", "t"]]);
     db.execute(
         "SELECT skillet_fold_stats(); \
@@ -133,14 +121,8 @@ fn a_fold_held_up_holds_up_no_publish_until_far_past_due() {
     let Some(url) = server("a_fold_held_up_holds_up_no_publish_until_far_past_due") else {
         return;
     };
-    let db = TestDatabase::create(&url);
-    let skills = tempfile::tempdir().unwrap();
+    let (db, skills, _) = published(&url);
     let rt = runtime();
-    rt.block_on(async {
-        let registry = Registry::new(&db.url).unwrap();
-        registry.init().await.unwrap();
-        publish_skills(&registry, skills.path()).await;
-    });
     // Due: 70 more changes pending (changes of nothing, as the owner may write them).
     db.execute(
         "INSERT INTO skillet_search_stats_deltas SELECT 0, 0, 0, 0 FROM generate_series(1, 70)",

@@ -210,6 +210,19 @@ pub async fn assert_ranks_as(registry: &Registry, local: &Matcher) {
     }
 }
 
+/// A database of its own on the server at `url`, the registry initialised in it and the test
+/// skills published under `acme` from a folder kept beside it; the local library's matcher.
+pub fn published(url: &str) -> (TestDatabase, tempfile::TempDir, Matcher) {
+    let db = TestDatabase::create(url);
+    let skills = tempfile::tempdir().unwrap();
+    let local = runtime().block_on(async {
+        let registry = Registry::new(&db.url).unwrap();
+        registry.init().await.unwrap();
+        publish_skills(&registry, skills.path()).await
+    });
+    (db, skills, local)
+}
+
 /// The collection's statistics (base rows and, from schema 4, deltas) as the search table's
 /// rows say they must be: how many words' document frequencies are off, in both term tables,
 /// and whether the counts and lengths agree.
