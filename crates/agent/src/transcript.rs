@@ -84,7 +84,10 @@ pub enum TranscriptEvent {
 /// An open transcript file, appended to event by event.
 #[derive(Debug)]
 pub struct Transcript {
-    file: File,
+    /// The file; `None` until the first event of a [`Transcript::deferred`] one.
+    file: Option<File>,
+    /// The header a deferred transcript writes first.
+    header: Option<SessionHeader>,
     path: PathBuf,
     locked: bool,
 }
@@ -92,23 +95,50 @@ pub struct Transcript {
 impl Transcript {
     /// Creates `dir/ID.jsonl` and writes the header.
     pub fn create(dir: &Path, header: &SessionHeader) -> Result<Self, AgentError> {
+        let mut transcript = Self::deferred(dir, header)?;
+        transcript.open()?;
+        Ok(transcript)
+    }
+
+    /// A transcript for `dir/ID.jsonl` that creates the file (and writes the header) with its
+    /// first event: a session that ends before anything happened in it (a `/NAME` whose
+    /// commands failed, nothing sent) leaves no file to list. The folder is made now, so a
+    /// sessions folder that cannot be written is said before any work.
+    pub fn deferred(dir: &Path, header: &SessionHeader) -> Result<Self, AgentError> {
         std::fs::create_dir_all(dir).map_err(|source| AgentError::Transcript {
             path: dir.to_path_buf(),
             message: source.to_string(),
         })?;
-        let path = dir.join(format!("{}.jsonl", header.id));
-        let file = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .open(&path)
-            .map_err(|source| AgentError::Transcript {
-                path: path.clone(),
-                message: source.to_string(),
-            })?;
-        let locked = lock(&file, &path)?;
-        let mut transcript = Self { file, path, locked };
-        transcript.record(&TranscriptEvent::Session(header.clone()))?;
-        Ok(transcript)
+        Ok(Self {
+            file: None,
+            header: Some(header.clone()),
+            path: dir.join(format!("{}.jsonl", header.id)),
+            // A new id: nobody else writes to it.
+            locked: true,
+        })
+    }
+
+    /// Creates a deferred transcript's file, locked, its header written.
+    fn open(&mut self) -> Result<&mut File, AgentError> {
+        if self.file.is_none() {
+            let file = OpenOptions::new()
+                .create_new(true)
+                .append(true)
+                .open(&self.path)
+                .map_err(|source| AgentError::Transcript {
+                    path: self.path.clone(),
+                    message: source.to_string(),
+                })?;
+            self.locked = lock(&file, &self.path)?;
+            self.file = Some(file);
+            if let Some(header) = self.header.take() {
+                self.record(&TranscriptEvent::Session(header))?;
+            }
+        }
+        self.file.as_mut().ok_or_else(|| AgentError::Transcript {
+            path: self.path.clone(),
+            message: "not open".to_string(),
+        })
     }
 
     /// Opens an existing transcript to append to it: [`AgentError::SessionInUse`] while
@@ -124,7 +154,8 @@ impl Transcript {
         let locked = lock(&file, path)?;
         cut_torn_tail(path).map_err(error)?;
         Ok(Self {
-            file,
+            file: Some(file),
+            header: None,
             path: path.to_path_buf(),
             locked,
         })
@@ -148,15 +179,13 @@ impl Transcript {
             message: error.to_string(),
         })?;
         line.push('\n');
-        let before = self.file.metadata().map(|metadata| metadata.len());
-        let written = self
-            .file
-            .write_all(line.as_bytes())
-            .and_then(|()| self.file.flush());
+        let file = self.open()?;
+        let before = file.metadata().map(|metadata| metadata.len());
+        let written = file.write_all(line.as_bytes()).and_then(|()| file.flush());
         if let Err(source) = written {
             // A line written in part would join the next one: cut it back.
             if let Ok(before) = before {
-                let _ = self.file.set_len(before);
+                let _ = file.set_len(before);
             }
             return Err(AgentError::Transcript {
                 path: self.path.clone(),
@@ -169,19 +198,23 @@ impl Transcript {
     /// Makes what was written durable (`fdatasync`): called at turn boundaries, so a power cut
     /// loses at most the turn in progress, while events within a turn cost no disk flush each.
     pub fn sync(&mut self) -> Result<(), AgentError> {
-        self.file
-            .sync_data()
-            .map_err(|source| AgentError::Transcript {
-                path: self.path.clone(),
-                message: source.to_string(),
-            })
+        let Some(file) = self.file.as_ref() else {
+            return Ok(());
+        };
+        file.sync_data().map_err(|source| AgentError::Transcript {
+            path: self.path.clone(),
+            message: source.to_string(),
+        })
     }
 }
 
 impl Drop for Transcript {
-    /// A session that ends, however it ends, leaves its transcript on disk.
+    /// A session that ends, however it ends, leaves its transcript on disk (once anything was
+    /// written to it).
     fn drop(&mut self) {
-        let _ = self.file.sync_data();
+        if let Some(file) = self.file.as_ref() {
+            let _ = file.sync_data();
+        }
     }
 }
 

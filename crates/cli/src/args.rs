@@ -88,6 +88,10 @@ pub enum RegistryCommand {
         /// Print the report as JSON
         #[arg(long)]
         json: bool,
+        /// Also recount the search statistics against the search table, repairing what a
+        /// fault left out of step (takes no lock; done once anyway when upgrading)
+        #[arg(long)]
+        recount: bool,
     },
     /// Publish skills: each DIR is a skill folder, or a folder whose skills are all published
     Publish {

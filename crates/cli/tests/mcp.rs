@@ -653,3 +653,34 @@ fn answers_written_as_the_client_leaves_reach_stdout_whole() {
         );
     }
 }
+
+/// Without the model (offline on purpose, so nothing is downloaded or said by the lookup), the
+/// server's log still says at its default level that skills are ranked by words only, and why.
+#[test]
+fn the_log_says_when_ranking_is_by_words_only() {
+    let (sandbox, skills) = library();
+    let log = sandbox.root.join("mcp.log");
+    let child = mcp_command(&sandbox, &skills)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut server = common::mcp_client::Server::start(child);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let answer = server.call("search_skills", json!({"query": "csv"}));
+        let note = answer["structuredContent"]["note"].as_str().unwrap_or("");
+        if note.contains("not available") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{answer}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(server);
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.contains("no embedding model, so skills are ranked by words only"),
+        "{said}"
+    );
+}

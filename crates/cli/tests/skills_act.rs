@@ -50,6 +50,7 @@ fn an_untrusted_project_runs_nothing_until_trusted_and_an_edit_drops_trust() {
     // `run "/status"` in an untrusted project: refused before anything is sent.
     let out = run(skillet(&sandbox, Some(&server)).args(["run", "/status 1"]));
     assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(sandbox.sessions(), Vec::<std::path::PathBuf>::new());
     assert!(out.stderr.contains("not trusted"), "{}", out.stderr);
     assert!(out.stderr.contains("--trust-project"), "{}", out.stderr);
     assert!(server.requests().is_empty());
@@ -128,6 +129,8 @@ fn commands_never_ask_and_a_failing_one_aborts_before_anything_is_sent() {
     let server = MockServer::start();
     let out = run(skillet(&sandbox, Some(&server)).args(["run", "--trust-project", "/failing"]));
     assert_eq!(out.code, 2, "{}", out.stderr);
+    // Nothing happened in the session: no transcript is left to list or resume.
+    assert_eq!(sandbox.sessions(), Vec::<std::path::PathBuf>::new());
     assert!(
         out.stderr.contains("trusted for this run"),
         "{}",

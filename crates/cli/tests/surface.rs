@@ -215,8 +215,9 @@ fn an_empty_session_left_by_clear_is_not_the_one_continued() {
         .arg("chat")
         .write_stdin("remember the word teapot\n/clear\n/exit\n"));
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // The session /clear started had nothing in it: no file was written for it.
     let sessions = std::fs::read_dir(sandbox.sessions_dir()).unwrap().count();
-    assert_eq!(sessions, 2, "the chat and the empty one /clear started");
+    assert_eq!(sessions, 1, "the chat only");
     server.push_turn(Turn::text("teapot"));
     let out = run(skillet(&sandbox, Some(&server)).args(["run", "--continue", "which word?"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -547,19 +548,35 @@ fn config_shows_the_setup_and_why_but_never_the_key() {
         .collect::<Vec<_>>()
         .join("\n");
     insta::assert_snapshot!("config", text);
-    // Nothing configured: what can be shown is, then what to set; exit 2.
+    // Nothing configured: what can be shown is, then what to set, as a note (showing the
+    // setup is the command's job: exit 0).
     let out = run(skillet(&sandbox, None).arg("config"));
-    assert_eq!(out.code, 2);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("provider:        (not set up"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("note: no model provider is configured"),
+        "{}",
+        out.stderr
+    );
+    // A file that is wrong is an error: exit 2, naming the file.
+    std::fs::write(sandbox.project.join("skillet.toml"), "model = [\n").unwrap();
+    let out = run(skillet(&sandbox, None).arg("config"));
+    assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stdout.contains("provider:        (none"),
         "{}",
         out.stdout
     );
     assert!(
-        out.stderr.contains("no model provider is configured"),
+        out.stderr.contains("error: ") && out.stderr.contains("skillet.toml"),
         "{}",
         out.stderr
     );
+    std::fs::remove_file(sandbox.project.join("skillet.toml")).unwrap();
 }
 
 #[test]

@@ -71,6 +71,13 @@ fn passing_failing_and_broken_trigger_files() {
     let out = run(common::skillet(&sandbox, None).args(["skills", "test", "pdf"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     insta::assert_snapshot!("triggers_pass", redact(&out.stdout, &sandbox));
+    // Without the model (offline here, so the lookup says nothing), the note says so once.
+    assert_eq!(
+        out.stderr.matches("ranked by words only").count(),
+        1,
+        "{}",
+        out.stderr
+    );
     // A request that misses and one that fires: exit 1, each said.
     triggers(
         &sandbox,
@@ -504,6 +511,81 @@ fn validate_advises_on_descriptions_a_model_cannot_tell_apart() {
     assert!(
         out.stdout
             .contains("1 skill checked: 0 with errors; 0 errors, 1 warning"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// `skills test` with the model: each request's relevance (what the threshold applies to), the
+/// same figure `--explain` gives, and no words-only note.
+#[test]
+fn with_the_model_skills_test_says_each_request_s_relevance() {
+    let Some(model) = skillet_test_support::embedding_model_or_skip("relevance in skills test")
+    else {
+        return;
+    };
+    let sandbox = sandbox();
+    let skills = sandbox.project.join(".agents/skills");
+    write_skill(
+        &skills,
+        "docx",
+        "---\nname: docx\ndescription: Create and edit Word documents, with their styles and tables.\n---\n# Reviewing\n\nRedline a contract: tracked changes, and remarks in the margin.\n",
+    );
+    write_skill(
+        &skills,
+        "pptx",
+        "---\nname: pptx\ndescription: Create and edit PowerPoint decks, with their layouts and notes.\n---\n# Slides\n\nKeep one idea per slide.\n",
+    );
+    let mut command = common::skillet(&sandbox, None);
+    command.env("SKILLET_EMBED_MODEL", &model).args([
+        "skills",
+        "match",
+        "redline this contract",
+        "--explain",
+        "--json",
+    ]);
+    let out = run(&mut command);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let explained: Value = serde_json::from_str(&out.stdout).unwrap();
+    let why = &explained[0]["explain"];
+    let threshold = why["thresholds"]["relevance"].as_f64().unwrap();
+    let number = |field: &str| why[field].as_f64().unwrap();
+    triggers(
+        &sandbox,
+        "docx",
+        r#"{"should": ["redline this contract"], "should_not": ["bake a sourdough loaf"]}"#,
+    );
+    let tested = |json: bool| {
+        let mut command = common::skillet(&sandbox, None);
+        command
+            .env("SKILLET_EMBED_MODEL", &model)
+            .args(["skills", "test", "docx"]);
+        if json {
+            command.arg("--json");
+        }
+        run(&mut command)
+    };
+    // The request's words are only in the body, the cosine small: ranked first, yet under the
+    // threshold, a miss (exit 1) that says by how much.
+    let out = tested(true);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(!out.stderr.contains("words only"), "{}", out.stderr);
+    let document: Value = serde_json::from_str(&out.stdout).unwrap();
+    let requests = &document[0]["requests"];
+    let relevance = requests[0]["relevance"].as_f64().unwrap();
+    assert!(
+        (relevance - number("relevance")).abs() < 1e-4,
+        "{document:#}"
+    );
+    let off_topic = requests[1]["relevance"].as_f64().unwrap();
+    assert!(off_topic < threshold, "{document:#}");
+    let out = tested(false);
+    assert!(
+        out.stdout.contains(&format!(
+            "not suggested (relevance {relevance:.3}, under 0.26)"
+        )) && out.stdout.contains(&format!(
+            "not suggested (relevance {off_topic:.3}, under 0.26)"
+        )),
         "{}",
         out.stdout
     );

@@ -182,6 +182,11 @@ pub struct Outcome {
     pub rank: Option<usize>,
     /// Its blended score there.
     pub score: Option<f32>,
+    /// Its relevance score when ranked by words and meaning (what the threshold,
+    /// [`skillet_retrieval::RELEVANCE_THRESHOLD`], applies to: how much of the request's own
+    /// words it holds, with meaning, not its share of the best score); `None` by words only,
+    /// where the threshold applies to the score.
+    pub relevance: Option<f32>,
     /// Whether it clears the relevance threshold.
     pub relevant: bool,
     /// Whether it would be suggested (among the [`MAX_SUGGESTIONS`] best, over the threshold).
@@ -206,32 +211,33 @@ pub fn test_skill(
         .iter()
         .map(|request| (request, true))
         .chain(triggers.should_not.iter().map(|request| (request, false)));
+    let document = (0..library.skills().len()).find(|&at| index.name(at) == skill);
     let mut outcomes = Vec::new();
     for (request, should) in requests {
-        let (_, ranked) = index.rank(request, Mode::Hybrid, library.skills().len())?;
-        let position = ranked
-            .iter()
-            .position(|ranked| index.name(ranked.index) == skill);
-        let found = position.map(|at| ranked[at]);
-        // The suggestions come from the same ranking (its head is what a session ranks): one
-        // embedding of the request, not two.
-        let suggested_now = suggested_from(index, library, &ranked);
+        // One ranking: its head is what a session suggests from, and it places the skill.
+        let explained = index.rank_explained(request, Mode::Hybrid, MAX_SUGGESTIONS, document)?;
+        let head: Vec<Ranked> = explained.top.iter().map(|(ranked, _)| *ranked).collect();
+        let suggested_now = suggested_from(index, library, &head);
         let suggested = suggested_now.iter().any(|s| s.skill.name == skill);
         let auto_loaded = auto_pick(&suggested_now).is_some_and(|s| s.skill.name == skill);
-        let above = ranked
-            .iter()
-            .take(position.unwrap_or(ranked.len()).min(MAX_SUGGESTIONS))
-            .map(|ranked| index.name(ranked.index).to_string())
-            .collect();
+        let placed = explained.also.filter(|placed| placed.rank.is_some());
         outcomes.push(Outcome {
             request: request.clone(),
             should,
-            rank: position.map(|at| at + 1),
-            score: found.map(|ranked| ranked.score),
-            relevant: found.is_some_and(|ranked| ranked.relevant),
+            rank: placed.as_ref().and_then(|placed| placed.rank),
+            score: placed.as_ref().map(|placed| placed.why.score),
+            relevance: placed.as_ref().and_then(|placed| placed.why.relevance),
+            relevant: placed.as_ref().is_some_and(|placed| placed.why.relevant),
             suggested,
             auto_loaded,
-            above,
+            // What ranked above it (unranked: the head).
+            above: placed
+                .as_ref()
+                .map_or(head.as_slice(), |placed| placed.above.as_slice())
+                .iter()
+                .take(MAX_SUGGESTIONS)
+                .map(|ranked| index.name(ranked.index).to_string())
+                .collect(),
             passed: suggested == should,
         });
     }

@@ -274,7 +274,20 @@ impl Shared {
     /// library by meaning too; blocking, for a blocking thread. What happens is logged on
     /// stderr (never stdout: that is the protocol's).
     pub fn load_model(&self) {
-        let found = find_or_download(&self.model, Need::Optional, &mut log_event);
+        let mut said = false;
+        let found = find_or_download(&self.model, Need::Optional, &mut |event| {
+            said |= event.message().is_some();
+            log_event(event);
+        });
+        if found.is_none() && !said {
+            // Offline on purpose, or a download failed lately: quiet in a chat, but the
+            // server's log is where a client's user looks to see why ranking is by words.
+            crate::log(
+                "no embedding model, so skills are ranked by words only (HF_HUB_OFFLINE is set, \
+                 or a download failed in the last day); `skillet skills index` downloads it, \
+                 SKILLET_EMBED_MODEL names a folder holding it",
+            );
+        }
         if self.model_dir.set(found).is_err() {
             return;
         }

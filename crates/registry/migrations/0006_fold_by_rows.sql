@@ -1,54 +1,67 @@
--- Folding the statistics' deltas in no longer holds up other publishes, and the statistics can
--- be recounted from the search table.
+-- Folding the statistics' deltas in holds up no other publish and stays bounded, the statistics
+-- can be recounted without a lock, and a yank raced by another of the same version is no error.
 --
--- Schema 4 folded every 64 events, whatever they held, inside the publish that recorded the
+-- Schema 4 folded every 64 changes, whatever they held, inside the publish that recorded the
 -- 64th, under the events lock every publish waits for. A version may hold 65,536 words of its
--- own and 100,000 of its body, so 64 publishes of such versions left millions of delta rows, and
--- that fold outlasted the 30 s every other publish waits for a lock. Now:
---   * each publish records how many delta rows it appended, and the fold runs once 65,536 rows
---     (or 64 changes) are pending: a fold moves at most that plus one publish's own rows (at
---     most 462,144: every word of an old version out and of a new one in, in both tables);
---   * the fold runs before the events lock is taken (only its last statement, the totals, takes
---     it), under a lock of its own that another publish due to fold skips, so other publishes
---     wait for neither;
+-- own and 100,000 of its body, so such versions left hundreds of thousands of delta rows each,
+-- and the fold outlasted the 30 s other publishes wait for a lock (or never ended: see below).
+-- Now:
+--   * a fold is due once 64 changes or 65,536 rows of the blend's deltas are pending (counted
+--     with a bound, never more than that read);
+--   * a publish due to fold does it before it takes the events lock, under a lock of its own
+--     that another publish due skips; only far past due (4,096 changes or 1,048,576 rows) does a
+--     publish wait for it, and that wait is for one fold, which is bounded: a fold moves the
+--     pending rows of at most 131,072 words of each table (every row of a word it takes, so no
+--     word's count goes below zero), and the totals;
+--   * a publish that already recorded an event in its transaction never folds (it holds the
+--     events lock: waiting for the fold's lock then could deadlock with a fold waiting for the
+--     events lock);
 --   * no statement of a fold or a refresh has a plan that compares every word with every other
---     (schema 4's could: a fold of 130,000 words had not ended after 12 minutes);
---   * a word no skill holds any more leaves the statistics tables.
+--     (schema 4's fold asked whether its own update had returned a word, which a plan could
+--     answer by scanning every updated word for every folded one: a fold of 130,000 words had
+--     not ended after 12 minutes);
+--   * no word's count is kept at 0: a word no skill holds leaves the statistics;
+--   * skillet_recount_stats() compares the statistics (base and deltas, in one snapshot) with
+--     the search table and appends the difference as deltas: exact, and without a lock.
 
-ALTER TABLE skillet_search_stats_deltas ADD COLUMN rows integer NOT NULL DEFAULT 0;
-
--- A word no skill holds any more leaves the statistics when the deltas are folded in (so churn
--- does not grow them for good: schema 4 kept a row of 0 for every word that ever came); the
--- partial indexes find those rows without reading the tables.
-CREATE INDEX skillet_term_stats_unused ON skillet_term_stats (term) WHERE df = 0;
-CREATE INDEX skillet_blend_term_stats_unused ON skillet_blend_term_stats (term) WHERE df = 0;
 DELETE FROM skillet_term_stats WHERE df = 0;
 DELETE FROM skillet_blend_term_stats WHERE df = 0;
 
--- Folds the deltas in: known words updated, new ones inserted (one statement would not do: a
--- CHECK sees an insert's row before its conflict), then the words that fell to 0 deleted. A new
--- word is one the table did not hold when the statement began (an index lookup); schema 4 asked
--- whether the update had returned it, which a plan could answer by scanning every updated word
--- for every folded one (seen: a fold of 130,000 words that had not ended after 12 minutes).
+-- The fold's own lock: a row only the tables' owner can lock, as the events lock.
+CREATE TABLE skillet_fold_lock (id integer PRIMARY KEY CHECK (id = 1));
+INSERT INTO skillet_fold_lock VALUES (1);
+
+-- Folds deltas in: every pending row of at most 131,072 words of each word table (a word's rows
+-- all at once, so its count is what the committed changes make it, never below zero), and
+-- every pending change's totals. Known words are updated, or deleted when they fall to 0 (below
+-- 0 only if a fault left the counts wrong: `init --recount` repairs them); new ones inserted (one statement would not do: a CHECK sees an insert's row before its
+-- conflict). A new word is one the table did not hold when the statement began (an index
+-- lookup). Called under the fold lock.
 CREATE OR REPLACE FUNCTION skillet_fold_stats() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_catalog.set_config('skillet.schema', '4', true);
-    WITH d AS (DELETE FROM skillet_term_deltas RETURNING term, delta),
+    WITH w AS (SELECT DISTINCT term FROM skillet_term_deltas LIMIT 131072),
+    d AS (DELETE FROM skillet_term_deltas x USING w WHERE x.term = w.term RETURNING x.term, x.delta),
     n AS (SELECT term, pg_catalog.sum(delta)::integer AS n FROM d GROUP BY term),
-    u AS (UPDATE skillet_term_stats b SET df = b.df + n.n FROM n WHERE b.term = n.term)
+    z AS (DELETE FROM skillet_term_stats b USING n WHERE b.term = n.term AND b.df + n.n <= 0),
+    u AS (UPDATE skillet_term_stats b SET df = b.df + n.n FROM n
+          WHERE b.term = n.term AND b.df + n.n > 0)
     INSERT INTO skillet_term_stats (term, df)
-        SELECT n.term, n.n FROM n WHERE NOT EXISTS (SELECT 1 FROM skillet_term_stats b WHERE b.term = n.term)
+        SELECT n.term, n.n FROM n
+        WHERE n.n > 0 AND NOT EXISTS (SELECT 1 FROM skillet_term_stats b WHERE b.term = n.term)
         ORDER BY n.term
         ON CONFLICT (term) DO UPDATE SET df = skillet_term_stats.df + EXCLUDED.df;
-    DELETE FROM skillet_term_stats WHERE df = 0;
-    WITH d AS (DELETE FROM skillet_blend_term_deltas RETURNING term, delta),
+    WITH w AS (SELECT DISTINCT term FROM skillet_blend_term_deltas LIMIT 131072),
+    d AS (DELETE FROM skillet_blend_term_deltas x USING w WHERE x.term = w.term RETURNING x.term, x.delta),
     n AS (SELECT term, pg_catalog.sum(delta)::integer AS n FROM d GROUP BY term),
-    u AS (UPDATE skillet_blend_term_stats b SET df = b.df + n.n FROM n WHERE b.term = n.term)
+    z AS (DELETE FROM skillet_blend_term_stats b USING n WHERE b.term = n.term AND b.df + n.n <= 0),
+    u AS (UPDATE skillet_blend_term_stats b SET df = b.df + n.n FROM n
+          WHERE b.term = n.term AND b.df + n.n > 0)
     INSERT INTO skillet_blend_term_stats (term, df)
-        SELECT n.term, n.n FROM n WHERE NOT EXISTS (SELECT 1 FROM skillet_blend_term_stats b WHERE b.term = n.term)
+        SELECT n.term, n.n FROM n
+        WHERE n.n > 0 AND NOT EXISTS (SELECT 1 FROM skillet_blend_term_stats b WHERE b.term = n.term)
         ORDER BY n.term
         ON CONFLICT (term) DO UPDATE SET df = skillet_blend_term_stats.df + EXCLUDED.df;
-    DELETE FROM skillet_blend_term_stats WHERE df = 0;
     WITH d AS (DELETE FROM skillet_search_stats_deltas RETURNING *)
     UPDATE skillet_search_stats s
         SET documents = s.documents + coalesce((SELECT pg_catalog.sum(documents) FROM d), 0),
@@ -58,39 +71,36 @@ BEGIN
         WHERE s.id = 1;
 END $$;
 
--- The fold's own lock (a row only the tables' owner can lock, as the events lock): a publish
--- that finds the deltas due folds them in before it takes the events lock, so no other publish
--- waits for a fold. Two due at once: one folds, the other goes on (SKIP LOCKED). Far past due
--- (1,024 changes or 1,048,576 rows: a fold held back by a transaction that keeps the lock), a
--- publish waits for the lock instead (and fails after the lock timeout), so the deltas a search
--- adds up stay bounded.
-CREATE TABLE skillet_fold_lock (id integer PRIMARY KEY CHECK (id = 1));
-INSERT INTO skillet_fold_lock VALUES (1);
+-- Whether `p_changes` changes or `p_rows` rows of the blend's deltas (a superset of the words'
+-- own: a version's own words are in its blend) are pending, reading at most that many.
+CREATE FUNCTION skillet_fold_due(p_changes integer, p_rows integer) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM skillet_search_stats_deltas LIMIT p_changes) c) >= p_changes
+        OR (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM skillet_blend_term_deltas LIMIT p_rows) r) >= p_rows
+$$;
 
+-- Folds when due (see the top of this file): skips when another fold holds the lock, unless
+-- far past due; checks again once the lock is held.
 CREATE FUNCTION skillet_fold_if_due() RETURNS void LANGUAGE plpgsql AS $$
-DECLARE
-    v_changes bigint;
-    v_rows bigint;
 BEGIN
-    SELECT pg_catalog.count(*), coalesce(pg_catalog.sum(rows), 0) INTO v_changes, v_rows
-        FROM skillet_search_stats_deltas;
-    IF v_changes < 64 AND v_rows < 65536 THEN
+    IF pg_catalog.current_setting('skillet.recorded', true) = '1' OR NOT skillet_fold_due(64, 65536) THEN
         RETURN;
     END IF;
-    IF v_changes >= 1024 OR v_rows >= 1048576 THEN
-        PERFORM 1 FROM skillet_fold_lock WHERE id = 1 FOR UPDATE;
-    ELSE
-        PERFORM 1 FROM skillet_fold_lock WHERE id = 1 FOR UPDATE SKIP LOCKED;
-        IF NOT FOUND THEN
+    PERFORM 1 FROM skillet_fold_lock WHERE id = 1 FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        IF NOT skillet_fold_due(4096, 1048576) THEN
             RETURN;
         END IF;
+        PERFORM 1 FROM skillet_fold_lock WHERE id = 1 FOR UPDATE;
     END IF;
-    PERFORM skillet_fold_stats();
+    IF skillet_fold_due(64, 65536) THEN
+        PERFORM skillet_fold_stats();
+    END IF;
 END $$;
 
 -- Appends an event and notifies listeners, under the events lock (held to COMMIT, so events are
--- numbered in the order they commit). The deltas are folded in first when due, under the fold
--- lock (taken before the events lock, never after: the locks are always taken in that order).
+-- numbered in the order they commit). Deltas due are folded in first (the fold lock is always
+-- taken before the events lock, never after).
 CREATE OR REPLACE FUNCTION skillet_record_event(p_kind text, p_owner text, p_name text, p_seq integer)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
@@ -98,16 +108,16 @@ DECLARE
 BEGIN
     PERFORM skillet_fold_if_due();
     PERFORM 1 FROM skillet_search_stats WHERE id = 1 FOR UPDATE;
+    PERFORM pg_catalog.set_config('skillet.recorded', '1', true);
     INSERT INTO skillet_events (kind, owner, name, seq) VALUES (p_kind, p_owner, p_name, p_seq)
         RETURNING id INTO v_id;
     PERFORM pg_catalog.pg_notify('skillet_registry', v_id::text);
     RETURN v_id;
 END $$;
 
--- As in schema 4, with the rows appended counted in the change's delta row, and the words that
--- came and went found by one full join of the old words with the new (hashed or merged: a full
--- join has no plan that compares every word with every other, which schema 4's
--- `NOT (term = ANY (old words))` did once its plan was generic).
+-- As in schema 4, with the words that came and went found by one full join of the old words
+-- with the new (hashed or merged: a full join has no plan that compares every word with every
+-- other, which schema 4's `NOT (term = ANY (old words))` did once its plan was generic).
 CREATE OR REPLACE FUNCTION skillet_refresh_search(p_skill bigint) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     v_had boolean;
@@ -119,8 +129,6 @@ DECLARE
     v_version bigint;
     v_length integer := 0;
     v_blend integer := 0;
-    v_rows integer;
-    v_blend_rows integer;
 BEGIN
     PERFORM pg_catalog.set_config('skillet.schema', '4', true);
     SELECT length, blend_length INTO v_old_length, v_old_blend
@@ -166,63 +174,102 @@ BEGIN
         FROM pg_catalog.unnest(v_old_terms) AS o(t)
         FULL JOIN (SELECT term FROM skillet_terms WHERE skill_id = p_skill) AS n ON n.term = o.t
         WHERE o.t IS NULL OR n.term IS NULL;
-    GET DIAGNOSTICS v_rows = ROW_COUNT;
     INSERT INTO skillet_blend_term_deltas (term, delta)
         SELECT coalesce(o.t, n.term), CASE WHEN o.t IS NULL THEN 1 ELSE -1 END
         FROM pg_catalog.unnest(v_old_blend_terms) AS o(t)
         FULL JOIN (SELECT term FROM skillet_blend_terms WHERE skill_id = p_skill) AS n ON n.term = o.t
         WHERE o.t IS NULL OR n.term IS NULL;
-    GET DIAGNOSTICS v_blend_rows = ROW_COUNT;
-    INSERT INTO skillet_search_stats_deltas (documents, total_length, blend_total_length, rows)
-        VALUES (v_has::integer - v_had::integer, v_length - v_old_length, v_blend - v_old_blend,
-                v_rows + v_blend_rows);
+    INSERT INTO skillet_search_stats_deltas (documents, total_length, blend_total_length)
+        VALUES (v_has::integer - v_had::integer, v_length - v_old_length, v_blend - v_old_blend);
 END $$;
 
--- Recounts the collection's statistics from the search table (the deltas folded in first, under
--- the fold lock and the events lock, so no publish commits in between): what `init` runs to repair statistics a
--- fault left out of step. Returns how many figures were off (words in either table, and the
--- three totals).
-CREATE FUNCTION skillet_recount_stats() RETURNS bigint LANGUAGE plpgsql AS $$
+-- As in schema 5, the version read again once the skill is locked. Yanks a version of a skill under an owner the caller may write under. r_found false: no such
+-- version. r_latest: the version search and install offer now.
+CREATE OR REPLACE FUNCTION skillet_yank(p_owner text, p_name text, p_seq integer)
+RETURNS TABLE (r_found boolean, r_changed boolean, r_latest integer)
+LANGUAGE plpgsql SECURITY DEFINER AS $$
+DECLARE
+    v_skill bigint;
+    v_already boolean;
+BEGIN
+    -- At READ COMMITTED only: each statement then sees what committed before it, after the
+    -- skill's row lock below is taken. A snapshot taken earlier (REPEATABLE READ, SERIALIZABLE)
+    -- would read a search row a concurrent yank or publish has since changed, and the
+    -- statistics' deltas, which no longer touch a shared row, would not fail it.
+    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'skillet: the registry''s writes run at READ COMMITTED; this transaction is %', pg_catalog.current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM skillet_skills k JOIN skillet_versions v ON v.skill_id = k.id
+                   WHERE k.owner = p_owner AND k.name = p_name AND v.seq = p_seq) THEN
+        RETURN QUERY SELECT false, false, NULL::integer;
+        RETURN;
+    END IF;
+    -- Who may is checked before any row is locked.
+    PERFORM skillet_may_write(p_owner, false);
+    SELECT k.id INTO v_skill FROM skillet_skills k
+        WHERE k.owner = p_owner AND k.name = p_name FOR UPDATE;
+    -- Read after the lock, in a statement of its own: a yank of the same version that
+    -- committed while this one waited is seen (one statement would keep its older snapshot of
+    -- the version and yank it again, which the version's guard refuses).
+    SELECT yanked_at IS NOT NULL INTO v_already FROM skillet_versions
+        WHERE skill_id = v_skill AND seq = p_seq;
+    IF NOT v_already THEN
+        UPDATE skillet_versions SET yanked_at = pg_catalog.now()
+            WHERE skill_id = v_skill AND seq = p_seq;
+        PERFORM skillet_refresh_search(v_skill);
+        PERFORM skillet_record_event('yank', p_owner, p_name, p_seq);
+    END IF;
+    RETURN QUERY SELECT true, NOT v_already,
+        (SELECT pg_catalog.max(seq) FROM skillet_versions WHERE skill_id = v_skill AND yanked_at IS NULL);
+END $$;
+
+-- Compares the collection's statistics (base rows and pending deltas, read in one snapshot per
+-- table) with the search table, and appends the difference as deltas: exact without a lock
+-- (a change committed after the snapshot carries its own deltas; a fold moves rows between base
+-- and deltas, leaving their sum). What `init` runs after an upgrade and on request, to repair
+-- statistics a fault left out of step. Returns how many figures were off (words in either
+-- table, and the totals as one).
+CREATE OR REPLACE FUNCTION skillet_recount_stats() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     v_terms bigint;
     v_blend bigint;
     v_totals bigint;
 BEGIN
-    PERFORM pg_catalog.set_config('skillet.schema', '4', true);
-    PERFORM 1 FROM skillet_fold_lock WHERE id = 1 FOR UPDATE;
-    PERFORM 1 FROM skillet_search_stats WHERE id = 1 FOR UPDATE;
-    PERFORM skillet_fold_stats();
     WITH r AS (SELECT term, pg_catalog.count(*)::integer AS n FROM skillet_terms GROUP BY term),
-    off AS (SELECT coalesce(r.term, s.term) AS term, coalesce(r.n, 0) AS n
-            FROM r FULL JOIN skillet_term_stats s ON s.term = r.term
-            WHERE coalesce(r.n, 0) <> coalesce(s.df, 0)),
-    fixed AS (INSERT INTO skillet_term_stats (term, df) SELECT term, n FROM off ORDER BY term
-              ON CONFLICT (term) DO UPDATE SET df = EXCLUDED.df RETURNING 1)
-    SELECT pg_catalog.count(*) INTO v_terms FROM fixed;
+    c AS (SELECT term, pg_catalog.sum(df)::integer AS n FROM (
+              SELECT term, df FROM skillet_term_stats
+              UNION ALL SELECT term, delta FROM skillet_term_deltas) x GROUP BY term),
+    off AS (SELECT coalesce(r.term, c.term) AS term, coalesce(r.n, 0) - coalesce(c.n, 0) AS d
+            FROM r FULL JOIN c ON c.term = r.term WHERE coalesce(r.n, 0) <> coalesce(c.n, 0)),
+    added AS (INSERT INTO skillet_term_deltas (term, delta) SELECT term, d FROM off RETURNING 1)
+    SELECT pg_catalog.count(*) INTO v_terms FROM added;
     WITH r AS (SELECT term, pg_catalog.count(*)::integer AS n FROM skillet_blend_terms GROUP BY term),
-    off AS (SELECT coalesce(r.term, s.term) AS term, coalesce(r.n, 0) AS n
-            FROM r FULL JOIN skillet_blend_term_stats s ON s.term = r.term
-            WHERE coalesce(r.n, 0) <> coalesce(s.df, 0)),
-    fixed AS (INSERT INTO skillet_blend_term_stats (term, df) SELECT term, n FROM off ORDER BY term
-              ON CONFLICT (term) DO UPDATE SET df = EXCLUDED.df RETURNING 1)
-    SELECT pg_catalog.count(*) INTO v_blend FROM fixed;
+    c AS (SELECT term, pg_catalog.sum(df)::integer AS n FROM (
+              SELECT term, df FROM skillet_blend_term_stats
+              UNION ALL SELECT term, delta FROM skillet_blend_term_deltas) x GROUP BY term),
+    off AS (SELECT coalesce(r.term, c.term) AS term, coalesce(r.n, 0) - coalesce(c.n, 0) AS d
+            FROM r FULL JOIN c ON c.term = r.term WHERE coalesce(r.n, 0) <> coalesce(c.n, 0)),
+    added AS (INSERT INTO skillet_blend_term_deltas (term, delta) SELECT term, d FROM off RETURNING 1)
+    SELECT pg_catalog.count(*) INTO v_blend FROM added;
     WITH r AS (SELECT pg_catalog.count(*) AS documents,
                       coalesce(pg_catalog.sum(length), 0)::bigint AS total_length,
                       coalesce(pg_catalog.sum(blend_length), 0)::bigint AS blend_total_length
                FROM skillet_search),
-    s AS (SELECT * FROM skillet_search_stats WHERE id = 1)
-    SELECT (r.documents <> s.documents)::integer + (r.total_length <> s.total_length)::integer
-           + (r.blend_total_length <> s.blend_total_length)::integer
-        INTO v_totals FROM r, s;
-    UPDATE skillet_search_stats s SET documents = r.documents, total_length = r.total_length,
-            blend_total_length = r.blend_total_length
-        FROM (SELECT pg_catalog.count(*) AS documents,
-                     coalesce(pg_catalog.sum(length), 0)::bigint AS total_length,
-                     coalesce(pg_catalog.sum(blend_length), 0)::bigint AS blend_total_length
-              FROM skillet_search) r
-        WHERE s.id = 1 AND v_totals > 0;
-    DELETE FROM skillet_term_stats WHERE df = 0;
-    DELETE FROM skillet_blend_term_stats WHERE df = 0;
+    c AS (SELECT pg_catalog.sum(documents)::bigint AS documents,
+                 pg_catalog.sum(total_length)::bigint AS total_length,
+                 pg_catalog.sum(blend_total_length)::bigint AS blend_total_length
+          FROM (SELECT documents, total_length, blend_total_length FROM skillet_search_stats
+                UNION ALL SELECT documents, total_length, blend_total_length
+                FROM skillet_search_stats_deltas) x),
+    added AS (INSERT INTO skillet_search_stats_deltas (documents, total_length, blend_total_length)
+              SELECT (r.documents - c.documents)::integer, r.total_length - c.total_length,
+                     r.blend_total_length - c.blend_total_length
+              FROM r, c
+              WHERE (r.documents, r.total_length, r.blend_total_length)
+                    IS DISTINCT FROM (c.documents, c.total_length, c.blend_total_length)
+              RETURNING 1)
+    SELECT pg_catalog.count(*) INTO v_totals FROM added;
     RETURN v_terms + v_blend + v_totals;
 END $$;
 

@@ -76,6 +76,13 @@ impl Registry {
         schema::init(&self.pools).await
     }
 
+    /// Recounts the search statistics against the search table and repairs what a fault left
+    /// out of step (`init` does it once when it upgrades from before schema 6); what it set
+    /// right, if anything. It takes no lock: publishes and searches go on meanwhile.
+    pub async fn recount(&self) -> Result<Option<String>, RegistryError> {
+        schema::recount_statistics(&self.pools).await
+    }
+
     /// Publishes a prepared skill under `owner`.
     pub async fn publish(
         &self,

@@ -144,10 +144,14 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
     crate::grants::unpin(&transaction, &schema, true)
         .await
         .map_err(db)?;
-    applied.extend(recount(&transaction).await.map_err(db)?);
     let grants = crate::grants::settle(&transaction, from, &schema)
         .await
         .map_err(db)?;
+    // An older schema's statistics may carry a fault's damage (a write under a snapshot older
+    // than its lock, before schema 5): recounted once on the way up (`recount` on request).
+    if (1..RECOUNTED_FROM).contains(&from) {
+        applied.extend(recount(&transaction).await.map_err(db)?);
+    }
     let installed: String = transaction
         .query_one(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
@@ -170,18 +174,38 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
     })
 }
 
-/// Recounts the search statistics from the search table (statistics a fault left out of step,
-/// such as a write under a snapshot older than its lock before schema 5 refused one); what it
-/// set right, if anything.
-async fn recount(
+/// The first schema whose statistics need no recount on the way up.
+const RECOUNTED_FROM: i32 = 6;
+
+/// Recounts the search statistics against the search table and appends the difference as
+/// deltas (`skillet_recount_stats`: no lock taken, so it holds up nobody however long it takes;
+/// no statement time limit for it); what it set right, if anything.
+pub(crate) async fn recount(
     transaction: &tokio_postgres::Transaction<'_>,
 ) -> Result<Option<String>, tokio_postgres::Error> {
+    transaction
+        .batch_execute("SET LOCAL statement_timeout = 0")
+        .await?;
     let off: i64 = transaction
         .query_one("SELECT skillet_recount_stats()", &[])
         .await?
         .get(0);
     Ok((off > 0)
         .then(|| format!("the search statistics recounted ({off} figure(s) were out of step)")))
+}
+
+/// `init --recount`: the schema checked, the statistics recounted ([`recount`]) in a
+/// transaction of its own; what it set right, if anything.
+pub async fn recount_statistics(pools: &Pools) -> Result<Option<String>, RegistryError> {
+    let mut client = pools.write().await?;
+    check(pools, &client).await?;
+    let db = |error: tokio_postgres::Error| {
+        RegistryError::from_db(&pools.at, &error).doing("recounting the search statistics")
+    };
+    let transaction = client.transaction().await.map_err(db)?;
+    let said = recount(&transaction).await.map_err(db)?;
+    transaction.commit().await.map_err(db)?;
+    Ok(said)
 }
 
 /// Serialises `init`s: the migrations table once it exists (nobody without rights on it can

@@ -210,6 +210,7 @@ fn another_team_s_publisher_cannot_touch_an_owner_s_skills() {
         "SELECT skillet_fold_stats()".to_string(),
         "SELECT skillet_recount_stats()".to_string(),
         "SELECT skillet_fold_if_due()".to_string(),
+        "SELECT skillet_fold_due(1, 1)".to_string(),
         "BEGIN; SELECT 1 FROM skillet_fold_lock FOR UPDATE; COMMIT".to_string(),
         "INSERT INTO skillet_term_deltas VALUES ('pdf', 1000)".to_string(),
         // Nor may she put objects where the functions look names up.

@@ -63,8 +63,9 @@ fn a_publish_of_many_words_folds_at_once() {
     eprintln!("first huge publish (folded in): {:?}", started.elapsed());
     assert_eq!(pending(&db), [["0", "0"]]);
     assert_eq!(statistics_off(&db, true), [["0", "0", "t"]]);
-    // Below the bound, deltas wait; a version that swaps every word out folds again (its rows:
-    // every old word out and every new one in).
+    // Below the bound, deltas wait; a version that swaps every word (140,000 words of the
+    // blend come or go) folds again: the totals and the rows of 131,072 words, leaving fewer
+    // than are due.
     publish_words(&db, "some-words", "y", 1_000, 1_000);
     assert_eq!(pending(&db), [["1", "3000"]]);
     let started = Instant::now();
@@ -73,16 +74,21 @@ fn a_publish_of_many_words_folds_at_once() {
         "second huge publish (every word swapped): {:?}",
         started.elapsed()
     );
-    assert_eq!(pending(&db), [["0", "0"]]);
+    let left = pending(&db);
+    assert_eq!(left[0][0], "0", "every change's totals folded");
+    let rows: u32 = left[0][1].parse().unwrap();
+    assert!(rows > 0 && rows < 65_536, "{left:?}");
     assert_eq!(statistics_off(&db, true), [["0", "0", "t"]]);
 }
 
 /// Statistics a fault left out of step (words' counts off, a word lost, a stray delta, the
-/// document count off) are recounted by `init`, which says how many figures it set right; the
-/// registry then ranks as a local library does, and a second `init` finds nothing to recount.
+/// document count off) are recounted on request (`init --recount`), which says how many figures
+/// it set right; the registry then ranks as a local library does, and a second recount finds
+/// nothing. It takes no lock: a transaction holding the events and fold locks does not hold it
+/// up.
 #[test]
-fn init_recounts_statistics_left_out_of_step() {
-    let Some(url) = server("init_recounts_statistics_left_out_of_step") else {
+fn a_recount_repairs_statistics_left_out_of_step() {
+    let Some(url) = server("a_recount_repairs_statistics_left_out_of_step") else {
         return;
     };
     let (db, _skills, local) = published(&url);
@@ -98,22 +104,32 @@ fn init_recounts_statistics_left_out_of_step() {
          UPDATE skillet_search_stats SET documents = documents + 1; COMMIT",
     );
     assert_eq!(statistics_off(&db, true), [["3", "1", "f"]]);
-    runtime().block_on(async {
+    let rt = runtime();
+    let (holder, connection) = rt
+        .block_on(tokio_postgres::connect(&db.url, tokio_postgres::NoTls))
+        .unwrap();
+    let held = rt.spawn(connection);
+    rt.block_on(holder.batch_execute(
+        "BEGIN; SELECT 1 FROM skillet_fold_lock FOR UPDATE; \
+         SELECT 1 FROM skillet_search_stats FOR UPDATE",
+    ))
+    .unwrap();
+    rt.block_on(async {
         let registry = Registry::new(&db.url).unwrap();
-        let report = registry.init().await.unwrap();
         assert_eq!(
-            report.applied,
-            ["the search statistics recounted (5 figure(s) were out of step)"]
+            registry.recount().await.unwrap().as_deref(),
+            Some("the search statistics recounted (5 figure(s) were out of step)")
         );
         assert_eq!(statistics_off(&db, true), [["0", "0", "t"]]);
         assert_ranks_as(&registry, &local).await;
-        let again = Registry::new(&db.url).unwrap().init().await.unwrap();
-        assert_eq!(again.applied, Vec::<String>::new());
+        assert_eq!(registry.recount().await.unwrap(), None);
     });
+    drop(holder);
+    held.abort();
 }
 
 /// A fold held up (here, a transaction keeping the fold's lock) holds up no publish: one due to
-/// fold goes on without, its deltas left pending. Far past due (1,024 changes pending), a
+/// fold goes on without, its deltas left pending. Far past due (1,048,576 rows pending), a
 /// publish waits for the lock instead, and folds once it is free, so what a search adds up
 /// stays bounded.
 #[test]
@@ -125,7 +141,7 @@ fn a_fold_held_up_holds_up_no_publish_until_far_past_due() {
     let rt = runtime();
     // Due: 70 more changes pending (changes of nothing, as the owner may write them).
     db.execute(
-        "INSERT INTO skillet_search_stats_deltas SELECT 0, 0, 0, 0 FROM generate_series(1, 70)",
+        "INSERT INTO skillet_search_stats_deltas SELECT 0, 0, 0 FROM generate_series(1, 70)",
     );
     let due = pending(&db)[0][0].parse::<u32>().unwrap();
     assert!(due >= 64, "{due}");
@@ -145,10 +161,13 @@ fn a_fold_held_up_holds_up_no_publish_until_far_past_due() {
             .unwrap();
         assert_eq!(published.seq, 2);
     });
-    assert_eq!(pending(&db)[0][0], (due + 1).to_string(), "not folded");
-    // Far past due: the next publish waits for the lock, freed a moment later, and folds.
+    let before = pending(&db);
+    assert_eq!(before[0][0], (due + 1).to_string(), "not folded");
+    let rows_before: u32 = before[0][1].parse().unwrap();
+    // Far past due: the next publish waits for the lock, freed a moment later, and folds (every
+    // change's totals, and the rows of 131,072 words).
     db.execute(
-        "INSERT INTO skillet_search_stats_deltas SELECT 0, 0, 0, 0 FROM generate_series(1, 1024)",
+        "INSERT INTO skillet_blend_term_deltas SELECT 'w' || i, 0 FROM generate_series(1, 1048576) i",
     );
     rt.block_on(async {
         let release = tokio::spawn(async move {
@@ -166,6 +185,47 @@ fn a_fold_held_up_holds_up_no_publish_until_far_past_due() {
         drop(release.await.unwrap());
     });
     held.abort();
-    assert_eq!(pending(&db), [["0", "0"]]);
+    let left = pending(&db);
+    assert_eq!(left[0][0], "0", "every change's totals folded");
+    // The words of one fold (each with all its rows) gone: the 1,048,576 words of one row
+    // each, and the skills' own words (a few rows each) among them or not.
+    let rows: u32 = left[0][1].parse().unwrap();
+    assert!(
+        (1_048_576 - 131_072..=1_048_576 - 131_072 + rows_before).contains(&rows),
+        "{left:?}"
+    );
     assert_eq!(statistics_off(&db, true), [["0", "0", "t"]]);
+}
+
+/// Two yanks of the same version at once: the second waits for the first's lock, then finds
+/// the version yanked and says so (schema 5's read the version in the statement that waited,
+/// from its older snapshot, yanked it again and failed on the version's guard).
+#[test]
+fn a_yank_raced_by_another_of_the_same_version_is_no_error() {
+    let Some(url) = server("a_yank_raced_by_another_of_the_same_version_is_no_error") else {
+        return;
+    };
+    let (db, _skills, _) = published(&url);
+    let rt = runtime();
+    let (holder, connection) = rt
+        .block_on(tokio_postgres::connect(&db.url, tokio_postgres::NoTls))
+        .unwrap();
+    let held = rt.spawn(connection);
+    rt.block_on(holder.batch_execute("BEGIN; SELECT skillet_yank('acme', 'git-cleanup', 1)"))
+        .unwrap();
+    rt.block_on(async {
+        let release = tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            holder.batch_execute("COMMIT").await.unwrap();
+            holder
+        });
+        let yanked = Registry::new(&db.url)
+            .unwrap()
+            .yank("acme", "git-cleanup", 1)
+            .await
+            .unwrap();
+        assert!(!yanked.changed, "{yanked:?}");
+        drop(release.await.unwrap());
+    });
+    held.abort();
 }

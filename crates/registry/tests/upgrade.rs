@@ -127,8 +127,8 @@ fn down_to_schema_3(db: &TestDatabase) {
         "SELECT skillet_fold_stats(); \
          DROP TABLE skillet_term_deltas, skillet_blend_term_deltas, skillet_search_stats_deltas; \
          DROP FUNCTION skillet_fold_stats(); DROP FUNCTION skillet_recount_stats(); \
-         DROP FUNCTION skillet_fold_if_due(); DROP TABLE skillet_fold_lock; \
-         DROP INDEX skillet_term_stats_unused, skillet_blend_term_stats_unused; \
+         DROP FUNCTION skillet_fold_if_due(); DROP FUNCTION skillet_fold_due(integer, integer); \
+         DROP TABLE skillet_fold_lock; \
          DELETE FROM skillet_migrations WHERE version >= 4",
     );
     let schema_3 = include_str!("../migrations/0003_definer_functions.sql");

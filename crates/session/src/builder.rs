@@ -114,7 +114,9 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
     let (agent, locked) = match resume {
         None => {
             let mut agent = Agent::new(provider, library, &config);
-            let transcript = Transcript::create(&settings.sessions_dir, agent.header())?;
+            // Written from its first event: a run that fails before anything happens (a
+            // `/NAME` whose commands fail) leaves no session behind.
+            let transcript = Transcript::deferred(&settings.sessions_dir, agent.header())?;
             let locked = transcript.is_locked();
             agent.attach_transcript(transcript)?;
             (agent, locked)

@@ -12,11 +12,15 @@ use super::Context;
 use crate::args::{AgentArgs, Cli, ConfigArgs};
 use crate::env;
 use crate::output::{redacted_url, terminal_safe};
-use crate::settings::{Origin, Settings, Sources, provider_name, user_config_dir, user_data_dir};
+use crate::settings::{
+    Origin, Settings, SettingsError, Sources, provider_name, user_config_dir, user_data_dir,
+};
 use crate::{EXIT_USAGE, LONG_VERSION_LINE};
 
 /// `skillet config`: everything on stdout, the API key shown only as set or not. When the
-/// settings cannot be resolved, what can be shown is, then the error, and the exit code is 2.
+/// settings cannot be resolved, what can be shown is, then why: a provider not set up yet (no
+/// provider, no key, no model for a server) is a note and the exit code 0, since showing that is
+/// this command's job; a file or value that is wrong is an error, exit code 2.
 pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
     let agent_args = AgentArgs {
         provider: args.provider,
@@ -63,8 +67,13 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
             let state = if file.is_file() { "read" } else { "not found" };
             let _ = writeln!(text, "  {} ({state})", file.display());
         }
-        let _ = writeln!(text, "provider:        (none: see the error below)");
-        ExitCode::from(EXIT_USAGE)
+        if not_set_up(&resolved) {
+            let _ = writeln!(text, "provider:        (not set up: see the note below)");
+            ExitCode::SUCCESS
+        } else {
+            let _ = writeln!(text, "provider:        (none: see the error below)");
+            ExitCode::from(EXIT_USAGE)
+        }
     };
     describe_skills(&mut text, context);
     describe_instructions(&mut text, context);
@@ -72,10 +81,25 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
     out.write_all(terminal_safe(&text, true).as_bytes())?;
     out.flush()?;
     drop(out);
-    if let Err(error) = resolved {
-        crate::output::warn(&format!("error: {error}"));
+    if let Err(error) = &resolved {
+        let kind = if not_set_up(&resolved) {
+            "note"
+        } else {
+            "error"
+        };
+        crate::output::warn(&format!("{kind}: {error}"));
     }
     Ok(code)
+}
+
+/// Whether the settings fail only for want of a provider set up (nothing wrong in a file).
+fn not_set_up(resolved: &Result<Settings, SettingsError>) -> bool {
+    matches!(
+        resolved,
+        Err(SettingsError::NoProvider
+            | SettingsError::MissingKey { .. }
+            | SettingsError::NoModel { .. })
+    )
 }
 
 /// The instruction files a new session here would read into its prompt.

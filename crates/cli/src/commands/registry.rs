@@ -36,7 +36,7 @@ pub fn run(context: &Context, args: RegistryArgs) -> anyhow::Result<ExitCode> {
         .build()?;
     runtime.block_on(async {
         match args.command {
-            RegistryCommand::Init { json } => init(&registry, json).await,
+            RegistryCommand::Init { json, recount } => init(&registry, json, recount).await,
             RegistryCommand::Publish {
                 dirs,
                 owner,
@@ -156,8 +156,11 @@ fn stdout_text(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn init(registry: &Registry, json: bool) -> anyhow::Result<ExitCode> {
-    let report = registry.init().await?;
+async fn init(registry: &Registry, json: bool, recount: bool) -> anyhow::Result<ExitCode> {
+    let mut report = registry.init().await?;
+    if recount {
+        report.applied.extend(registry.recount().await?);
+    }
     if json {
         stdout_json(&json!({"registry": registry.at(), "report": report}))?;
         return Ok(ExitCode::SUCCESS);

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use skillet_library::model::session_index;
 use skillet_library::triggers::{MAX_SUGGESTIONS, Outcome, TRIGGERS_FILE, Triggers, test_skill};
+use skillet_retrieval::{LEXICAL_THRESHOLD, RELEVANCE_THRESHOLD};
 use skillet_skills::{Library, discover};
 
 use super::Context;
@@ -63,7 +64,19 @@ pub fn run(
         .into());
     }
     let library = std::sync::Arc::new(library);
-    let index = session_index(&library, &model_env(embed_model), &mut stderr_events());
+    // Without the model, said once: by the lookup when it tried, else here.
+    let mut said = false;
+    let mut events = stderr_events();
+    let index = session_index(&library, &model_env(embed_model), &mut |event| {
+        said |= event.message().is_some();
+        events(event);
+    });
+    if !index.has_model() && !said {
+        warn(
+            "note: ranked by words only (no embedding model): a session with the model ranks by \
+             meaning too, so its suggestions may differ\n  hint: `skillet skills index` downloads it",
+        );
+    }
     let mut results = Vec::new();
     for (name, source, triggers) in &tests {
         let outcomes = test_skill(&index, &library, name, triggers)?;
@@ -284,7 +297,14 @@ fn report(name: &str, source: &str, outcomes: &[Outcome], rates: Option<&[ModelR
         } else if outcome.rank.is_none() {
             "not ranked (no word or meaning in common)".to_string()
         } else if !outcome.relevant {
-            "not suggested (under the relevance threshold)".to_string()
+            match outcome.relevance {
+                // The threshold weighs how much of the request's own words the skill holds,
+                // with meaning: not the score shown, which is its share of the best.
+                Some(relevance) => {
+                    format!("not suggested (relevance {relevance:.3}, under {RELEVANCE_THRESHOLD})")
+                }
+                None => format!("not suggested (score under {LEXICAL_THRESHOLD})"),
+            }
         } else {
             format!("not suggested (not in the best {MAX_SUGGESTIONS})")
         };
