@@ -181,15 +181,9 @@ fn match_explains_each_score_and_places_a_skill() {
     assert_eq!(out.code, 2, "{}", out.stderr);
 }
 
-/// With the model, the blend weighs the body's words: a request in the words of a skill's body,
-/// not its description, ranks that skill first, and `--explain` marks those words as the body's;
-/// by words alone (`--mode lexical`) the body does not count.
-#[test]
-fn with_the_model_a_body_word_ranks_and_is_marked_as_the_body_s() {
-    let Some(model) = skillet_test_support::embedding_model_or_skip("body words in the blend")
-    else {
-        return;
-    };
+/// A sandbox with two skills, `docx` (whose body, not its description, speaks of redlining a
+/// contract) and `pptx`.
+fn documents_and_decks() -> Sandbox {
     let sandbox = sandbox();
     let skills = sandbox.project.join(".agents/skills");
     write_skill(
@@ -202,6 +196,19 @@ fn with_the_model_a_body_word_ranks_and_is_marked_as_the_body_s() {
         "pptx",
         "---\nname: pptx\ndescription: Create and edit PowerPoint decks, with their layouts and notes.\n---\n# Slides\n\nKeep one idea per slide.\n",
     );
+    sandbox
+}
+
+/// With the model, the blend weighs the body's words: a request in the words of a skill's body,
+/// not its description, ranks that skill first, and `--explain` marks those words as the body's;
+/// by words alone (`--mode lexical`) the body does not count.
+#[test]
+fn with_the_model_a_body_word_ranks_and_is_marked_as_the_body_s() {
+    let Some(model) = skillet_test_support::embedding_model_or_skip("body words in the blend")
+    else {
+        return;
+    };
+    let sandbox = documents_and_decks();
     let matched = |extra: &[&str]| {
         let mut command = common::skillet(&sandbox, None);
         command.env("SKILLET_EMBED_MODEL", &model).args([
@@ -524,18 +531,7 @@ fn with_the_model_skills_test_says_each_request_s_relevance() {
     else {
         return;
     };
-    let sandbox = sandbox();
-    let skills = sandbox.project.join(".agents/skills");
-    write_skill(
-        &skills,
-        "docx",
-        "---\nname: docx\ndescription: Create and edit Word documents, with their styles and tables.\n---\n# Reviewing\n\nRedline a contract: tracked changes, and remarks in the margin.\n",
-    );
-    write_skill(
-        &skills,
-        "pptx",
-        "---\nname: pptx\ndescription: Create and edit PowerPoint decks, with their layouts and notes.\n---\n# Slides\n\nKeep one idea per slide.\n",
-    );
+    let sandbox = documents_and_decks();
     let mut command = common::skillet(&sandbox, None);
     command.env("SKILLET_EMBED_MODEL", &model).args([
         "skills",

@@ -35,13 +35,19 @@ INSERT INTO skillet_fold_lock VALUES (1);
 -- all at once, so its count is what the committed changes make it, never below zero), and
 -- every pending change's totals. Known words are updated, or deleted when they fall to 0 (below
 -- 0 only if a fault left the counts wrong: `init --recount` repairs them); new ones inserted (one statement would not do: a CHECK sees an insert's row before its
--- conflict). A new word is one the table did not hold when the statement began (an index
--- lookup). Called under the fold lock.
+-- conflict). A new word is one the table did not hold when the statement began. The words
+-- taken are the first 131,072 in order, by a range (a scan, never a join of rows against
+-- words), and the function plans without nested loops (below), so no plan of it compares every
+-- word with every other, whatever statistics the tables had when a session first planned it (a
+-- plan cached while the tables were small did: a fold that ran for minutes). Called under the
+-- fold lock.
 CREATE OR REPLACE FUNCTION skillet_fold_stats() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_catalog.set_config('skillet.schema', '4', true);
-    WITH w AS (SELECT DISTINCT term FROM skillet_term_deltas LIMIT 131072),
-    d AS (DELETE FROM skillet_term_deltas x USING w WHERE x.term = w.term RETURNING x.term, x.delta),
+    WITH d AS (DELETE FROM skillet_term_deltas
+               WHERE term <= (SELECT pg_catalog.max(w.term) FROM (
+                   SELECT DISTINCT term FROM skillet_term_deltas ORDER BY term LIMIT 131072) w)
+               RETURNING term, delta),
     n AS (SELECT term, pg_catalog.sum(delta)::integer AS n FROM d GROUP BY term),
     z AS (DELETE FROM skillet_term_stats b USING n WHERE b.term = n.term AND b.df + n.n <= 0),
     u AS (UPDATE skillet_term_stats b SET df = b.df + n.n FROM n
@@ -51,8 +57,10 @@ BEGIN
         WHERE n.n > 0 AND NOT EXISTS (SELECT 1 FROM skillet_term_stats b WHERE b.term = n.term)
         ORDER BY n.term
         ON CONFLICT (term) DO UPDATE SET df = skillet_term_stats.df + EXCLUDED.df;
-    WITH w AS (SELECT DISTINCT term FROM skillet_blend_term_deltas LIMIT 131072),
-    d AS (DELETE FROM skillet_blend_term_deltas x USING w WHERE x.term = w.term RETURNING x.term, x.delta),
+    WITH d AS (DELETE FROM skillet_blend_term_deltas
+               WHERE term <= (SELECT pg_catalog.max(w.term) FROM (
+                   SELECT DISTINCT term FROM skillet_blend_term_deltas ORDER BY term LIMIT 131072) w)
+               RETURNING term, delta),
     n AS (SELECT term, pg_catalog.sum(delta)::integer AS n FROM d GROUP BY term),
     z AS (DELETE FROM skillet_blend_term_stats b USING n WHERE b.term = n.term AND b.df + n.n <= 0),
     u AS (UPDATE skillet_blend_term_stats b SET df = b.df + n.n FROM n
@@ -272,6 +280,11 @@ BEGIN
     SELECT pg_catalog.count(*) INTO v_totals FROM added;
     RETURN v_terms + v_blend + v_totals;
 END $$;
+
+-- The fold and the recount join whole tables: hashed or merged, never a nested loop, which a
+-- plan made while a table was small would choose and then run against every row of it.
+ALTER FUNCTION skillet_fold_stats() SET enable_nestloop = off;
+ALTER FUNCTION skillet_recount_stats() SET enable_nestloop = off;
 
 -- Every function, as before (replacing a function clears its settings; a new one has PUBLIC's
 -- EXECUTE): nobody but the owner executes it, and names resolve in pg_catalog, then this
