@@ -1,75 +1,70 @@
 -- Folding the statistics' deltas in holds up no other publish and stays bounded, the statistics
--- can be recounted without a lock, and a yank raced by another of the same version is no error.
+-- can be recounted without holding up anyone, and a yank raced by another of the same version
+-- is no error.
 --
 -- Schema 4 folded every 64 changes, whatever they held, inside the publish that recorded the
 -- 64th, under the events lock every publish waits for. A version may hold 65,536 words of its
 -- own and 100,000 of its body, so such versions left hundreds of thousands of delta rows each,
--- and the fold outlasted the 30 s other publishes wait for a lock (or never ended: see below).
--- Now:
---   * a fold is due once 64 changes or 65,536 rows of the blend's deltas are pending (counted
---     with a bound, never more than that read);
+-- and the fold outlasted the 30 s other publishes wait for a lock (or never ended: below). Now:
+--   * a fold is due once 64 changes or 65,536 rows of either word table's deltas are pending
+--     (counted with a bound, never more than that read);
 --   * a publish due to fold does it before it takes the events lock, under a lock of its own
 --     that another publish due skips; only far past due (4,096 changes or 1,048,576 rows) does a
---     publish wait for it, and that wait is for one fold, which is bounded: a fold moves the
---     pending rows of at most 131,072 words of each table (every row of a word it takes, so no
---     word's count goes below zero), and the totals;
---   * a publish that already recorded an event in its transaction never folds (it holds the
---     events lock: waiting for the fold's lock then could deadlock with a fold waiting for the
---     events lock);
---   * no statement of a fold or a refresh has a plan that compares every word with every other
---     (schema 4's fold asked whether its own update had returned a word, which a plan could
---     answer by scanning every updated word for every folded one: a fold of 130,000 words had
---     not ended after 12 minutes);
+--     publish wait for it, and that wait is for one fold, which is bounded: at most 131,072 rows
+--     of each word table's deltas, and the totals;
+--   * a fold keeps a word's count below 0 (a fault's) as a pending delta instead of dropping it,
+--     so base and deltas always add up to what they did;
+--   * a fold's statements are planned at each call, and every join in them is a lookup by a
+--     key: schema 4's fold asked whether its own update had returned a word, which a plan could
+--     answer by scanning every updated word for every folded one (a fold of 130,000 words had
+--     not ended after 12 minutes), and its refresh compared every new word with every old one;
+--   * a transaction that already recorded an event never waits for the fold's lock (it holds the
+--     events lock, which a fold may be waiting for);
 --   * no word's count is kept at 0: a word no skill holds leaves the statistics;
 --   * skillet_recount_stats() compares the statistics (base and deltas, in one snapshot) with
---     the search table and appends the difference as deltas: exact, and without a lock.
+--     the search table and appends the difference as deltas: exact, one recount at a time, and
+--     no publish or search waits for it.
 
 DELETE FROM skillet_term_stats WHERE df = 0;
 DELETE FROM skillet_blend_term_stats WHERE df = 0;
 
--- The fold's own lock: a row only the tables' owner can lock, as the events lock.
-CREATE TABLE skillet_fold_lock (id integer PRIMARY KEY CHECK (id = 1));
-INSERT INTO skillet_fold_lock VALUES (1);
+-- The fold's own lock (row 1) and the recount's (row 2): rows only the tables' owner can lock,
+-- as the events lock.
+CREATE TABLE skillet_fold_lock (id integer PRIMARY KEY CHECK (id IN (1, 2)));
+INSERT INTO skillet_fold_lock VALUES (1), (2);
 
--- Folds deltas in: every pending row of at most 131,072 words of each word table (a word's rows
--- all at once, so its count is what the committed changes make it, never below zero), and
--- every pending change's totals. Known words are updated, or deleted when they fall to 0 (below
--- 0 only if a fault left the counts wrong: `init --recount` repairs them); new ones inserted (one statement would not do: a CHECK sees an insert's row before its
--- conflict). A new word is one the table did not hold when the statement began. The words
--- taken are the first 131,072 in order, by a range (a scan, never a join of rows against
--- words), and the function plans without nested loops (below), so no plan of it compares every
--- word with every other, whatever statistics the tables had when a session first planned it (a
--- plan cached while the tables were small did: a fold that ran for minutes). Called under the
--- fold lock.
+-- Folds one word table's deltas in, at most 131,072 rows of them (any rows: a word's rows may
+-- be split between folds). Known words are updated, or deleted when they fall to 0; new ones
+-- inserted (one statement would not do: a CHECK sees an insert's row before its conflict); a
+-- word whose count would fall below 0 (only if a fault left the counts wrong) keeps the
+-- remainder as a pending delta, so base and deltas always add up to what they did, and a
+-- recount's correction stays exact. Planned afresh at every call (EXECUTE), with the tables as
+-- they are: a plan cached while the tables were small ran a nested loop over every row for
+-- minutes. Every join here is a lookup by a key (a word, a row's ctid).
+CREATE FUNCTION skillet_fold_words(p_deltas text, p_stats text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE pg_catalog.format(
+        'WITH d AS (DELETE FROM %1$I WHERE ctid IN (SELECT ctid FROM %1$I LIMIT 131072)
+                    RETURNING term, delta),
+         n AS (SELECT term, pg_catalog.sum(delta)::integer AS n FROM d GROUP BY term),
+         s AS (SELECT n.term, n.n, b.df FROM n LEFT JOIN %2$I b ON b.term = n.term),
+         z AS (DELETE FROM %2$I b USING s WHERE b.term = s.term AND s.df + s.n <= 0),
+         u AS (UPDATE %2$I b SET df = s.df + s.n FROM s WHERE b.term = s.term AND s.df + s.n > 0),
+         k AS (INSERT INTO %1$I (term, delta)
+               SELECT term, coalesce(df, 0) + n FROM s WHERE coalesce(df, 0) + n < 0)
+         INSERT INTO %2$I (term, df)
+             SELECT term, n FROM s WHERE df IS NULL AND n > 0 ORDER BY term
+             ON CONFLICT (term) DO UPDATE SET df = %2$I.df + EXCLUDED.df',
+        p_deltas, p_stats);
+END $$;
+
+-- Folds deltas in (under the fold lock): at most 131,072 rows of each word table's, and every
+-- pending change's totals.
 CREATE OR REPLACE FUNCTION skillet_fold_stats() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_catalog.set_config('skillet.schema', '4', true);
-    WITH d AS (DELETE FROM skillet_term_deltas
-               WHERE term <= (SELECT pg_catalog.max(w.term) FROM (
-                   SELECT DISTINCT term FROM skillet_term_deltas ORDER BY term LIMIT 131072) w)
-               RETURNING term, delta),
-    n AS (SELECT term, pg_catalog.sum(delta)::integer AS n FROM d GROUP BY term),
-    z AS (DELETE FROM skillet_term_stats b USING n WHERE b.term = n.term AND b.df + n.n <= 0),
-    u AS (UPDATE skillet_term_stats b SET df = b.df + n.n FROM n
-          WHERE b.term = n.term AND b.df + n.n > 0)
-    INSERT INTO skillet_term_stats (term, df)
-        SELECT n.term, n.n FROM n
-        WHERE n.n > 0 AND NOT EXISTS (SELECT 1 FROM skillet_term_stats b WHERE b.term = n.term)
-        ORDER BY n.term
-        ON CONFLICT (term) DO UPDATE SET df = skillet_term_stats.df + EXCLUDED.df;
-    WITH d AS (DELETE FROM skillet_blend_term_deltas
-               WHERE term <= (SELECT pg_catalog.max(w.term) FROM (
-                   SELECT DISTINCT term FROM skillet_blend_term_deltas ORDER BY term LIMIT 131072) w)
-               RETURNING term, delta),
-    n AS (SELECT term, pg_catalog.sum(delta)::integer AS n FROM d GROUP BY term),
-    z AS (DELETE FROM skillet_blend_term_stats b USING n WHERE b.term = n.term AND b.df + n.n <= 0),
-    u AS (UPDATE skillet_blend_term_stats b SET df = b.df + n.n FROM n
-          WHERE b.term = n.term AND b.df + n.n > 0)
-    INSERT INTO skillet_blend_term_stats (term, df)
-        SELECT n.term, n.n FROM n
-        WHERE n.n > 0 AND NOT EXISTS (SELECT 1 FROM skillet_blend_term_stats b WHERE b.term = n.term)
-        ORDER BY n.term
-        ON CONFLICT (term) DO UPDATE SET df = skillet_blend_term_stats.df + EXCLUDED.df;
+    PERFORM skillet_fold_words('skillet_term_deltas', 'skillet_term_stats');
+    PERFORM skillet_fold_words('skillet_blend_term_deltas', 'skillet_blend_term_stats');
     WITH d AS (DELETE FROM skillet_search_stats_deltas RETURNING *)
     UPDATE skillet_search_stats s
         SET documents = s.documents + coalesce((SELECT pg_catalog.sum(documents) FROM d), 0),
@@ -79,24 +74,30 @@ BEGIN
         WHERE s.id = 1;
 END $$;
 
--- Whether `p_changes` changes or `p_rows` rows of the blend's deltas (a superset of the words'
--- own: a version's own words are in its blend) are pending, reading at most that many.
+-- Whether `p_changes` changes or `p_rows` rows of either word table's deltas are pending,
+-- reading at most that many of each.
 CREATE FUNCTION skillet_fold_due(p_changes integer, p_rows integer) RETURNS boolean
 LANGUAGE sql STABLE AS $$
     SELECT (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM skillet_search_stats_deltas LIMIT p_changes) c) >= p_changes
+        OR (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM skillet_term_deltas LIMIT p_rows) r) >= p_rows
         OR (SELECT pg_catalog.count(*) FROM (SELECT 1 FROM skillet_blend_term_deltas LIMIT p_rows) r) >= p_rows
 $$;
 
--- Folds when due (see the top of this file): skips when another fold holds the lock, unless
--- far past due; checks again once the lock is held.
+-- Folds when due (see the top of this file): skips when another fold holds the lock; waits for
+-- it only far past due, and never in a transaction that already recorded an event (it holds
+-- the events lock, which a fold holding the fold lock may be waiting for). The mark is a
+-- setting any session may set too: it only keeps that session from waiting, never from
+-- folding. Checks again once the lock is held.
 CREATE FUNCTION skillet_fold_if_due() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_may_wait boolean := pg_catalog.current_setting('skillet.recorded', true) IS DISTINCT FROM '1';
 BEGIN
-    IF pg_catalog.current_setting('skillet.recorded', true) = '1' OR NOT skillet_fold_due(64, 65536) THEN
+    IF NOT skillet_fold_due(64, 65536) THEN
         RETURN;
     END IF;
     PERFORM 1 FROM skillet_fold_lock WHERE id = 1 FOR UPDATE SKIP LOCKED;
     IF NOT FOUND THEN
-        IF NOT skillet_fold_due(4096, 1048576) THEN
+        IF NOT v_may_wait OR NOT skillet_fold_due(4096, 1048576) THEN
             RETURN;
         END IF;
         PERFORM 1 FROM skillet_fold_lock WHERE id = 1 FOR UPDATE;
@@ -244,6 +245,8 @@ DECLARE
     v_blend bigint;
     v_totals bigint;
 BEGIN
+    -- One recount at a time (two would each add the same correction); folds and publishes go on.
+    PERFORM 1 FROM skillet_fold_lock WHERE id = 2 FOR UPDATE;
     WITH r AS (SELECT term, pg_catalog.count(*)::integer AS n FROM skillet_terms GROUP BY term),
     c AS (SELECT term, pg_catalog.sum(df)::integer AS n FROM (
               SELECT term, df FROM skillet_term_stats
@@ -281,9 +284,8 @@ BEGIN
     RETURN v_terms + v_blend + v_totals;
 END $$;
 
--- The fold and the recount join whole tables: hashed or merged, never a nested loop, which a
--- plan made while a table was small would choose and then run against every row of it.
-ALTER FUNCTION skillet_fold_stats() SET enable_nestloop = off;
+-- The recount joins whole tables: hashed or merged, never a nested loop, which a plan made
+-- while a table was small would choose and then run against every row of it.
 ALTER FUNCTION skillet_recount_stats() SET enable_nestloop = off;
 
 -- Every function, as before (replacing a function clears its settings; a new one has PUBLIC's

@@ -147,11 +147,6 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
     let grants = crate::grants::settle(&transaction, from, &schema)
         .await
         .map_err(db)?;
-    // An older schema's statistics may carry a fault's damage (a write under a snapshot older
-    // than its lock, before schema 5): recounted once on the way up (`recount` on request).
-    if (1..RECOUNTED_FROM).contains(&from) {
-        applied.extend(recount(&transaction).await.map_err(db)?);
-    }
     let installed: String = transaction
         .query_one(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'",
@@ -161,7 +156,11 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
         .map_err(db)?
         .get(0);
     transaction.commit().await.map_err(db)?;
-    let advice = vector_advice(&installed, &available)?;
+    drop(client);
+    let mut advice = vector_advice(&installed, &available)?;
+    if (1..RECOUNTED_FROM).contains(&from) {
+        recount_on_the_way_up(pools, &mut applied, &mut advice).await;
+    }
     Ok(InitReport {
         from,
         to: SCHEMA_VERSION,
@@ -192,6 +191,20 @@ pub(crate) async fn recount(
         .get(0);
     Ok((off > 0)
         .then(|| format!("the search statistics recounted ({off} figure(s) were out of step)")))
+}
+
+/// An older schema's statistics may carry a fault's damage (a write under a snapshot older than
+/// its lock, before schema 5): recounted once on the way up, in a transaction of its own after
+/// the migration's (whose row locks would hold up publishes meanwhile). A recount that fails is
+/// advice to run it again, not a failed `init`: the schema is migrated.
+async fn recount_on_the_way_up(pools: &Pools, applied: &mut Vec<String>, advice: &mut Vec<String>) {
+    match recount_statistics(pools).await {
+        Ok(said) => applied.extend(said),
+        Err(error) => advice.push(format!(
+            "the search statistics were not recounted ({error}); `skillet registry init \
+             --recount` does it"
+        )),
+    }
 }
 
 /// `init --recount`: the schema checked, the statistics recounted ([`recount`]) in a

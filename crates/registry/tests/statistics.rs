@@ -34,6 +34,13 @@ fn publish_words(db: &TestDatabase, name: &str, prefix: &str, terms: u32, body: 
     ));
 }
 
+/// How many rows a table holds.
+fn count(db: &TestDatabase, table: &str) -> u64 {
+    db.rows(&format!("SELECT count(*) FROM {table}"))[0][0]
+        .parse()
+        .unwrap()
+}
+
 fn pending(db: &TestDatabase) -> Vec<Vec<String>> {
     db.rows(
         "SELECT (SELECT count(*) FROM skillet_search_stats_deltas), \
@@ -64,7 +71,7 @@ fn a_publish_of_many_words_folds_at_once() {
     assert_eq!(pending(&db), [["0", "0"]]);
     assert_eq!(statistics_off(&db, true), [["0", "0", "t"]]);
     // Below the bound, deltas wait; a version that swaps every word (140,000 words of the
-    // blend come or go) folds again: the totals and the rows of 131,072 words, leaving fewer
+    // blend come or go) folds again: the totals and 131,072 rows of each table, leaving fewer
     // than are due.
     publish_words(&db, "some-words", "y", 1_000, 1_000);
     assert_eq!(pending(&db), [["1", "3000"]]);
@@ -100,17 +107,27 @@ fn a_recount_repairs_statistics_left_out_of_step() {
          DELETE FROM skillet_blend_term_stats \
            WHERE term = (SELECT term FROM skillet_blend_term_stats WHERE df > 0 ORDER BY term LIMIT 1); \
          INSERT INTO skillet_term_deltas VALUES ('ghost', 5); \
+         INSERT INTO skillet_term_deltas \
+           SELECT term, -(df + 1) FROM skillet_term_stats ORDER BY term DESC LIMIT 1; \
          BEGIN; SELECT set_config('skillet.schema', '4', true); \
          UPDATE skillet_search_stats SET documents = documents + 1; COMMIT",
     );
-    assert_eq!(statistics_off(&db, true), [["3", "1", "f"]]);
+    assert_eq!(statistics_off(&db, true), [["4", "1", "f"]]);
+    // A fold over a word the fault took below zero keeps the remainder pending (no CHECK
+    // fails, and what base and deltas add up to does not move).
+    db.execute("SELECT skillet_fold_stats()");
+    assert_eq!(statistics_off(&db, true), [["4", "1", "f"]]);
+    assert_eq!(
+        db.rows("SELECT count(*) FROM skillet_term_deltas WHERE delta = -1"),
+        [["1"]]
+    );
     let rt = runtime();
     let (holder, connection) = rt
         .block_on(tokio_postgres::connect(&db.url, tokio_postgres::NoTls))
         .unwrap();
     let held = rt.spawn(connection);
     rt.block_on(holder.batch_execute(
-        "BEGIN; SELECT 1 FROM skillet_fold_lock FOR UPDATE; \
+        "BEGIN; SELECT 1 FROM skillet_fold_lock WHERE id = 1 FOR UPDATE; \
          SELECT 1 FROM skillet_search_stats FOR UPDATE",
     ))
     .unwrap();
@@ -118,7 +135,7 @@ fn a_recount_repairs_statistics_left_out_of_step() {
         let registry = Registry::new(&db.url).unwrap();
         assert_eq!(
             registry.recount().await.unwrap().as_deref(),
-            Some("the search statistics recounted (5 figure(s) were out of step)")
+            Some("the search statistics recounted (6 figure(s) were out of step)")
         );
         assert_eq!(statistics_off(&db, true), [["0", "0", "t"]]);
         assert_ranks_as(&registry, &local).await;
@@ -130,8 +147,8 @@ fn a_recount_repairs_statistics_left_out_of_step() {
 
 /// A fold held up (here, a transaction keeping the fold's lock) holds up no publish: one due to
 /// fold goes on without, its deltas left pending. Far past due (1,048,576 rows pending), a
-/// publish waits for the lock instead, and folds once it is free, so what a search adds up
-/// stays bounded.
+/// publish waits for the lock instead, and folds once it is free (one bounded fold), so what a
+/// search adds up stays bounded.
 #[test]
 fn a_fold_held_up_holds_up_no_publish_until_far_past_due() {
     let Some(url) = server("a_fold_held_up_holds_up_no_publish_until_far_past_due") else {
@@ -149,8 +166,10 @@ fn a_fold_held_up_holds_up_no_publish_until_far_past_due() {
         .block_on(tokio_postgres::connect(&db.url, tokio_postgres::NoTls))
         .unwrap();
     let held = rt.spawn(connection);
-    rt.block_on(holder.batch_execute("BEGIN; SELECT 1 FROM skillet_fold_lock FOR UPDATE"))
-        .unwrap();
+    rt.block_on(
+        holder.batch_execute("BEGIN; SELECT 1 FROM skillet_fold_lock WHERE id = 1 FOR UPDATE"),
+    )
+    .unwrap();
     let dir = skills.path().join("git-cleanup");
     rt.block_on(async {
         let registry = Registry::new(&db.url).unwrap();
@@ -161,11 +180,10 @@ fn a_fold_held_up_holds_up_no_publish_until_far_past_due() {
             .unwrap();
         assert_eq!(published.seq, 2);
     });
-    let before = pending(&db);
-    assert_eq!(before[0][0], (due + 1).to_string(), "not folded");
-    let rows_before: u32 = before[0][1].parse().unwrap();
+    assert_eq!(pending(&db)[0][0], (due + 1).to_string(), "not folded");
+    let blend_before = count(&db, "skillet_blend_term_deltas");
     // Far past due: the next publish waits for the lock, freed a moment later, and folds (every
-    // change's totals, and the rows of 131,072 words).
+    // change's totals, and 131,072 rows of each table).
     db.execute(
         "INSERT INTO skillet_blend_term_deltas SELECT 'w' || i, 0 FROM generate_series(1, 1048576) i",
     );
@@ -187,13 +205,12 @@ fn a_fold_held_up_holds_up_no_publish_until_far_past_due() {
     held.abort();
     let left = pending(&db);
     assert_eq!(left[0][0], "0", "every change's totals folded");
-    // The words of one fold (each with all its rows) gone: the 1,048,576 words of one row
-    // each, and the skills' own words (a few rows each) among them or not.
-    let rows: u32 = left[0][1].parse().unwrap();
-    assert!(
-        (1_048_576 - 131_072..=1_048_576 - 131_072 + rows_before).contains(&rows),
-        "{left:?}"
+    // One fold's rows gone: 131,072 of the blend's, and all the few of the words' own.
+    assert_eq!(
+        count(&db, "skillet_blend_term_deltas"),
+        blend_before + 1_048_576 - 131_072
     );
+    assert_eq!(count(&db, "skillet_term_deltas"), 0);
     assert_eq!(statistics_off(&db, true), [["0", "0", "t"]]);
 }
 
