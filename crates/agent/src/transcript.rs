@@ -118,27 +118,45 @@ impl Transcript {
         })
     }
 
-    /// Creates a deferred transcript's file, locked, its header written.
+    /// Creates a deferred transcript's file, locked, its header written; a file that could not
+    /// be locked or given its header is removed again, so the next event tries afresh and no
+    /// transcript is ever left without its header.
     fn open(&mut self) -> Result<&mut File, AgentError> {
+        let error = |path: &Path, message: String| AgentError::Transcript {
+            path: path.to_path_buf(),
+            message,
+        };
         if self.file.is_none() {
-            let file = OpenOptions::new()
+            let mut file = OpenOptions::new()
                 .create_new(true)
                 .append(true)
                 .open(&self.path)
-                .map_err(|source| AgentError::Transcript {
-                    path: self.path.clone(),
-                    message: source.to_string(),
-                })?;
-            self.locked = lock(&file, &self.path)?;
-            self.file = Some(file);
-            if let Some(header) = self.header.take() {
-                self.record(&TranscriptEvent::Session(header))?;
+                .map_err(|source| error(&self.path, source.to_string()))?;
+            let started = lock(&file, &self.path).and_then(|locked| {
+                if let Some(header) = &self.header {
+                    let line = event_line(&TranscriptEvent::Session(header.clone()), &self.path)?;
+                    file.write_all(line.as_bytes())
+                        .and_then(|()| file.flush())
+                        .map_err(|source| error(&self.path, source.to_string()))?;
+                }
+                Ok(locked)
+            });
+            match started {
+                Ok(locked) => {
+                    self.locked = locked;
+                    self.header = None;
+                    self.file = Some(file);
+                }
+                Err(failed) => {
+                    drop(file);
+                    let _ = std::fs::remove_file(&self.path);
+                    return Err(failed);
+                }
             }
         }
-        self.file.as_mut().ok_or_else(|| AgentError::Transcript {
-            path: self.path.clone(),
-            message: "not open".to_string(),
-        })
+        self.file
+            .as_mut()
+            .ok_or_else(|| error(&self.path, "not open".to_string()))
     }
 
     /// Opens an existing transcript to append to it: [`AgentError::SessionInUse`] while
@@ -174,11 +192,7 @@ impl Transcript {
 
     /// Appends one event and flushes it.
     pub fn record(&mut self, event: &TranscriptEvent) -> Result<(), AgentError> {
-        let mut line = serde_json::to_string(event).map_err(|error| AgentError::Transcript {
-            path: self.path.clone(),
-            message: error.to_string(),
-        })?;
-        line.push('\n');
+        let line = event_line(event, &self.path)?;
         let file = self.open()?;
         let before = file.metadata().map(|metadata| metadata.len());
         let written = file.write_all(line.as_bytes()).and_then(|()| file.flush());
@@ -206,6 +220,16 @@ impl Transcript {
             message: source.to_string(),
         })
     }
+}
+
+/// One event as a transcript line, its newline included.
+fn event_line(event: &TranscriptEvent, path: &Path) -> Result<String, AgentError> {
+    let mut line = serde_json::to_string(event).map_err(|error| AgentError::Transcript {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    })?;
+    line.push('\n');
+    Ok(line)
 }
 
 impl Drop for Transcript {
@@ -483,6 +507,32 @@ mod tests {
             system: "sys".into(),
             tools: vec![],
         }
+    }
+
+    #[test]
+    fn a_deferred_transcript_is_written_from_its_first_event_header_first() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("sessions");
+        let mut transcript = Transcript::deferred(&dir, &header("s2")).unwrap();
+        let path = transcript.path().to_path_buf();
+        // The folder is made at once; the file only with the first event.
+        assert!(dir.is_dir());
+        assert!(!path.exists());
+        transcript.sync().unwrap();
+        assert!(!path.exists());
+        transcript
+            .record(&TranscriptEvent::Model { model: "n".into() })
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].contains("\"s2\""), "{text}");
+        assert!(lines[1].contains("\"n\""), "{text}");
+        assert!(in_use(&path));
+        drop(transcript);
+        // A deferred transcript that saw no event leaves nothing.
+        drop(Transcript::deferred(&dir, &header("s3")).unwrap());
+        assert!(!dir.join("s3.jsonl").exists());
     }
 
     #[test]
