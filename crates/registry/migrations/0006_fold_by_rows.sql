@@ -10,8 +10,9 @@
 --     (counted with a bound, never more than that read);
 --   * a publish due to fold does it before it takes the events lock, under a lock of its own
 --     that another publish due skips; only far past due (4,096 changes or 1,048,576 rows) does a
---     publish wait for it, and that wait is for one fold, which is bounded: at most 131,072 rows
---     of each word table's deltas, and the totals;
+--     publish wait for it, and that wait is for one fold, which is bounded: at most as many
+--     rows of each word table's deltas as one publish can add (131,072 and 331,072), and the
+--     totals;
 --   * a fold keeps a word's count below 0 (a fault's) as a pending delta instead of dropping it,
 --     so base and deltas always add up to what they did;
 --   * a fold's statements are planned at each call, and every join in them is a lookup by a
@@ -33,18 +34,19 @@ DELETE FROM skillet_blend_term_stats WHERE df = 0;
 CREATE TABLE skillet_fold_lock (id integer PRIMARY KEY CHECK (id IN (1, 2)));
 INSERT INTO skillet_fold_lock VALUES (1), (2);
 
--- Folds one word table's deltas in, at most 131,072 rows of them (any rows: a word's rows may
--- be split between folds). Known words are updated, or deleted when they fall to 0; new ones
+-- Folds one word table's deltas in, at most `p_rows` of them (any rows: a word's rows may be
+-- split between folds, and a word's +1 and -1 may fall in different folds). Known words are updated, or deleted when they fall to 0; new ones
 -- inserted (one statement would not do: a CHECK sees an insert's row before its conflict); a
--- word whose count would fall below 0 (only if a fault left the counts wrong) keeps the
+-- word whose count would fall below 0 (its -1 folded before its +1, or a fault) keeps the
 -- remainder as a pending delta, so base and deltas always add up to what they did, and a
 -- recount's correction stays exact. Planned afresh at every call (EXECUTE), with the tables as
 -- they are: a plan cached while the tables were small ran a nested loop over every row for
 -- minutes. Every join here is a lookup by a key (a word, a row's ctid).
-CREATE FUNCTION skillet_fold_words(p_deltas text, p_stats text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION skillet_fold_words(p_deltas text, p_stats text, p_rows integer) RETURNS void
+LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE pg_catalog.format(
-        'WITH d AS (DELETE FROM %1$I WHERE ctid IN (SELECT ctid FROM %1$I LIMIT 131072)
+        'WITH d AS (DELETE FROM %1$I WHERE ctid IN (SELECT ctid FROM %1$I LIMIT %3$s)
                     RETURNING term, delta),
          n AS (SELECT term, pg_catalog.sum(delta)::integer AS n FROM d GROUP BY term),
          s AS (SELECT n.term, n.n, b.df FROM n LEFT JOIN %2$I b ON b.term = n.term),
@@ -55,16 +57,18 @@ BEGIN
          INSERT INTO %2$I (term, df)
              SELECT term, n FROM s WHERE df IS NULL AND n > 0 ORDER BY term
              ON CONFLICT (term) DO UPDATE SET df = %2$I.df + EXCLUDED.df',
-        p_deltas, p_stats);
+        p_deltas, p_stats, p_rows);
 END $$;
 
--- Folds deltas in (under the fold lock): at most 131,072 rows of each word table's, and every
--- pending change's totals.
+-- Folds deltas in (under the fold lock): at most as many rows of each word table's as one
+-- publish can add to it (131,072 of the words' own: 65,536 out and 65,536 in; 331,072 of the
+-- blend's, with 100,000 of the body's each way), so a publish that waits and folds takes at
+-- least what it added, and every pending change's totals.
 CREATE OR REPLACE FUNCTION skillet_fold_stats() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_catalog.set_config('skillet.schema', '4', true);
-    PERFORM skillet_fold_words('skillet_term_deltas', 'skillet_term_stats');
-    PERFORM skillet_fold_words('skillet_blend_term_deltas', 'skillet_blend_term_stats');
+    PERFORM skillet_fold_words('skillet_term_deltas', 'skillet_term_stats', 131072);
+    PERFORM skillet_fold_words('skillet_blend_term_deltas', 'skillet_blend_term_stats', 331072);
     WITH d AS (DELETE FROM skillet_search_stats_deltas RETURNING *)
     UPDATE skillet_search_stats s
         SET documents = s.documents + coalesce((SELECT pg_catalog.sum(documents) FROM d), 0),
@@ -246,6 +250,12 @@ DECLARE
     v_totals bigint;
 BEGIN
     -- One recount at a time (two would each add the same correction); folds and publishes go on.
+    -- At READ COMMITTED only: a snapshot taken before the lock would miss the correction of
+    -- the recount it waited for, and add it again.
+    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'skillet: the recount runs at READ COMMITTED; this transaction is %', pg_catalog.current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state';
+    END IF;
     PERFORM 1 FROM skillet_fold_lock WHERE id = 2 FOR UPDATE;
     WITH r AS (SELECT term, pg_catalog.count(*)::integer AS n FROM skillet_terms GROUP BY term),
     c AS (SELECT term, pg_catalog.sum(df)::integer AS n FROM (

@@ -128,7 +128,7 @@ fn down_to_schema_3(db: &TestDatabase) {
          DROP TABLE skillet_term_deltas, skillet_blend_term_deltas, skillet_search_stats_deltas; \
          DROP FUNCTION skillet_fold_stats(); DROP FUNCTION skillet_recount_stats(); \
          DROP FUNCTION skillet_fold_if_due(); DROP FUNCTION skillet_fold_due(integer, integer); \
-         DROP FUNCTION skillet_fold_words(text, text); \
+         DROP FUNCTION skillet_fold_words(text, text, integer); \
          DROP TABLE skillet_fold_lock; \
          DELETE FROM skillet_migrations WHERE version >= 4",
     );
