@@ -78,7 +78,7 @@ impl Registry {
 
     /// Recounts the search statistics against the search table and repairs what a fault left
     /// out of step (`init` does it once when it upgrades from before schema 6); what it set
-    /// right, if anything. It takes no lock: publishes and searches go on meanwhile.
+    /// right, if anything. It takes no lock a publish or a search takes: they go on meanwhile.
     pub async fn recount(&self) -> Result<Option<String>, RegistryError> {
         schema::recount_statistics(&self.pools).await
     }

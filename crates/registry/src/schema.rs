@@ -177,8 +177,9 @@ pub async fn init(pools: &Pools) -> Result<InitReport, RegistryError> {
 const RECOUNTED_FROM: i32 = 6;
 
 /// Recounts the search statistics against the search table and appends the difference as
-/// deltas (`skillet_recount_stats`: no lock taken, so it holds up nobody however long it takes;
-/// no statement time limit for it); what it set right, if anything.
+/// deltas (`skillet_recount_stats`: it takes only its own lock, one recount at a time, none a
+/// publish or a search takes, so it holds up nobody however long it takes; no statement time
+/// limit for it); what it set right, if anything.
 pub(crate) async fn recount(
     transaction: &tokio_postgres::Transaction<'_>,
 ) -> Result<Option<String>, tokio_postgres::Error> {
