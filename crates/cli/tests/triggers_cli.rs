@@ -199,6 +199,22 @@ fn documents_and_decks() -> Sandbox {
     sandbox
 }
 
+/// `skills match "redline this contract" --explain --json` with the model and `extra`, as JSON.
+fn redline_explained(sandbox: &Sandbox, model: &std::path::Path, extra: &[&str]) -> Value {
+    let mut command = common::skillet(sandbox, None);
+    command.env("SKILLET_EMBED_MODEL", model).args([
+        "skills",
+        "match",
+        "redline this contract",
+        "--explain",
+        "--json",
+    ]);
+    command.args(extra);
+    let out = run(&mut command);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
 /// With the model, the blend weighs the body's words: a request in the words of a skill's body,
 /// not its description, ranks that skill first, and `--explain` marks those words as the body's;
 /// by words alone (`--mode lexical`) the body does not count.
@@ -210,20 +226,9 @@ fn with_the_model_a_body_word_ranks_and_is_marked_as_the_body_s() {
     };
     let sandbox = documents_and_decks();
     let matched = |extra: &[&str]| {
-        let mut command = common::skillet(&sandbox, None);
-        command.env("SKILLET_EMBED_MODEL", &model).args([
-            "skills",
-            "match",
-            "redline this contract",
-            "--explain",
-            "--json",
-            "--top-k",
-            "3",
-        ]);
-        command.args(extra);
-        let out = run(&mut command);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        serde_json::from_str::<Value>(&out.stdout).unwrap()
+        let mut args = vec!["--top-k", "3"];
+        args.extend_from_slice(extra);
+        redline_explained(&sandbox, &model, &args)
     };
     let document = matched(&[]);
     assert_eq!(document[0]["name"], "docx", "{document:#}");
@@ -532,17 +537,7 @@ fn with_the_model_skills_test_says_each_request_s_relevance() {
         return;
     };
     let sandbox = documents_and_decks();
-    let mut command = common::skillet(&sandbox, None);
-    command.env("SKILLET_EMBED_MODEL", &model).args([
-        "skills",
-        "match",
-        "redline this contract",
-        "--explain",
-        "--json",
-    ]);
-    let out = run(&mut command);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let explained: Value = serde_json::from_str(&out.stdout).unwrap();
+    let explained = redline_explained(&sandbox, &model, &[]);
     let why = &explained[0]["explain"];
     let threshold = why["thresholds"]["relevance"].as_f64().unwrap();
     let number = |field: &str| why[field].as_f64().unwrap();
