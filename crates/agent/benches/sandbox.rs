@@ -118,6 +118,7 @@ mod bash_tool {
             save_skills: None,
             source: None,
             fetched: Arc::default(),
+            notices: skillet_agent::tool::Notices::default(),
         };
         let tools = ToolTable::standard(false);
         let bash = tools.get("bash").expect("the bash tool");

@@ -58,6 +58,7 @@ pub(crate) fn build_core(
         save_skills: config.save_skills.clone(),
         source: config.skill_source.clone(),
         fetched: Arc::clone(&shared.fetched),
+        notices: crate::tool::Notices::default(),
     };
     let specs = tools.specs(&context);
     Core {

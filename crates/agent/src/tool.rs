@@ -118,6 +118,30 @@ pub struct ToolContext {
     /// The source's skills loaded in this session (shared with subagents): their folders are
     /// readable as a discovered skill's are.
     pub fetched: Fetched,
+    /// What tools tell the user directly, beside the results the model gets.
+    pub notices: Notices,
+}
+
+/// What tools tell the user directly, beside their results (which go to the model): the turn
+/// shows them as notices after each call and records them.
+#[derive(Debug, Default, Clone)]
+pub struct Notices(Arc<Mutex<Vec<String>>>);
+
+impl Notices {
+    /// Adds a notice.
+    pub fn push(&self, notice: String) {
+        if let Ok(mut notices) = self.0.lock() {
+            notices.push(notice);
+        }
+    }
+
+    /// The notices not taken yet.
+    pub fn take(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|mut notices| std::mem::take(&mut *notices))
+            .unwrap_or_default()
+    }
 }
 
 /// The skills a session sees: the library and its index, swapped whole between turns (shared by

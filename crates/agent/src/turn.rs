@@ -307,6 +307,10 @@ async fn run_calls(
             events(AgentEvent::Notice(notice.clone()));
             record(TranscriptEvent::Notice { text: notice });
         }
+        for notice in core.context.notices.take() {
+            events(AgentEvent::Notice(notice.clone()));
+            record(TranscriptEvent::Notice { text: notice });
+        }
     }
 }
 

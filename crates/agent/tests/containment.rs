@@ -91,6 +91,7 @@ fn context(fixture: &Fixture, permissions: Permissions, sandbox: SandboxPolicy) 
         save_skills: None,
         source: None,
         fetched: Arc::default(),
+        notices: skillet_agent::tool::Notices::default(),
     }
 }
 

@@ -60,6 +60,7 @@ fn fixture() -> Fixture {
         save_skills: None,
         source: None,
         fetched: Arc::default(),
+        notices: skillet_agent::tool::Notices::default(),
     };
     Fixture {
         _temp: temp,

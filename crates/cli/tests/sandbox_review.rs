@@ -418,3 +418,120 @@ fn a_fifo_where_git_reads_a_file_does_not_hold_skillet() {
     );
     assert!(results[1].contains("second"), "{}", results[1]);
 }
+
+/// A descriptor skillet inherited without close-on-exec (an IDE's socket, a wrapper's
+/// `exec 7<>…`) is not passed on to commands: bwrap passes on whatever it gets.
+#[test]
+fn descriptors_skillet_inherited_do_not_reach_commands() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let door = sandbox.root.join("door.txt");
+    std::fs::write(&door, "DOOR\n").unwrap();
+    let file = std::fs::File::open(&door).unwrap();
+    rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty()).unwrap();
+    let results = attack(
+        &sandbox,
+        &["for fd in /proc/self/fd/*; do readlink \"$fd\"; done; echo listed"],
+    );
+    drop(file);
+    assert!(results[0].contains("listed"), "{}", results[0]);
+    assert!(
+        !results[0].contains("door.txt"),
+        "an inherited descriptor reached the command: {}",
+        results[0]
+    );
+}
+
+/// Runs `run --yes` with the model calling `bash` with each of `commands`; what each call
+/// returned, and what skillet printed on stderr.
+fn attack_told(sandbox: &Sandbox, commands: &[&str]) -> (Vec<String>, String) {
+    let server = scripted(commands);
+    let out = common::run(common::escapes::skillet(sandbox, &server).args([
+        "run",
+        "--yes",
+        "tidy up the repository",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let results = (1..=commands.len())
+        .map(|index| common::tool_result(&server, index))
+        .collect();
+    (results, out.stderr)
+}
+
+/// A nested repository with its own `core.fsmonitor`, added to the index as a gitlink (the
+/// index stays writable so commits work): the user's `git status` at the top would run it. No
+/// mount can keep this from happening; the user and the model are told, naming it.
+#[test]
+fn a_nested_repository_added_to_the_index_is_told() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let (results, stderr) = attack_told(
+        &sandbox,
+        &[
+            "git init -q -b main sub && cd sub && git -c user.email=m@x -c user.name=m commit -q --allow-empty -m x && git config core.fsmonitor 'touch ../PWNED; false' && cd .. && git add sub && echo added",
+            "echo unrelated",
+        ],
+    );
+    assert!(results[0].contains("added"), "{}", results[0]);
+    assert!(
+        results[0].contains("added sub to git's index as nested repositories"),
+        "the model was not told: {}",
+        results[0]
+    );
+    assert!(
+        stderr.contains("careful: the command added sub to git's index"),
+        "the user was not told: {stderr}"
+    );
+    // Said once: the next command leaves the index alone.
+    assert!(!results[1].contains("nested"), "{}", results[1]);
+}
+
+/// A rebase left in progress with `exec` lines runs them at the user's `git rebase
+/// --continue`: told.
+#[test]
+fn a_rebase_left_with_exec_lines_is_told() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let (results, stderr) = attack_told(
+        &sandbox,
+        &[
+            "export GIT_AUTHOR_NAME=m GIT_AUTHOR_EMAIL=m@x GIT_COMMITTER_NAME=m GIT_COMMITTER_EMAIL=m@x; echo b > b.txt && git add b.txt && git commit -qm b && GIT_SEQUENCE_EDITOR=true git rebase -q -i --exec false --exec 'touch PWNED' HEAD~1 >/dev/null 2>&1; grep -q 'touch PWNED' .git/rebase-merge/git-rebase-todo && echo left",
+        ],
+    );
+    assert!(results[0].contains("left"), "{}", results[0]);
+    assert!(
+        stderr.contains("careful: the command left a rebase in progress that runs commands"),
+        "the user was not told: {stderr}"
+    );
+}
+
+/// A hooks path reached through a link (`.githooks -> tools/hooks`): the mount protects
+/// `tools/hooks`, but no mount pins the link, so a command can put a folder of hooks in its
+/// place. Told, naming the link.
+#[test]
+fn a_link_to_a_protected_path_replaced_is_told() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    std::fs::create_dir_all(sandbox.project.join("tools/hooks")).unwrap();
+    std::os::unix::fs::symlink("tools/hooks", sandbox.project.join(".githooks")).unwrap();
+    git(&sandbox.project, &["config", "core.hooksPath", ".githooks"]);
+    let (results, stderr) = attack_told(
+        &sandbox,
+        &[&format!(
+            "rm .githooks && mkdir .githooks && {HOOK} > .githooks/pre-commit && chmod +x .githooks/pre-commit && echo replaced"
+        )],
+    );
+    assert!(results[0].contains("replaced"), "{}", results[0]);
+    assert!(
+        stderr.contains(".githooks was a link to tools/hooks (protected)"),
+        "the user was not told: {stderr}"
+    );
+}

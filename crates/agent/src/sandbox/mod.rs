@@ -21,7 +21,11 @@
 
 use std::path::{Path, PathBuf};
 
+#[cfg(unix)]
+pub mod aftermath;
 pub mod host;
+#[cfg(unix)]
+mod inherited;
 #[cfg(target_os = "linux")]
 mod namespace;
 #[cfg(target_os = "linux")]
@@ -59,6 +63,8 @@ pub struct SandboxPolicy {
 }
 
 /// The first argument that makes a binary the sandbox's inner layer.
+#[cfg(unix)]
+pub use inherited::close_on_exec_inherited;
 #[cfg(target_os = "linux")]
 pub use namespace::INNER_ARG;
 
@@ -194,6 +200,8 @@ pub struct Launch {
     writable: Vec<PathBuf>,
     #[cfg(target_os = "linux")]
     placeholders: Option<placeholders::Made>,
+    /// Links on the way to protected paths, and what each read (see [`aftermath`]).
+    links: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Launch {
@@ -214,6 +222,7 @@ impl Launch {
             writable: writable_roots(policy, cwd),
             #[cfg(target_os = "linux")]
             placeholders: None,
+            links: Vec::new(),
         };
         #[cfg(target_os = "linux")]
         if let Mechanism::Namespaces(bwrap) = &launch.mechanism {
@@ -227,6 +236,7 @@ impl Launch {
             );
             let layout = protect.map(|roots| protect::layout(cwd, &writable, roots));
             if let Some(layout) = &layout {
+                launch.links.clone_from(&layout.links);
                 launch.placeholders = Some(placeholders::Made::create(
                     &sources.lock(cwd),
                     &layout.missing,
@@ -252,6 +262,12 @@ impl Launch {
     /// How this command is contained.
     pub fn mechanism(&self) -> &Mechanism {
         &self.mechanism
+    }
+
+    /// Links met on the way to protected paths (a command nobody reviewed, in namespaces), and
+    /// what each read: a command can replace them ([`aftermath`]).
+    pub fn links(&self) -> &[(PathBuf, PathBuf)] {
+        &self.links
     }
 
     /// Whether protected files must be copied and put back around this command: only where
@@ -320,6 +336,7 @@ pub async fn spawn_landlocked(
         writable: writable_roots(policy, cwd),
         #[cfg(target_os = "linux")]
         placeholders: None,
+        links: Vec::new(),
     };
     launch.spawn(command).await
 }

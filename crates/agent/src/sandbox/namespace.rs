@@ -340,6 +340,10 @@ pub fn inner_main(args: &[OsString]) -> String {
     };
     let network = network == "network";
     let writable: Vec<PathBuf> = head.iter().skip(3).map(PathBuf::from).collect();
+    // bwrap passes on every descriptor it got: none but stdio reaches the command.
+    if let Err(error) = super::close_on_exec_inherited() {
+        return format!("cannot close inherited file descriptors to the command: {error}");
+    }
     if let Err(error) = super::imp::restrict(&writable, network) {
         return format!("cannot restrict the command with Landlock: {error}");
     }

@@ -319,7 +319,31 @@ pub(crate) async fn run_guarded(
     .map_err(|error| ToolError::new(format!("cannot start bash: {error}")))?;
     let mut put_back = (unattended && launch.needs_put_back())
         .then(|| PutBack(crate::guard::Guard::watch(&context.cwd, &context.protected)));
+    #[cfg(unix)]
+    let aftermath = unattended.then(|| {
+        crate::sandbox::aftermath::Aftermath::before(
+            &context.cwd,
+            launch.links().to_vec(),
+            &crate::sandbox::host::untrusted_roots(&context.cwd, &context.sandbox.writable),
+        )
+    });
     let mut output = run(command, env, context, timeout, &launch).await;
+    #[cfg(unix)]
+    if let Some(aftermath) = aftermath {
+        let findings = aftermath.after();
+        if !findings.is_empty() {
+            for finding in &findings {
+                context.notices.push(format!("careful: {finding}"));
+            }
+            output = with_note(
+                output,
+                &format!(
+                    "\n[skillet: {}. Commands nobody reviews may not leave what runs code later: tell the user]",
+                    findings.join("; ")
+                ),
+            );
+        }
+    }
     if let Some(guard) = put_back.as_mut().and_then(|put_back| put_back.0.take()) {
         let changed = guard.restore();
         if !changed.is_empty() {
@@ -341,16 +365,21 @@ pub(crate) async fn run_guarded(
                 "\n[refused: the command changed {}; skillet put them back. Commands nobody reviews may not change git's config and hooks, .envrc, skillet.toml or skill folders (they run code or steer the model later): tell the user what to change instead]",
                 list.join(", ")
             );
-            output = match output {
-                Ok(ran) => Ok(Ran {
-                    text: ran.text + &note,
-                    success: false,
-                }),
-                Err(error) => Err(ToolError::new(error.0 + &note)),
-            };
+            output = with_note(output, &note);
         }
     }
     output
+}
+
+/// A command's result with `note` added, as a failure: the model is to tell the user.
+fn with_note(output: Result<Ran, ToolError>, note: &str) -> Result<Ran, ToolError> {
+    match output {
+        Ok(ran) => Ok(Ran {
+            text: ran.text + note,
+            success: false,
+        }),
+        Err(error) => Err(ToolError::new(error.0 + note)),
+    }
 }
 
 async fn run(

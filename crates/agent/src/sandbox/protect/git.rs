@@ -224,7 +224,7 @@ fn git_placeholder(name: &str) -> Placeholder {
 
 /// The git directory `.git` names: itself when a folder, the target of a gitfile
 /// (`gitdir: PATH`, relative to the gitfile's folder).
-fn resolve_git_dir(dot_git: &Path) -> Option<PathBuf> {
+pub(in crate::sandbox) fn resolve_git_dir(dot_git: &Path) -> Option<PathBuf> {
     let metadata = std::fs::metadata(dot_git).ok()?;
     if metadata.is_dir() {
         return std::fs::canonicalize(dot_git).ok();
@@ -327,14 +327,34 @@ fn git_config_paths(
                 .env_remove("GIT_COMMON_DIR");
         }
     }
+    command.args([
+        "--includes",
+        "--show-origin",
+        "-z",
+        "--get-regexp",
+        r"^(core\.hookspath|include\.path|includeif\..*\.path)$",
+    ]);
+    // An include that names a FIFO would hold git (and every command) for ever: it gets
+    // GIT_CONFIG_TIMEOUT, and its output is read beside it, capped.
+    let (_, bytes) = run_until(command, deadline, |stdout| {
+        use std::io::Read as _;
+        let mut bytes = Vec::new();
+        let _ = stdout.take(MAX_GIT_FILE_BYTES).read_to_end(&mut bytes);
+        bytes
+    })?;
+    Some(parse_config_output(&bytes))
+}
+
+/// Runs the host's git `command` (its config from the command line and environment dropped,
+/// no input, errors unread) until `deadline`, its output read by `read` beside it: whether it
+/// exited with 0, and what `read` made of it. None when it did not start or did not end in
+/// time (then it is killed).
+pub(in crate::sandbox) fn run_until<T: Send + 'static>(
+    mut command: std::process::Command,
+    deadline: std::time::Instant,
+    read: impl FnOnce(std::process::ChildStdout) -> T + Send + 'static,
+) -> Option<(bool, T)> {
     let output = command
-        .args([
-            "--includes",
-            "--show-origin",
-            "-z",
-            "--get-regexp",
-            r"^(core\.hookspath|include\.path|includeif\..*\.path)$",
-        ])
         .env_remove("GIT_CONFIG_PARAMETERS")
         .env_remove("GIT_CONFIG_COUNT")
         .stdin(std::process::Stdio::null())
@@ -344,19 +364,11 @@ fn git_config_paths(
     let Ok(mut child) = output else {
         return None;
     };
-    // An include that names a FIFO would hold git (and every command) for ever: it gets
-    // GIT_CONFIG_TIMEOUT, and its output is read beside it, capped.
     let stdout = child.stdout.take()?;
-    let reader = std::thread::spawn(move || {
-        use std::io::Read as _;
-        let mut bytes = Vec::new();
-        let _ = stdout.take(MAX_GIT_FILE_BYTES).read_to_end(&mut bytes);
-        bytes
-    });
-
-    loop {
+    let reader = std::thread::spawn(move || read(stdout));
+    let success = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(status)) => break status.success(),
             Ok(None) if std::time::Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(2));
             }
@@ -366,8 +378,8 @@ fn git_config_paths(
                 return None;
             }
         }
-    }
-    reader.join().ok().map(|bytes| parse_config_output(&bytes))
+    };
+    reader.join().ok().map(|read| (success, read))
 }
 
 /// Parses `git config -z --show-origin --get-regexp` output: `file:ORIGIN\0KEY\nVALUE\0`.
@@ -405,7 +417,7 @@ fn expand_home(value: &str) -> PathBuf {
 /// The first [`MAX_GIT_FILE_BYTES`] of a regular file as text, opened as the engine opens
 /// what a repository controls (`skillet_skills::open_regular`: no FIFO, socket or device, no
 /// blocking open); none when it is no such file or not UTF-8.
-fn read_small(path: &Path) -> Option<String> {
+pub(in crate::sandbox) fn read_small(path: &Path) -> Option<String> {
     let mut file = skillet_skills::open_regular(path).ok()?;
     let mut bytes = Vec::new();
     skillet_skills::read_capped(&mut file, &mut bytes, MAX_GIT_FILE_BYTES).ok()?;

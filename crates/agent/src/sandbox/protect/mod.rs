@@ -48,7 +48,7 @@ pub const PROTECTED_TOP_NAMES: [&str; 18] = [
     ".zed",
 ];
 
-mod git;
+pub(in crate::sandbox) mod git;
 
 pub use git::{GIT_CONFIG_TIMEOUT, MAX_GIT_MODULES};
 
@@ -75,6 +75,10 @@ pub struct Layout {
     pub read_only: Vec<PathBuf>,
     /// Missing protected paths: where a placeholder goes, and what it is.
     pub missing: Vec<(PathBuf, Placeholder)>,
+    /// Links met on the way to protected paths inside a writable folder, and what each read:
+    /// no mount pins a link, so a command can replace one (`.githooks -> tools/hooks` by a
+    /// folder of its own); [`crate::sandbox::aftermath`] says so after the command.
+    pub links: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Layout {
@@ -131,6 +135,8 @@ pub fn layout(cwd: &Path, writable: &[PathBuf], skill_roots: &[PathBuf]) -> Layo
     layout.read_only.dedup();
     layout.missing.sort_by(|a, b| a.0.cmp(&b.0));
     layout.missing.dedup_by(|a, b| a.0 == b.0);
+    layout.links.sort();
+    layout.links.dedup();
     // A placeholder inside a read-only path or another placeholder is covered already.
     let covering: Vec<PathBuf> = layout
         .read_only
@@ -195,6 +201,9 @@ fn place(path: &Path, placeholder: Placeholder, writable: &[PathBuf], layout: &m
         let next = current.join(name);
         match std::fs::symlink_metadata(&next) {
             Ok(metadata) if metadata.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::read_link(&next) {
+                    layout.links.push((next.clone(), target));
+                }
                 // Where the link leads is what a write through it changes: protect that, as
                 // the rest of the path names it. A link out of the writable folders leads
                 // somewhere read-only already.
