@@ -278,7 +278,7 @@ pub struct SessionsArgs {
     #[arg(long)]
     pub json: bool,
     /// How many to show at most
-    #[arg(long, value_name = "N", default_value_t = crate::commands::sessions::DEFAULT_LISTED,
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LISTED,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
     pub limit: usize,
 }
@@ -393,7 +393,10 @@ impl AgentArgs {
     }
 }
 
-pub const LATEST: &str = "latest";
+pub use skillet_session::sessions::LATEST;
+
+/// How many sessions `skillet sessions` lists unless `--limit` says otherwise.
+pub const DEFAULT_LISTED: usize = 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ProviderArg {

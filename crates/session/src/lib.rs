@@ -6,7 +6,10 @@
 pub mod builder;
 pub mod env;
 mod flags;
+pub mod prepare;
+pub mod sessions;
 pub mod settings;
+pub mod trust;
 mod workspace;
 
 pub use flags::Flags;

@@ -56,6 +56,7 @@ mod regular;
 mod roots;
 mod scaffold;
 mod skill;
+mod terminal;
 mod validate;
 
 pub use arguments::{
@@ -97,6 +98,7 @@ pub use skill::{
     FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, MAX_DIAGNOSTICS_PER_SKILL, MAX_FRONTMATTER_BYTES,
     SKILL_FILE_NAMES, Skill, SkillLocation, body_of, skill_from_text,
 };
+pub use terminal::terminal_safe;
 pub use validate::{
     MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_VALIDATED_BYTES,
     MIN_DESCRIPTION_WORDS, RECOMMENDED_MAX_BODY_LINES, Validation, find_skill_file,

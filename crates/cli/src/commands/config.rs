@@ -12,9 +12,7 @@ use super::Context;
 use crate::args::{AgentArgs, Cli, ConfigArgs};
 use crate::env;
 use crate::output::{redacted_url, terminal_safe};
-use crate::settings::{
-    Origin, Settings, SettingsError, Sources, provider_name, user_config_dir, user_data_dir,
-};
+use crate::settings::{Origin, Settings, SettingsError, Sources, provider_name, user_config_dir};
 use crate::{EXIT_USAGE, LONG_VERSION_LINE};
 
 /// `skillet config`: everything on stdout, the API key shown only as set or not. When the
@@ -35,13 +33,7 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
     let resolved = Settings::resolve(
         &agent_args,
         false,
-        &Sources {
-            var: &env::var,
-            project_root: &project_root,
-            user_config_dir: user_config_dir(),
-            user_data_dir: user_data_dir(),
-            trusted_project,
-        },
+        &Sources::of_this_process(&project_root, trusted_project),
     );
     let mut text = format!("skillet {LONG_VERSION_LINE}\n");
     let _ = writeln!(

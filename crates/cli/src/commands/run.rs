@@ -33,6 +33,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         } else {
             super::trust::Asking::Never
         },
+        &mut super::session::stderr_report(),
     );
     let settings = match settings(context, &args.agent, args.yes, decided.project_trusted) {
         Ok(settings) => settings,

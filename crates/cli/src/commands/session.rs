@@ -1,24 +1,23 @@
 //! What `run` and `chat` share: settings, the provider, the skills, the agent and its
 //! transcript (new or resumed), and how events are shown.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
 use skillet_agent::permission::Permissions;
-use skillet_agent::transcript::{self, Transcript};
 use skillet_agent::{Agent, AgentEvent};
 use skillet_library::trust::SkillTrust;
 use skillet_session::builder;
-use skillet_skills::{Library, discover, find_git_root};
+use skillet_session::prepare::{self, ResumeError};
+use skillet_skills::Library;
 
 use super::Context;
 use super::matching::stderr_events;
 use crate::args::AgentArgs;
-use crate::env;
 use crate::output::{terminal_safe, warn};
-use crate::settings::{Settings, SettingsError, Sources, user_config_dir, user_data_dir};
+use crate::settings::{Settings, SettingsError};
 use crate::ui::{self, Attrs, Screen};
 
 /// Resolves the settings (printing what a project file tried to set); an `Err` is a usage
@@ -29,110 +28,60 @@ pub fn settings(
     yes: bool,
     trusted_project: bool,
 ) -> Result<Settings, SettingsError> {
-    let project_root = context.project_root();
-    let settings = Settings::resolve(
+    prepare::settings(
+        context,
         &args.flags(),
         yes,
-        &Sources {
-            var: &env::var,
-            project_root: &project_root,
-            user_config_dir: user_config_dir(),
-            user_data_dir: user_data_dir(),
-            trusted_project,
-        },
-    )?;
-    for warning in &settings.warnings {
-        warn(warning);
-    }
-    Ok(settings)
+        trusted_project,
+        &mut stderr_report(),
+    )
 }
 
 /// The discovered skills, with load problems shown once on stderr.
 pub fn library(context: &Context) -> Arc<Library> {
-    let library = discover(&context.roots);
-    let problems = library.diagnostics().len()
-        + library
-            .skills()
-            .iter()
-            .map(|s| s.diagnostics.len())
-            .sum::<usize>();
-    if problems > 0 {
-        warn(&format!(
-            "note: {problems} problems while loading skills; `skillet skills list` shows them"
-        ));
-    }
-    Arc::new(library)
+    prepare::library(context, &mut stderr_report())
 }
 
-/// The skills of the session working in `context`, which may act, and its settings: those
-/// found where skillet started (`started_in`), the trust settled there and the settings
-/// resolved with it, or, for a resumed session that works elsewhere, that folder's skills, the
-/// trust recorded for it (nothing is asked) and the settings resolved again there, so that one
-/// project's trust never applies in another.
+/// The skills of the session working in `context`, which may act, and its settings
+/// ([`prepare::skills_at`]).
 pub fn skills_at(
     context: &Context,
     started_in: &Path,
-    here: (Arc<Library>, super::trust::Decided, Settings),
+    here: (Arc<Library>, skillet_session::trust::Decided, Settings),
     args: &AgentArgs,
     yes: bool,
 ) -> Result<(Arc<Library>, SkillTrust, Settings), SettingsError> {
-    let (skills_here, decided, settings_here) = here;
-    if context.env.cwd == started_in {
-        return Ok((skills_here, decided.skills, settings_here));
-    }
-    let skills = library(context);
-    let decided = super::trust::recorded_decided(context, &skills);
-    let settings = settings(context, args, yes, decided.project_trusted)?;
-    Ok((skills, decided.skills, settings))
+    prepare::skills_at(
+        context,
+        started_in,
+        here,
+        (&args.flags(), yes),
+        &mut stderr_report(),
+    )
 }
 
 pub use skillet_session::builder::Resumed;
 
-/// The session `--resume` names, if any (`latest`: this project's newest), and the context it
-/// runs in: its own working directory, wherever skillet was started (`None`: the given one).
+/// The session `--resume` names, if any, and the context it runs in
+/// ([`prepare::find_resumed`]); a session that cannot be named is a usage error (exit 2), a
+/// sessions folder or transcript that cannot be read a failure (1).
 pub fn find_resumed(
     context: &Context,
     settings: &Settings,
     resume: Option<&str>,
 ) -> anyhow::Result<(Option<Context>, Option<Resumed>)> {
-    let Some(id) = resume else {
-        return Ok((None, None));
-    };
-    let path = session_path(&settings.sessions_dir, id, &context.env.cwd)?;
-    // Locked before it is read: another skillet writing to it now is refused here, before any
-    // work, and none can write between the reading and the appending.
-    let locked = Transcript::append_to(&path)?;
-    let transcript::Loaded {
-        header,
-        messages: history,
-        model,
-    } = transcript::load_session(&path)?;
-    let model = model.unwrap_or_else(|| header.model.clone());
-    // A session whose folder is gone cannot be asked for: a usage error, like an unknown id.
-    let cwd = std::fs::canonicalize(&header.cwd).map_err(|_| {
-        crate::UsageError::new(format!(
-            "session {} worked in {}, which is gone; it cannot be resumed there",
-            header.id,
-            terminal_safe(&header.cwd.display().to_string(), false)
-        ))
-        .with_hint("`skillet sessions` lists this project's sessions")
-    })?;
-    if cwd != context.env.cwd {
-        warn(&format!(
-            "note: session {} works in {}; continuing there",
-            header.id,
-            terminal_safe(&cwd.display().to_string(), false)
-        ));
-    }
-    Ok((
-        Some(context.at(cwd)),
-        Some(Resumed {
-            transcript: locked,
-            header,
-            history,
-            model,
-        }),
-    ))
+    prepare::find_resumed(
+        context,
+        &settings.sessions_dir,
+        resume,
+        &mut stderr_report(),
+    )
+    .map_err(|error| match error {
+        ResumeError::Usage { message, hint } => {
+            crate::UsageError::new(message).with_hint(hint).into()
+        }
+        other => other.into(),
+    })
 }
 
 /// A new or resumed agent with its transcript attached, built by [`skillet_session::builder`];
@@ -183,52 +132,6 @@ pub fn stderr_report() -> impl builder::Report {
         }
     }
     Stderr(stderr_events())
-}
-
-/// The transcript of a session id, or for `latest` of the session of the project `cwd` is in
-/// (its git root, else `cwd` itself) written to last in which the user said something (a
-/// session left empty, by `/clear` then `/exit`, is not one to continue). A session that cannot
-/// be named is a usage error (exit 2); a sessions folder that cannot be read is a failure (1).
-fn session_path(dir: &Path, id: &str, cwd: &Path) -> anyhow::Result<PathBuf> {
-    use crate::UsageError;
-    const ID_HINT: &str = "`skillet sessions` lists this project's sessions";
-    if id != crate::args::LATEST {
-        if id.is_empty()
-            || !id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return Err(UsageError::new(format!(
-                "--resume: '{}' is not a session id (they look like 20261130-042927-29b8)",
-                terminal_safe(id, false)
-            ))
-            .with_hint(ID_HINT)
-            .into());
-        }
-        let path = dir.join(format!("{id}.jsonl"));
-        if !path.is_file() {
-            return Err(UsageError::new(format!(
-                "--resume: no session '{id}' in {}",
-                dir.display()
-            ))
-            .with_hint(ID_HINT)
-            .into());
-        }
-        return Ok(path);
-    }
-    let latest = super::sessions::project_sessions(dir, cwd, 1)
-        .with_context(|| format!("cannot read {}", dir.display()))?;
-    let latest = latest.into_iter().next().map(|s| s.path);
-    latest.ok_or_else(|| {
-        let project = find_git_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
-        UsageError::new(format!(
-            "no session of this project ({}) to continue in {}",
-            project.display(),
-            dir.display()
-        ))
-        .with_hint("`--resume ID` continues a session of another project; `skillet run \"PROMPT\"` starts one")
-        .into()
-    })
 }
 
 /// Shows events as text (see [`crate::ui`]): the answer on stdout as it streams (Markdown

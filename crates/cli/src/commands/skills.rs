@@ -15,7 +15,7 @@ use super::Context;
 use super::matching::{model_env, stderr_events};
 use crate::args::{CatalogFormatArg, SkillsCommand};
 use crate::output::{terminal_safe, warn};
-use crate::settings::{Settings, SettingsError, Sources, user_config_dir, user_data_dir};
+use crate::settings::{Settings, SettingsError, Sources};
 use crate::{EXIT_FAILURE, UsageError, env, plural};
 
 /// The widest a description is shown in the `list` table.
@@ -277,14 +277,8 @@ fn agent_catalog_budget(context: &Context, model: Option<String>) -> (usize, Str
     let resolved = Settings::resolve(
         &args,
         false,
-        &Sources {
-            var: &env::var,
-            project_root: &project_root,
-            user_config_dir: user_config_dir(),
-            user_data_dir: user_data_dir(),
-            // The catalog budget is no grant: trust changes nothing here.
-            trusted_project: false,
-        },
+        // The catalog budget is no grant: trust changes nothing here.
+        &Sources::of_this_process(&project_root, false),
     );
     match resolved {
         Ok(settings) => {

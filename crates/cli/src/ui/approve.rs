@@ -14,7 +14,7 @@ use console::{Key, Term};
 use skillet_agent::permission::{Approval, ApprovalRequest, Approver};
 use skillet_agent::tool::ToolKind;
 
-use crate::output::terminal_safe;
+use skillet_skills::terminal_safe;
 
 /// Asks on the terminal before writes and commands.
 pub struct TerminalApprover;

@@ -5,7 +5,7 @@ use unicode_width::UnicodeWidthChar as _;
 use unicode_width::UnicodeWidthStr as _;
 
 use super::style::{Attrs, Style};
-use crate::output::terminal_safe;
+use skillet_skills::terminal_safe;
 
 /// The widest a call's main argument is shown (display columns), then cut with `…`.
 pub const CALL_MAX_WIDTH: usize = 72;

@@ -27,7 +27,7 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use unicode_width::UnicodeWidthStr as _;
 
 use super::style::{Attrs, Style};
-use crate::output::terminal_safe;
+use skillet_skills::terminal_safe;
 
 /// List bullets by nesting level (cycled below the third).
 const BULLETS: [&str; 3] = ["•", "◦", "▪"];

@@ -29,7 +29,7 @@
 //!   session: `) always starts on a line of its own.
 //!
 //! Everything shown that comes from the model, a tool, a skill or a server passes
-//! [`crate::output::terminal_safe`] before any styling is added.
+//! [`skillet_skills::terminal_safe`] before any styling is added.
 
 mod approve;
 mod calls;

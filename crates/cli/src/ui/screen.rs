@@ -13,7 +13,7 @@ use super::calls::{CALL_MAX_WIDTH, RESULT_MAX_WIDTH, call_summary, result_lines}
 use super::markdown::Markdown;
 use super::spinner::{CHARS_PER_TOKEN, SPINNER_INTERVAL, Spinner, stderr_target};
 use super::style::{Attrs, Style, TERM, colour_wanted};
-use crate::output::terminal_safe;
+use skillet_skills::terminal_safe;
 
 /// Indentation of each level of subagent (`task`) output.
 const SUBAGENT_INDENT: &str = "    ";

@@ -119,7 +119,7 @@ impl Style {
     }
 
     /// `text` with `attrs`, each piece reset at its end (`ESC[0m`), so styles never leak into
-    /// what follows. `text` must already be safe ([`crate::output::terminal_safe`]): the only
+    /// what follows. `text` must already be safe ([`skillet_skills::terminal_safe`]): the only
     /// escape sequences in the result are the ones added here.
     pub fn paint(self, attrs: Attrs, text: &str) -> String {
         if !self.colour || attrs.is_empty() || text.is_empty() {

@@ -144,6 +144,20 @@ pub struct Sources<'a> {
     pub trusted_project: bool,
 }
 
+impl<'a> Sources<'a> {
+    /// This process's: its environment, the user's folders, and the project at `project_root`
+    /// (trusted or not).
+    pub fn of_this_process(project_root: &'a Path, trusted_project: bool) -> Self {
+        Self {
+            var: &env::var,
+            project_root,
+            user_config_dir: user_config_dir(),
+            user_data_dir: user_data_dir(),
+            trusted_project,
+        }
+    }
+}
+
 /// `$XDG_CONFIG_HOME/skillet`, else `~/.config/skillet`.
 pub fn user_config_dir() -> Option<PathBuf> {
     env::path(env::XDG_CONFIG_HOME)

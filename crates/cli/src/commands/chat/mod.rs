@@ -56,7 +56,7 @@ const HISTORY_LINES: usize = 1_000;
 pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     // Trust is settled first: the project's skillet.toml grants only in a trusted project.
     let skills_here = library(context);
-    let decided = super::trust::decide(context, &skills_here, super::trust::Asking::Ask);
+    let decided = super::trust::decide_on_terminal(context, &skills_here);
     let settings = match settings(context, args, false, decided.project_trusted) {
         Ok(settings) => settings,
         Err(message) => {

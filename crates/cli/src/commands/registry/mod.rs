@@ -15,8 +15,8 @@ use skillet_retrieval::Mode;
 use super::Context;
 use crate::args::{MatchModeArg, RegistryArgs, RegistryCommand};
 use crate::output::{terminal_safe, warn};
-use crate::settings::{Sources, user_config_dir, user_data_dir};
-use crate::{EXIT_FAILURE, UsageError, env};
+use crate::settings::Sources;
+use crate::{EXIT_FAILURE, UsageError};
 
 mod install;
 mod publish;
@@ -127,13 +127,7 @@ pub fn configured_url(context: &Context, flag: Option<&str>) -> anyhow::Result<O
     };
     let (url, warnings) = crate::settings::registry_url(
         flag,
-        &Sources {
-            var: &env::var,
-            project_root: &project_root,
-            user_config_dir: user_config_dir(),
-            user_data_dir: user_data_dir(),
-            trusted_project,
-        },
+        &Sources::of_this_process(&project_root, trusted_project),
     )?;
     for warning in warnings {
         warn(&warning);
