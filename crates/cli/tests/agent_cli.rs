@@ -5,13 +5,9 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::{Sandbox, run, write_skill};
+use common::{API_KEY, Sandbox, run, skillet_at as skillet, write_skill};
 use serde_json::{Value, json};
 use skillet_test_support::{MockServer, Reply, Turn};
-
-/// The API key skillet is given for the mock server.
-const API_KEY: &str = "sk-test";
 
 /// A project with one skill in `.agents/skills` (with a reference file) and `notes.txt`, and an
 /// empty home.
@@ -27,11 +23,6 @@ fn sandbox() -> Sandbox {
     std::fs::write(skills.join("pdf/references/forms.md"), "FORMS\n").unwrap();
     std::fs::write(sandbox.project.join("notes.txt"), "one\n").unwrap();
     sandbox
-}
-
-/// `skillet` in the project, with a clean environment pointing at the mock server.
-fn skillet(sandbox: &Sandbox, server: Option<&MockServer>) -> Command {
-    common::skillet(sandbox, server.map(|server| (server, API_KEY)))
 }
 
 #[test]

@@ -21,12 +21,7 @@ fn model() -> Option<PathBuf> {
     dir
 }
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../skills/tests/fixtures/library")
-        .canonicalize()
-        .unwrap()
-}
+use skillet_test_support::fixture_library as fixtures;
 
 /// A second library of `count` skills.
 fn generated_library(root: &Path, count: usize) -> PathBuf {

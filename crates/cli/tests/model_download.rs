@@ -13,12 +13,7 @@ use skillet_test_support::hub::{HubServer, resolve_path};
 
 const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../skills/tests/fixtures/library")
-        .canonicalize()
-        .unwrap()
-}
+use skillet_test_support::fixture_library as fixtures;
 
 /// `skillet skills ARGS` over the fixture library with a clean environment: no model anywhere,
 /// the hub at `hub`, the Hugging Face cache and skillet's cache inside `sandbox`.

@@ -18,11 +18,9 @@ mod common;
 use std::process::Stdio;
 
 use common::mcp_client::{Server, text};
-use common::{Sandbox, run, skillet, tool_result, write_skill};
+use common::{API_KEY, Sandbox, run, skillet, tool_result, write_skill};
 use serde_json::{Value, json};
 use skillet_test_support::{MockServer, TestDatabase, Turn};
-
-const API_KEY: &str = "sk-test";
 
 /// A skill to publish whose body runs a command and whose frontmatter grants one, with a file
 /// of its own.

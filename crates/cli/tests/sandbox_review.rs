@@ -506,7 +506,7 @@ fn a_rebase_left_with_exec_lines_is_told() {
     );
     assert!(results[0].contains("left"), "{}", results[0]);
     assert!(
-        stderr.contains("careful: the command left a rebase in progress that runs commands"),
+        stderr.contains("careful: the command left a rebase in progress (.git/rebase-merge)"),
         "the user was not told: {stderr}"
     );
 }
@@ -534,4 +534,91 @@ fn a_link_to_a_protected_path_replaced_is_told() {
         stderr.contains(".githooks was a link to tools/hooks (protected)"),
         "the user was not told: {stderr}"
     );
+}
+
+/// A repository with a submodule `lib` (from a repository beside the project), committed.
+fn with_submodule() -> Sandbox {
+    let sandbox = repository();
+    let lib = sandbox.root.join("lib-src");
+    std::fs::create_dir_all(&lib).unwrap();
+    git(&lib, &["init", "-q", "-b", "main"]);
+    git(&lib, &["commit", "-q", "--allow-empty", "-m", "lib"]);
+    git(
+        &sandbox.project,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &lib.display().to_string(),
+            "lib",
+        ],
+    );
+    git(&sandbox.project, &["commit", "-q", "-m", "with lib"]);
+    sandbox
+}
+
+/// A nested repository added to a submodule's index: `git status` at the top looks into the
+/// submodule, and so into it. Told as one at the top is.
+#[test]
+fn a_nested_repository_added_inside_a_submodule_is_told() {
+    let sandbox = with_submodule();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let (results, stderr) = attack_told(
+        &sandbox,
+        &[
+            "cd lib && git init -q nested && cd nested && git -c user.email=m@x -c user.name=m commit -q --allow-empty -m x && git config core.fsmonitor 'touch ../../PWNED; false' && cd .. && git add nested && echo added",
+        ],
+    );
+    assert!(results[0].contains("added"), "{}", results[0]);
+    assert!(
+        stderr.contains("careful: the command added lib/nested to git's index"),
+        "the user was not told: {stderr}"
+    );
+}
+
+/// A submodule not initialised yet (as after a clone without `--recurse-submodules`): the
+/// repository `git submodule update --init` would take under `.git/modules/` cannot be made
+/// by a command; nor can a repository be planted where a gitlink is, listed in `.gitmodules`
+/// or only in the index.
+#[test]
+fn no_repository_can_be_planted_for_a_submodule_or_a_gitlink() {
+    let sandbox = with_submodule();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    git(
+        &sandbox.project,
+        &["submodule", "deinit", "-q", "-f", "lib"],
+    );
+    std::fs::remove_dir_all(sandbox.project.join(".git/modules/lib")).unwrap();
+    // A gitlink with no `.gitmodules` entry, its folder empty as after a clone.
+    let head = git(&sandbox.project, &["rev-parse", "HEAD"]);
+    let head = String::from_utf8(head.stdout).unwrap();
+    git(
+        &sandbox.project,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{},vendor/thing", head.trim()),
+        ],
+    );
+    git(&sandbox.project, &["commit", "-q", "-m", "vendor"]);
+    std::fs::create_dir_all(sandbox.project.join("vendor/thing")).unwrap();
+    let results = attack(
+        &sandbox,
+        &[
+            "git init -q --bare .git/modules/lib 2>&1 | tail -1; test -d .git/modules/lib/objects && echo planted-module || echo no-module",
+            "git init -q vendor/thing 2>&1 | tail -1; test -d vendor/thing/.git/objects && echo planted-gitlink || echo no-gitlink",
+            "git init -q lib 2>&1 | tail -1; test -d lib/.git/objects && echo planted-lib || echo no-lib",
+        ],
+    );
+    assert!(results[0].contains("no-module"), "{}", results[0]);
+    assert!(results[1].contains("no-gitlink"), "{}", results[1]);
+    assert!(results[2].contains("no-lib"), "{}", results[2]);
+    assert_not_pwned(&sandbox);
 }

@@ -6,12 +6,9 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::{Sandbox, first_text, run, tool_result, write_skill};
+use common::{Sandbox, first_text, run, skillet_at as skillet, tool_result, write_skill};
 use serde_json::json;
 use skillet_test_support::{MockServer, Turn};
-
-const API_KEY: &str = "sk-test";
 
 /// A project with three skills: `status` runs a command and allows `touch`; `careful` refuses
 /// writes; `plain` does neither.
@@ -35,10 +32,6 @@ fn sandbox() -> Sandbox {
     );
     std::fs::write(sandbox.project.join("notes.txt"), "one\n").unwrap();
     sandbox
-}
-
-fn skillet(sandbox: &Sandbox, server: Option<&MockServer>) -> Command {
-    common::skillet(sandbox, server.map(|server| (server, API_KEY)))
 }
 
 #[test]

@@ -5,7 +5,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
 
 use assert_cmd::Command;
@@ -13,12 +13,7 @@ use common::{run, write_skill};
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../skills/tests/fixtures/library")
-        .canonicalize()
-        .unwrap()
-}
+use skillet_test_support::fixture_library as fixtures;
 
 /// `skillet` with an empty home and working directory, so no real skills leak in.
 fn skillet(sandbox: &Path) -> Command {

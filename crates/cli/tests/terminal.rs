@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{Sandbox, write_skill};
+use common::{API_KEY, Sandbox, write_skill};
 use serde_json::{Value, json};
 use skillet_test_support::{MockServer, Reply, Turn};
 
@@ -50,9 +50,6 @@ fn tmux_missing() -> bool {
     }
     missing
 }
-
-/// The API key skillet is given for the mock server.
-const API_KEY: &str = "sk-test";
 
 /// A project with skills, and a home, in a temp folder.
 fn sandbox() -> Sandbox {

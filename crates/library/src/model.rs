@@ -28,6 +28,10 @@ pub const DOWNLOAD_FAILED_MARKER: &str = "model-download-failed";
 pub const TEMP_EMBEDDINGS_DIR: &str = "skillet-embeddings";
 
 /// Where the model can come from besides a download.
+/// The short hint wherever skills are ranked by words only for want of the model.
+pub const WORDS_ONLY_HINT: &str =
+    "`skillet skills index` downloads the embedding model (about 90 MB) to rank by meaning too";
+
 const MODEL_BY_HAND: &str = "or put its config.json, tokenizer.json and model.safetensors in a \
     folder and pass --embed-model DIR or set SKILLET_EMBED_MODEL";
 

@@ -60,7 +60,9 @@ pub fn unlocks(workspace: &Workspace, library: &Library) -> Unlocks {
     let root = workspace.project_root();
     // A broken skillet.toml is the settings' error to report, with its line: here it only
     // unlocks nothing.
-    let grants = project_grants(&root).ok().flatten();
+    let grants = project_grants(&root, user_config_dir().as_deref())
+        .ok()
+        .flatten();
     Unlocks::find(&root, library, grants)
 }
 

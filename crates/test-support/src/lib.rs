@@ -78,6 +78,14 @@ pub fn skip(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{message}");
 }
 
+/// The skills engine's fixture library (`crates/skills/tests/fixtures/library`): a dozen small
+/// skills, valid and broken, that many crates' tests read.
+pub fn fixture_library() -> std::path::PathBuf {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills/tests/fixtures/library");
+    std::fs::canonicalize(&dir).unwrap_or(dir)
+}
+
 /// The corpus of real skills for tests, benchmarks and evaluations: `$SKILLET_CORPUS`, else
 /// `../shared/corpus` beside the workspace; `None` when it is not a folder (callers skip,
 /// saying so).

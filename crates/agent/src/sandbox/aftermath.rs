@@ -17,67 +17,25 @@
 //! Nothing is undone: what the command left is the user's to look at, with the command that
 //! shows it and the one that drops it.
 
-use std::collections::{BTreeSet, HashMap};
-use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
-use super::protect::git::{read_small, resolve_git_dir, run_until};
+use super::gitlinks::{Indexes, Listing, listed};
+use super::protect::git::{common_dir, resolve_git_dir};
 
-/// How long listing the index's gitlinks may take (once before the first command, and after a
-/// command that changed the index); past it, the user is told it could not be checked.
-pub const GIT_INDEX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-/// The most gitlinks remembered of one index (a repository with more submodules is checked
-/// for the first ones only, and the user told).
-pub const MAX_GITLINKS: usize = 4_096;
+/// The most entries of an operation's folder looked at.
+const MAX_PENDING_ENTRIES: usize = 1_024;
 /// The most gitlinks named in one finding.
 const NAMED: usize = 5;
-
-/// An index file as it was: a command that rewrote it changed one of these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Identity {
-    device: u64,
-    inode: u64,
-    size: u64,
-    modified: (i64, i64),
-    changed: (i64, i64),
-}
-
-impl Identity {
-    #[cfg(unix)]
-    fn of(path: &Path) -> Option<Self> {
-        use std::os::unix::fs::MetadataExt as _;
-        let metadata = std::fs::symlink_metadata(path).ok()?;
-        Some(Self {
-            device: metadata.dev(),
-            inode: metadata.ino(),
-            size: metadata.size(),
-            modified: (metadata.mtime(), metadata.mtime_nsec()),
-            changed: (metadata.ctime(), metadata.ctime_nsec()),
-        })
-    }
-
-    #[cfg(not(unix))]
-    fn of(_path: &Path) -> Option<Self> {
-        None
-    }
-}
-
-/// The gitlinks of one index, or why they could not be listed.
-type Listing = Result<Arc<BTreeSet<PathBuf>>, String>;
-
-/// The last listing of each index, with the identity it was made of, so a command that leaves
-/// the index alone costs a `stat`.
-static LISTED: Mutex<Option<HashMap<PathBuf, (Identity, Listing)>>> = Mutex::new(None);
 
 /// A repository as a command found it.
 struct Repository {
     root: PathBuf,
     git_dir: PathBuf,
     git: Option<PathBuf>,
-    index: Option<Identity>,
+    common_dir: PathBuf,
+    indexes: Indexes,
     gitlinks: Listing,
-    rebase_exec: Vec<String>,
+    pending: Vec<Pending>,
 }
 
 /// What was there before a command, to compare with after it.
@@ -93,16 +51,18 @@ impl Aftermath {
         let repository = skillet_skills::find_git_root(cwd).and_then(|root| {
             let git_dir = resolve_git_dir(&root.join(".git"))?;
             let git = super::host::find("git", untrusted);
-            let index = Identity::of(&git_dir.join("index"));
-            let gitlinks = gitlinks(git.as_deref(), &root, &git_dir, index);
-            let rebase_exec = rebase_exec(&git_dir);
+            let common_dir = common_dir(&git_dir).unwrap_or_else(|| git_dir.clone());
+            let indexes = Indexes::of(&git_dir, &common_dir);
+            let gitlinks = listed(git.as_deref(), &root, &git_dir, &indexes);
+            let pending = pending(&git_dir);
             Some(Repository {
                 root,
                 git_dir,
                 git,
-                index,
+                common_dir,
+                indexes,
                 gitlinks,
-                rebase_exec,
+                pending,
             })
         });
         Self { links, repository }
@@ -123,13 +83,13 @@ impl Aftermath {
         let Some(repository) = &self.repository else {
             return findings;
         };
-        let index = Identity::of(&repository.git_dir.join("index"));
-        if index != repository.index {
-            let after = gitlinks(
+        let indexes = Indexes::of(&repository.git_dir, &repository.common_dir);
+        if indexes != repository.indexes {
+            let after = listed(
                 repository.git.as_deref(),
                 &repository.root,
                 &repository.git_dir,
-                index,
+                &indexes,
             );
             match (&repository.gitlinks, &after) {
                 (Ok(before), Ok(after)) => {
@@ -139,16 +99,18 @@ impl Aftermath {
                     }
                 }
                 (Err(why), _) | (_, Err(why)) => findings.push(format!(
-                    "the command changed git's index, and skillet could not check it for nested repositories ({why}): look at `git diff --cached --submodule` before running git here"
+                    "the command changed git's index, and skillet could not check it for nested repositories ({why}): before running git here, look for them with `git ls-files --stage | grep ^160` (it looks into none)"
                 )),
             }
         }
-        let exec = rebase_exec(&repository.git_dir);
-        if !exec.is_empty() && exec != repository.rebase_exec {
-            findings.push(format!(
-                "the command left a rebase in progress that runs commands ({}); `git rebase --continue` would run them outside any sandbox, `git rebase --abort` drops it",
-                exec.first().map_or("", String::as_str)
-            ));
+        for (before, after) in repository.pending.iter().zip(pending(&repository.git_dir)) {
+            if after.digest.is_some() && after.digest != before.digest {
+                findings.push(format!(
+                    "the command left a {operation} in progress (.git/{folder}): `git {operation} --continue` would run what it wrote there (`exec` lines, a merge strategy) outside any sandbox; `git {operation} --abort` drops it",
+                    operation = after.operation,
+                    folder = after.folder
+                ));
+            }
         }
         findings
     }
@@ -165,98 +127,60 @@ fn gitlinks_added(root: &Path, added: &[&PathBuf]) -> String {
     }
     let first = added.first().map(|path| path.display().to_string());
     format!(
-        "the command added {} to git's index as nested repositories (gitlinks) in {}: git commands here that look into submodules, `git status` among them, would run their config and hooks outside any sandbox. Look with `git diff --cached --submodule`; `git rm --cached {}` drops one",
+        "the command added {} to git's index as nested repositories (gitlinks) in {}: git commands here that look into submodules, `git status` among them, would run their config and hooks outside any sandbox. Before any other git command here, `git update-index --force-remove -- {}` drops one (it looks into none; for one inside a submodule, run it there)",
         names.join(", "),
         root.display(),
         first.unwrap_or_default()
     )
 }
 
-/// The gitlinks of the index at `git_dir`, from the cache when `index` is what was listed.
-fn gitlinks(git: Option<&Path>, root: &Path, git_dir: &Path, index: Option<Identity>) -> Listing {
-    let Some(index) = index else {
-        return Ok(Arc::default());
-    };
-    let key = git_dir.join("index");
-    if let Ok(cache) = LISTED.lock()
-        && let Some((identity, listing)) = cache.as_ref().and_then(|cache| cache.get(&key))
-        && *identity == index
-    {
-        return listing.clone();
-    }
-    let listing = list_gitlinks(git, root, git_dir);
-    if let Ok(mut cache) = LISTED.lock() {
-        cache
-            .get_or_insert_with(HashMap::new)
-            .insert(key, (index, listing.clone()));
-    }
-    listing
+/// The git directory's folders that hold an operation in progress, which `--continue` carries
+/// on: a rebase (merge or apply backend) and a cherry-pick or revert sequence.
+const PENDING: [(&str, &str); 3] = [
+    ("rebase-merge", "rebase"),
+    ("rebase-apply", "rebase"),
+    ("sequencer", "cherry-pick"),
+];
+
+/// An operation in progress, as a command found or left it.
+struct Pending {
+    folder: &'static str,
+    operation: &'static str,
+    /// A digest of its folder (names, sizes, modification times of what it holds); none when
+    /// there is none. Not parsed: whatever a command changed there is told, whatever it holds.
+    digest: Option<u64>,
 }
 
-/// `git ls-files --stage` read as it streams, gitlinks (mode 160000) kept.
-fn list_gitlinks(git: Option<&Path>, root: &Path, git_dir: &Path) -> Listing {
-    let Some(git) = git else {
-        return Err("no git outside the folders commands write".to_string());
-    };
-    let mut command = std::process::Command::new(git);
-    command
-        .args([
-            "--no-optional-locks",
-            "-c",
-            "core.fsmonitor=false",
-            "--git-dir",
-        ])
-        .arg(git_dir)
-        .arg("--work-tree")
-        .arg(root)
-        .args(["ls-files", "--stage", "-z"])
-        .current_dir(root)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_COMMON_DIR")
-        .env_remove("GIT_INDEX_FILE");
-    let deadline = std::time::Instant::now() + GIT_INDEX_TIMEOUT;
-    let read = |stdout: std::process::ChildStdout| {
-        let mut found = BTreeSet::new();
-        let mut more = false;
-        for record in std::io::BufReader::new(stdout).split(0) {
-            let Ok(record) = record else { break };
-            // `MODE OBJECT STAGE\tPATH`
-            let Some(path) = record.strip_prefix(b"160000 ").and_then(|rest| {
-                rest.iter()
-                    .position(|b| *b == b'\t')
-                    .map(|at| &rest[at + 1..])
-            }) else {
-                continue;
-            };
-            if found.len() == MAX_GITLINKS {
-                more = true;
-                continue;
+fn pending(git_dir: &Path) -> Vec<Pending> {
+    use std::hash::{Hash as _, Hasher as _};
+    PENDING
+        .iter()
+        .map(|(folder, operation)| {
+            let entries = std::fs::read_dir(git_dir.join(folder)).ok();
+            let digest = entries.map(|entries| {
+                let mut seen: Vec<(std::ffi::OsString, u64, Option<std::time::SystemTime>)> =
+                    entries
+                        .filter_map(Result::ok)
+                        .take(MAX_PENDING_ENTRIES)
+                        .map(|entry| {
+                            let metadata = entry.metadata().ok();
+                            (
+                                entry.file_name(),
+                                metadata.as_ref().map_or(0, std::fs::Metadata::len),
+                                metadata.and_then(|m| m.modified().ok()),
+                            )
+                        })
+                        .collect();
+                seen.sort();
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                seen.hash(&mut hasher);
+                hasher.finish()
+            });
+            Pending {
+                folder,
+                operation,
+                digest,
             }
-            found.insert(PathBuf::from(String::from_utf8_lossy(path).into_owned()));
-        }
-        (found, more)
-    };
-    match run_until(command, deadline, read) {
-        Some((true, (found, false))) => Ok(Arc::new(found)),
-        Some((true, (_, true))) => Err(format!("more than {MAX_GITLINKS} submodules")),
-        Some((false, _)) => Err("git could not read the index".to_string()),
-        None => Err(format!(
-            "git took longer than {} s",
-            GIT_INDEX_TIMEOUT.as_secs()
-        )),
-    }
-}
-
-/// The `exec` lines of a rebase in progress (none when there is none).
-fn rebase_exec(git_dir: &Path) -> Vec<String> {
-    read_small(&git_dir.join("rebase-merge").join("git-rebase-todo"))
-        .map(|todo| {
-            todo.lines()
-                .map(str::trim)
-                .filter(|line| matches!(line.split_whitespace().next(), Some("exec" | "x")))
-                .map(str::to_string)
-                .collect()
         })
-        .unwrap_or_default()
+        .collect()
 }

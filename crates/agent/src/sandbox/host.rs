@@ -48,6 +48,43 @@ pub fn trusted(path: &Path, untrusted: &[PathBuf]) -> bool {
             .any(|root| path.starts_with(root) || real.starts_with(root))
 }
 
+/// Runs the host's git `command` (its config from the command line and environment dropped,
+/// no input, errors unread) until `deadline`, its output read by `read` beside it: whether it
+/// exited with 0, and what `read` made of it. None when it did not start or did not end in
+/// time (then it is killed).
+pub fn run_until<T: Send + 'static>(
+    mut command: std::process::Command,
+    deadline: std::time::Instant,
+    read: impl FnOnce(std::process::ChildStdout) -> T + Send + 'static,
+) -> Option<(bool, T)> {
+    let output = command
+        .env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_CONFIG_COUNT")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = output else {
+        return None;
+    };
+    let stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || read(stdout));
+    let success = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status.success(),
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    };
+    reader.join().ok().map(|read| (success, read))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

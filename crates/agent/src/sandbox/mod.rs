@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 
 #[cfg(unix)]
 pub mod aftermath;
+#[cfg(unix)]
+pub mod gitlinks;
 pub mod host;
 #[cfg(unix)]
 mod inherited;

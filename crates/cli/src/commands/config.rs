@@ -88,7 +88,7 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
 fn not_set_up(resolved: &Result<Settings, SettingsError>) -> bool {
     matches!(
         resolved,
-        Err(SettingsError::NoProvider
+        Err(SettingsError::NoProvider { .. }
             | SettingsError::MissingKey { .. }
             | SettingsError::NoModel { .. })
     )
@@ -271,7 +271,10 @@ fn describe_skills(text: &mut String, context: &Context) {
             text,
             "embedding model",
             "not found",
-            "skills are matched by words only; `skillet skills index` downloads it",
+            &format!(
+                "skills are matched by words only; {}",
+                skillet_library::model::WORDS_ONLY_HINT
+            ),
         ),
     }
     let _ = writeln!(text, "skill roots (the first with a name wins):");

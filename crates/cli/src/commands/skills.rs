@@ -291,7 +291,7 @@ fn agent_catalog_budget(context: &Context, model: Option<String>) -> (usize, Str
         Err(error) => {
             if !matches!(
                 error,
-                SettingsError::NoProvider
+                SettingsError::NoProvider { .. }
                     | SettingsError::MissingKey { .. }
                     | SettingsError::NoModel { .. }
             ) {

@@ -72,10 +72,11 @@ pub fn run(
         events(event);
     });
     if !index.has_model() && !said {
-        warn(
+        warn(&format!(
             "note: ranked by words only (no embedding model): a session with the model ranks by \
-             meaning too, so its suggestions may differ\n  hint: `skillet skills index` downloads it",
-        );
+             meaning too, so its suggestions may differ\n  hint: {}",
+            skillet_library::model::WORDS_ONLY_HINT
+        ));
     }
     let mut results = Vec::new();
     for (name, source, triggers) in &tests {

@@ -11,7 +11,7 @@ use skillet_test_support::{MockServer, Turn};
 
 use super::{Sandbox, run, tool_result};
 
-pub const API_KEY: &str = "sk-test";
+pub use super::API_KEY;
 
 /// Whether commands run in namespaces here; if not, a line saying why these tests cannot show
 /// it (or a failure where `SKILLET_REQUIRE_SANDBOX` says they must: CI).

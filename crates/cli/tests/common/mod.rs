@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use skillet_test_support::MockServer;
 
+/// The API key the mock provider is given (never a real one).
+pub const API_KEY: &str = "sk-test";
+
 /// A temp folder holding an empty home and a project folder, removed when dropped.
 pub struct Sandbox {
     /// The temp folder, by the path it was made with.
@@ -91,6 +94,11 @@ pub fn skillet(sandbox: &Sandbox, provider: Option<(&MockServer, &str)>) -> Comm
         .env_clear()
         .envs(environment(sandbox, provider));
     command
+}
+
+/// [`skillet`] pointed at `server` with [`API_KEY`] when there is one.
+pub fn skillet_at(sandbox: &Sandbox, server: Option<&MockServer>) -> Command {
+    skillet(sandbox, server.map(|server| (server, API_KEY)))
 }
 
 /// How a run of skillet ended, and what it wrote.

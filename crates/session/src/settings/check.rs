@@ -201,6 +201,10 @@ mod tests {
                 "expected a whole number up to 4294967295",
             ),
             ("sandbox = 3\n", "expected a table ([sandbox])"),
+            (
+                "[[sandbox]]\nnetwork = false\n",
+                "`[[sandbox]]` makes a list of tables, and `sandbox` is one table: write `[sandbox]`",
+            ),
             ("[sandbox]\nwritable = \"/x\"\n", "expected a list"),
             ("yes = \"true\"\n", "expected true or false"),
             (

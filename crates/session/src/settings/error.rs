@@ -53,9 +53,13 @@ pub enum SettingsError {
         /// What it says.
         value: String,
     },
-    /// No provider is configured anywhere.
-    #[error("{NO_PROVIDER}")]
-    NoProvider,
+    /// No provider is configured anywhere (that counts: `ignored` says what a file set that
+    /// was not taken, such as an untrusted project's provider).
+    #[error("{NO_PROVIDER}{}", ignored.iter().fold(String::new(), |text, line| text + "\n" + line))]
+    NoProvider {
+        /// What the files said that was ignored, one warning each.
+        ignored: Vec<String>,
+    },
     /// The provider needs a key that is not set.
     #[error(
         "{key_env} is not set; {provider} needs an API key\n  hint: export {key_env}=… (or point OPENAI_BASE_URL at a local server)"

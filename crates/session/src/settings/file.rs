@@ -162,6 +162,40 @@ impl FileConfig {
         (self, capped)
     }
 
+    /// What in this (a project's) file goes past the user's own `user`, as the trust question
+    /// shows it: `key = value (yours: value)`, for each key [`Self::capped_by`] removes.
+    pub(super) fn raised_over(&self, user: &Self) -> Vec<String> {
+        fn shown<T: std::fmt::Debug>(value: Option<&T>) -> String {
+            value.map_or_else(String::new, |value| format!("{value:?}"))
+        }
+        let (_, capped) = self.clone().capped_by(user);
+        capped
+            .into_iter()
+            .map(|key| {
+                let (theirs, yours) = match key {
+                    "max_steps" => (
+                        shown(self.max_steps.as_ref()),
+                        shown(user.max_steps.as_ref()),
+                    ),
+                    "max_tokens" => (
+                        shown(self.max_tokens.as_ref()),
+                        shown(user.max_tokens.as_ref()),
+                    ),
+                    "catalog_budget" => (
+                        shown(self.catalog_budget.as_ref()),
+                        shown(user.catalog_budget.as_ref()),
+                    ),
+                    "skill_match" => (
+                        shown(self.skill_match.as_ref()),
+                        shown(user.skill_match.as_ref()),
+                    ),
+                    _ => (shown(self.model.as_ref()), shown(user.model.as_ref())),
+                };
+                format!("{key} = {theirs} (yours: {yours})")
+            })
+            .collect()
+    }
+
     /// This file split in two: what any project's copy may set (values that only narrow what
     /// the user allows), and what only trust grants, each key with its `key = value` as shown
     /// in the trust question. Every field is named here (no `..`): a key added to the file

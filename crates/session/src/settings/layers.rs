@@ -132,16 +132,26 @@ pub(super) fn registry_url_in(
 }
 
 /// The project's `skillet.toml` and what in it only trust grants, one `key = value` each
-/// (`None`: no file). The file is read as the settings read it, so a broken one is the same
-/// error here.
+/// (`None`: no file): the keys an untrusted project may not set, then those it may set but not
+/// past the user's own file in `user_config_dir` (`max_steps = 200 (yours: 20)`). The file is
+/// read as the settings read it, so a broken one is the same error here.
 pub fn project_grants(
     project_root: &Path,
+    user_config_dir: Option<&Path>,
 ) -> Result<Option<(PathBuf, Vec<String>)>, SettingsError> {
     let path = project_root.join(CONFIG_FILE);
     let Some(project) = FileConfig::read_if_present(&path)? else {
         return Ok(None);
     };
-    Ok(Some((path, project.grants())))
+    let mut grants = project.grants();
+    // A user's file that cannot be read caps nothing here: the settings report it.
+    if let Some(user) = user_config_dir
+        .and_then(|dir| FileConfig::read_if_present(&dir.join(CONFIG_FILE)).ok())
+        .flatten()
+    {
+        grants.extend(project.raised_over(&user));
+    }
+    Ok(Some((path, grants)))
 }
 
 /// Picks a value: the flag, else the environment, else the files. Where the environment wins
@@ -298,8 +308,15 @@ mod tests {
                 .all(|w| w.contains(&temp.path().join(CONFIG_FILE).display().to_string()))
         );
         // With nothing else configured, a project file cannot pick a provider either.
+        // And the error says what the file set was ignored, not only "set them in skillet.toml".
         let error = resolve(&[], &Flags::default(), temp.path()).unwrap_err();
-        assert!(matches!(error, SettingsError::NoProvider), "{error}");
+        assert!(matches!(error, SettingsError::NoProvider { .. }), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("`provider` is ignored: the project is not trusted"),
+            "{error}"
+        );
         // Narrowing is honoured.
         std::fs::write(
             temp.path().join(CONFIG_FILE),
@@ -415,5 +432,28 @@ mod tests {
         .unwrap();
         assert_eq!(s.explanation.origin("model"), &Origin::File(file));
         assert_eq!(s.explanation.origin("max_steps"), &Origin::Default);
+    }
+
+    #[test]
+    fn the_trust_listing_names_what_only_trust_grants_and_what_goes_past_the_users_file() {
+        let temp = tempfile::tempdir().unwrap();
+        let (project, user) = (temp.path().join("project"), temp.path().join("user"));
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(
+            project.join(CONFIG_FILE),
+            "yes = true\nmax_steps = 200\nmax_tokens = 100\nmodel = \"theirs\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            user.join(CONFIG_FILE),
+            "max_steps = 20\nmax_tokens = 4000\n",
+        )
+        .unwrap();
+        let (_, grants) = project_grants(&project, Some(&user)).unwrap().unwrap();
+        // max_tokens narrows and the user's file names no model: neither needs trust.
+        assert_eq!(grants, ["yes = true", "max_steps = 200 (yours: 20)"]);
+        let (_, grants) = project_grants(&project, None).unwrap().unwrap();
+        assert_eq!(grants, ["yes = true"]);
     }
 }

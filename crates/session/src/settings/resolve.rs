@@ -59,7 +59,9 @@ impl Settings {
             file_provider,
             &mut warnings,
         )
-        .ok_or(SettingsError::NoProvider)?;
+        .ok_or_else(|| SettingsError::NoProvider {
+            ignored: warnings.clone(),
+        })?;
         origins.push(("provider", origin));
         let (key_env, url_env, default_url) = match provider {
             ProviderKind::Anthropic => (

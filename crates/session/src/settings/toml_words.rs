@@ -69,6 +69,18 @@ pub(super) fn toml_message(error: &toml::de::Error, text: &str) -> String {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     let quoted = text.lines().nth(line - 1).unwrap_or_default().trim_end();
+    // `[[sandbox]]` is a list of tables, which serde reads field by field ("invalid type: map,
+    // expected true or false"): say what it is instead.
+    if let Some(name) = quoted
+        .trim_start()
+        .strip_prefix("[[")
+        .and_then(|rest| rest.split("]]").next())
+    {
+        let name = name.trim();
+        message = format!(
+            "`[[{name}]]` makes a list of tables, and `{name}` is one table: write `[{name}]`"
+        );
+    }
     format!("line {line}, column {column}: {message}\n    {line} | {quoted}")
 }
 

@@ -105,11 +105,38 @@ pub(super) fn git_paths(
         wanted.push((module.join("hooks"), Placeholder::Folder));
         configs.push(module.join("config"));
     }
-    for path in submodule_paths(&root.join(".gitmodules")) {
+    let git = super::super::host::find("git", untrusted);
+    // A gitlink's work tree (listed in `.gitmodules` or only in the index) gets a `.git` of the
+    // command's making at no path: a repository planted there would run at the user's next
+    // `git status`.
+    let submodules = submodules(git.as_deref(), root);
+    let indexed = super::super::gitlinks::listed(
+        git.as_deref(),
+        root,
+        &git_dir,
+        &super::super::gitlinks::Indexes::of(&git_dir, &common_dir),
+    );
+    let work_trees = submodules
+        .iter()
+        .map(|(_, path)| PathBuf::from(path))
+        .chain(indexed.iter().flat_map(|listed| listed.iter().cloned()));
+    for path in work_trees {
         if let Some(path) = skillet_skills::confine::normalize(&root.join(path))
             && path.starts_with(root)
         {
             wanted.push((path.join(".git"), Placeholder::Folder));
+        }
+    }
+    // A submodule not initialised yet has no repository under `modules/`: one the command made
+    // there would be the one `git submodule update --init` takes.
+    let modules_dir = common_dir.join("modules");
+    for (name, _) in &submodules {
+        if let Some(module) = skillet_skills::confine::normalize(&modules_dir.join(name))
+            && module.starts_with(&modules_dir)
+            && module != modules_dir
+            && !module.exists()
+        {
+            wanted.push((module, Placeholder::Folder));
         }
     }
     let mut others = configs.split_off(own);
@@ -236,7 +263,7 @@ pub(in crate::sandbox) fn resolve_git_dir(dot_git: &Path) -> Option<PathBuf> {
 }
 
 /// The common directory a linked worktree's git directory names in `commondir`.
-fn common_dir(git_dir: &Path) -> Option<PathBuf> {
+pub(in crate::sandbox) fn common_dir(git_dir: &Path) -> Option<PathBuf> {
     let text = read_small(&git_dir.join("commondir"))?;
     let target = text.trim_end_matches(['\n', '\r']);
     std::fs::canonicalize(git_dir.join(target)).ok()
@@ -247,7 +274,7 @@ fn is_git_dir(dir: &Path) -> bool {
     dir.join("HEAD").is_file() && (dir.join("objects").is_dir() || dir.join("commondir").is_file())
 }
 
-fn find_modules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+pub(in crate::sandbox) fn find_modules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     if depth > MAX_MODULE_DEPTH || out.len() >= MAX_GIT_MODULES {
         return;
     }
@@ -273,6 +300,47 @@ fn find_modules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 }
 
 /// The `path = …` values of a `.gitmodules` file.
+/// The submodules `.gitmodules` at `root` names, (name, path), as git reads the file (`git
+/// config --file`); where git cannot say, by a plain reading of its `path` lines (names
+/// unknown then: the path stands for the name, as git's default).
+fn submodules(git: Option<&Path>, root: &Path) -> Vec<(String, String)> {
+    let gitmodules = root.join(".gitmodules");
+    if !gitmodules.is_file() {
+        return Vec::new();
+    }
+    let read = git.and_then(|git| {
+        let mut command = std::process::Command::new(git);
+        command
+            .args(["config", "--file"])
+            .arg(&gitmodules)
+            .args(["-z", "--get-regexp", r"^submodule\..*\.path$"])
+            .current_dir("/");
+        let deadline = std::time::Instant::now() + GIT_CONFIG_TIMEOUT;
+        let (_, bytes) = super::super::host::run_until(command, deadline, |stdout| {
+            use std::io::Read as _;
+            let mut bytes = Vec::new();
+            let _ = stdout.take(MAX_GIT_FILE_BYTES).read_to_end(&mut bytes);
+            bytes
+        })?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        Some(
+            text.split('\0')
+                .filter_map(|record| {
+                    let (key, path) = record.split_once('\n')?;
+                    let name = key.strip_prefix("submodule.")?.strip_suffix(".path")?;
+                    Some((name.to_string(), path.to_string()))
+                })
+                .collect::<Vec<_>>(),
+        )
+    });
+    read.unwrap_or_else(|| {
+        submodule_paths(&gitmodules)
+            .into_iter()
+            .map(|path| (path.clone(), path))
+            .collect()
+    })
+}
+
 fn submodule_paths(gitmodules: &Path) -> Vec<String> {
     let Some(text) = read_small(gitmodules) else {
         return Vec::new();
@@ -336,50 +404,13 @@ fn git_config_paths(
     ]);
     // An include that names a FIFO would hold git (and every command) for ever: it gets
     // GIT_CONFIG_TIMEOUT, and its output is read beside it, capped.
-    let (_, bytes) = run_until(command, deadline, |stdout| {
+    let (_, bytes) = super::super::host::run_until(command, deadline, |stdout| {
         use std::io::Read as _;
         let mut bytes = Vec::new();
         let _ = stdout.take(MAX_GIT_FILE_BYTES).read_to_end(&mut bytes);
         bytes
     })?;
     Some(parse_config_output(&bytes))
-}
-
-/// Runs the host's git `command` (its config from the command line and environment dropped,
-/// no input, errors unread) until `deadline`, its output read by `read` beside it: whether it
-/// exited with 0, and what `read` made of it. None when it did not start or did not end in
-/// time (then it is killed).
-pub(in crate::sandbox) fn run_until<T: Send + 'static>(
-    mut command: std::process::Command,
-    deadline: std::time::Instant,
-    read: impl FnOnce(std::process::ChildStdout) -> T + Send + 'static,
-) -> Option<(bool, T)> {
-    let output = command
-        .env_remove("GIT_CONFIG_PARAMETERS")
-        .env_remove("GIT_CONFIG_COUNT")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    let Ok(mut child) = output else {
-        return None;
-    };
-    let stdout = child.stdout.take()?;
-    let reader = std::thread::spawn(move || read(stdout));
-    let success = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status.success(),
-            Ok(None) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    };
-    reader.join().ok().map(|read| (success, read))
 }
 
 /// Parses `git config -z --show-origin --get-regexp` output: `file:ORIGIN\0KEY\nVALUE\0`.
@@ -417,7 +448,7 @@ fn expand_home(value: &str) -> PathBuf {
 /// The first [`MAX_GIT_FILE_BYTES`] of a regular file as text, opened as the engine opens
 /// what a repository controls (`skillet_skills::open_regular`: no FIFO, socket or device, no
 /// blocking open); none when it is no such file or not UTF-8.
-pub(in crate::sandbox) fn read_small(path: &Path) -> Option<String> {
+fn read_small(path: &Path) -> Option<String> {
     let mut file = skillet_skills::open_regular(path).ok()?;
     let mut bytes = Vec::new();
     skillet_skills::read_capped(&mut file, &mut bytes, MAX_GIT_FILE_BYTES).ok()?;

@@ -117,7 +117,7 @@ pub fn configured_url(context: &Context, flag: Option<&str>) -> anyhow::Result<O
     let project_root = context.project_root();
     // Trust (which reads every skill to see what it unlocks) matters only when the project's
     // own skillet.toml names a registry.
-    let project_names_one = crate::settings::project_grants(&project_root)
+    let project_names_one = crate::settings::project_grants(&project_root, None)
         .ok()
         .flatten()
         .is_some_and(|(_, grants)| grants.iter().any(|g| g.starts_with("registry_url")));
@@ -370,7 +370,10 @@ async fn search(
     }
     let mut text = String::new();
     if results.mode == "lexical" && mode != Mode::Lexical {
-        warn("note: ranked by words only (no embedding model here)");
+        warn(&format!(
+            "note: ranked by words only (no embedding model here)\n  hint: {}",
+            skillet_library::model::WORDS_ONLY_HINT
+        ));
     }
     for (rank, found) in results.results.iter().enumerate() {
         let mark = if found.relevant { '*' } else { ' ' };
