@@ -128,7 +128,10 @@ impl Agent {
                 .as_ref()
                 .is_some_and(|header| header.tools.iter().any(|tool| tool.name == "search_skills"));
         let shared = Shared {
-            gate: Arc::new(Gate::new(config.permissions.clone())),
+            gate: Arc::new(Gate::with_rules(
+                config.permissions.clone(),
+                config.rules.clone(),
+            )),
             usage: Arc::new(Mutex::new(Usage::default())),
             fetched: crate::tool::Fetched::default(),
         };

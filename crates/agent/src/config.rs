@@ -32,6 +32,9 @@ pub struct AgentConfig {
     pub catalog_budget: Option<usize>,
     /// Who may write and run commands.
     pub permissions: Permissions,
+    /// Standing rules: what is denied, asked about or allowed whatever `permissions` says
+    /// ([`crate::rules`]).
+    pub rules: crate::rules::Rules,
     /// Whether each user message is matched against the skills, and what is done with a match.
     pub skill_match: SkillMatch,
     /// The index matches come from (none: no matching). With it, a library too large for the
@@ -94,6 +97,7 @@ impl AgentConfig {
             permissions: Permissions::Deny {
                 reason: "writes and commands are not allowed in this session".into(),
             },
+            rules: crate::rules::Rules::default(),
             skill_match: SkillMatch::Suggest,
             skill_index: None,
             first_message: None,

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::grants::ActiveSkill;
+use crate::rules::{Decision, Rules};
 
 /// What a tool may do, which decides whether it needs permission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,6 +77,8 @@ pub enum Permissions {
 /// the skills active in this turn ([`crate::grants`]).
 pub struct Gate {
     permissions: Permissions,
+    /// The standing rules: deny, ask, allow.
+    rules: Rules,
     always: Mutex<HashSet<ToolKind>>,
     /// The skills active in this turn.
     active: Mutex<Vec<ActiveSkill>>,
@@ -92,8 +95,14 @@ const STOPPED: &str = "denied: the user stopped the turn here";
 impl Gate {
     /// A gate for this policy.
     pub fn new(permissions: Permissions) -> Self {
+        Self::with_rules(permissions, Rules::default())
+    }
+
+    /// A gate for this policy with standing rules.
+    pub fn with_rules(permissions: Permissions, rules: Rules) -> Self {
         Self {
             permissions,
+            rules,
             always: Mutex::new(HashSet::new()),
             active: Mutex::new(Vec::new()),
             next_turn: Mutex::new(Vec::new()),
@@ -122,8 +131,15 @@ impl Gate {
         }
     }
 
-    /// The refusal of an active skill's `disallowed-tools` for this call, naming the skill.
+    /// The refusal of a standing `deny` rule, or of an active skill's `disallowed-tools`, for
+    /// this call (any tool, reads too), naming the rule or the skill.
     pub fn refusal(&self, tool: &str, input: &serde_json::Value) -> Option<String> {
+        if let Some((Decision::Deny, rule)) = self.rules.decide(tool, input) {
+            return Some(format!(
+                "refused: the permission rule `{}` (deny, in {}) does not allow this call; do the task another way or ask the user",
+                rule.text, rule.source
+            ));
+        }
         let active = self.active.lock().ok()?;
         active
             .iter()
@@ -151,6 +167,11 @@ impl Gate {
     pub fn allows_unasked(&self, request: &ApprovalRequest, input: &serde_json::Value) -> bool {
         if request.protected.is_some() || self.refusal(&request.tool, input).is_some() {
             return false;
+        }
+        match self.rules.decide(&request.tool, input) {
+            Some((Decision::Ask, _)) => return false,
+            Some((Decision::Allow, _)) => return true,
+            _ => {}
         }
         request.kind == ToolKind::Read
             || self.asks_nobody(request.kind)
@@ -199,6 +220,38 @@ impl Gate {
         }
     }
 
+    /// A call a standing `ask` rule covers: asked about each time in `chat` ("always" does not
+    /// cover it), refused where nobody can be asked.
+    fn ask_each_time(
+        &self,
+        request: &ApprovalRequest,
+        rule: &crate::rules::StandingRule,
+    ) -> Result<(), String> {
+        match &self.permissions {
+            Permissions::Ask(_) if self.stopped() => Err(STOPPED.to_string()),
+            Permissions::Ask(approver) => match approver.approve(request) {
+                Approval::Yes | Approval::Always => Ok(()),
+                Approval::No => Err(
+                    "denied: the user refused this call; ask what they want instead".to_string(),
+                ),
+                Approval::Stop => {
+                    self.stopped.store(true, Ordering::SeqCst);
+                    Err(STOPPED.to_string())
+                }
+            },
+            Permissions::Allow => Err(format!(
+                "refused: the permission rule `{}` (ask, in {}) wants the user asked about this call, and nobody can be asked here; tell the user what you would run instead",
+                rule.text, rule.source
+            )),
+            Permissions::Deny { reason } => Err(format!("denied: {reason}")),
+        }
+    }
+
+    /// The standing rules.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
     /// `Ok` when the call (`input`, as the model gave it) may run; otherwise what the model is
     /// told. An active skill's `allowed-tools` let it run unasked, except on a protected path.
     pub fn check(
@@ -209,7 +262,18 @@ impl Gate {
         if request.kind == ToolKind::Read {
             return Ok(());
         }
-        if request.protected.is_none() && self.allowed_by(&request.tool, input).is_some() {
+        let standing = self.rules.decide(&request.tool, input);
+        if let Some((Decision::Deny, _)) = standing {
+            return Err(self
+                .refusal(&request.tool, input)
+                .unwrap_or_else(|| "refused by a permission rule".to_string()));
+        }
+        if let Some((Decision::Ask, rule)) = standing {
+            return self.ask_each_time(request, rule);
+        }
+        let allowed = matches!(standing, Some((Decision::Allow, _)))
+            || self.allowed_by(&request.tool, input).is_some();
+        if request.protected.is_none() && allowed {
             return Ok(());
         }
         match &self.permissions {

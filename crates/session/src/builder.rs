@@ -93,6 +93,7 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         placement: settings.placement,
         catalog_budget: settings.catalog_budget,
         permissions,
+        rules: permission_rules(workspace, settings),
         skill_match: settings.skill_match,
         skill_index: skill_index(settings, library, report),
         first_message: first_message.map(str::to_string),
@@ -239,6 +240,18 @@ pub fn registry_source(
     Some(Arc::new(skillet_registry::RegistrySource::new(
         registry, cache, locks,
     )))
+}
+
+/// The session's standing permission rules, their paths read against its folders.
+pub fn permission_rules(workspace: &Workspace, settings: &Settings) -> skillet_agent::rules::Rules {
+    skillet_agent::rules::Rules::new(
+        settings.permission_rules.iter().cloned(),
+        skillet_agent::rules::Places {
+            cwd: workspace.env.cwd.clone(),
+            project_root: workspace.project_root(),
+            home: workspace.env.home.clone(),
+        },
+    )
 }
 
 /// Where `save_skill` writes: `.agents/skills` at the project's root, or in the user's home

@@ -73,7 +73,8 @@ pub async fn apply(
             detail: Some(diff(&written, old, &new)),
             protected,
         },
-        &serde_json::Value::Null,
+        // The file really written, for the standing rules' paths (`Edit(src/**)`).
+        &serde_json::json!({ "path": absolute }),
     )?;
     let beneath: Arc<Beneath> = Arc::clone(&resolved.beneath);
     let shown = resolved.shown.clone();

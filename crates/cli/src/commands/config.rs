@@ -50,6 +50,10 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
             "sandbox mode:",
             skillet_agent::sandbox::describe(&policy, &context.env.cwd)
         );
+        describe_rules(
+            &mut text,
+            &skillet_session::builder::permission_rules(context, settings),
+        );
         ExitCode::SUCCESS
     } else {
         let _ = writeln!(text, "config files (the first that sets a key wins):");
@@ -82,6 +86,34 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
         crate::output::warn(&format!("{kind}: {error}"));
     }
     Ok(code)
+}
+
+/// The standing permission rules in force, where each came from, and those that can never
+/// match.
+fn describe_rules(text: &mut String, rules: &skillet_agent::rules::Rules) {
+    if rules.all().is_empty() {
+        let _ = writeln!(
+            text,
+            "permission rules: none (`[permissions]` in skillet.toml, or Claude Code's settings.json)"
+        );
+        return;
+    }
+    let _ = writeln!(text, "permission rules (deny, then ask, then allow):");
+    let mut sorted: Vec<&skillet_agent::rules::StandingRule> = rules.all().iter().collect();
+    sorted.sort_by_key(|rule| rule.decision);
+    for rule in sorted {
+        let dead = rule
+            .dead()
+            .map(|why| format!("  never matches: {why}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            text,
+            "  {:<5} {}  ({}){dead}",
+            rule.decision.as_str(),
+            rule.text,
+            rule.source
+        );
+    }
 }
 
 /// Whether the settings fail only for want of a provider set up (nothing wrong in a file).

@@ -43,6 +43,21 @@ pub struct FileConfig {
     pub sandbox: Option<SandboxFile>,
     /// The shared skill registry (a PostgreSQL URL) `skillet registry` uses.
     pub registry_url: Option<String>,
+    /// Standing permission rules.
+    pub permissions: Option<PermissionsFile>,
+}
+
+/// The `[permissions]` table: rules in Claude Code's spelling (`Bash(git status:*)`,
+/// `Read(.env)`, `Edit(src/**)`).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsFile {
+    /// Calls that run without asking (a grant: the user's file or a trusted project's only).
+    pub allow: Option<Vec<String>>,
+    /// Calls asked about each time (any file: it only narrows).
+    pub ask: Option<Vec<String>>,
+    /// Calls refused (any file: it only narrows).
+    pub deny: Option<Vec<String>>,
 }
 
 /// The `[sandbox]` table.
@@ -216,6 +231,7 @@ impl FileConfig {
             skill_match,
             sandbox,
             registry_url,
+            permissions,
         } = self;
         let mut grants = Vec::new();
         let g = &mut grants;
@@ -234,6 +250,19 @@ impl FileConfig {
         // `true` would undo the user's own `false`; `false` only narrows, so it stays.
         let skill_shell = granting(skill_shell, g, "skill_shell", |shell| *shell);
         let sandbox = sandbox.map(|sandbox| sandbox.split_grants(&mut grants));
+        // Deny and ask rules only narrow; allow rules grant.
+        let permissions = permissions.map(|permissions| {
+            let allow = granting(
+                permissions.allow.map(|allow| allow.join(", ")),
+                &mut grants,
+                "permissions.allow",
+                |allow| !allow.is_empty(),
+            );
+            PermissionsFile {
+                allow: allow.map(|_| Vec::new()),
+                ..permissions
+            }
+        });
         let narrowed = Self {
             provider: None,
             model,
@@ -249,6 +278,7 @@ impl FileConfig {
             skill_match,
             sandbox,
             registry_url: None,
+            permissions,
         };
         (narrowed, grants)
     }

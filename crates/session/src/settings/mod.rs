@@ -26,6 +26,7 @@ mod error;
 mod explain;
 mod file;
 mod layers;
+pub mod permissions;
 mod resolve;
 #[cfg(test)]
 mod testing;
@@ -90,6 +91,8 @@ pub struct Settings {
     /// The shared registry `search_skills` also searches (`SKILLET_REGISTRY_URL`, else
     /// `registry_url` in a file; a project's only once trusted).
     pub registry_url: Option<String>,
+    /// Standing permission rules, each with where it came from ([`permissions`]).
+    pub permission_rules: Vec<permissions::Gathered>,
     /// What the user should be told: keys a project file may not set, and values in a file
     /// that the environment overrides.
     pub warnings: Vec<String>,

@@ -2,6 +2,7 @@
 //! the typed value `run` and `chat` use.
 
 use std::fmt;
+use std::path::PathBuf;
 
 use skillet_agent::SkillMatch;
 use skillet_agent::tool::CatalogPlacement;
@@ -179,6 +180,13 @@ impl Settings {
         );
         let sandbox = sandbox_settings(&files);
         let registry_url = registry_url_in(None, var, &files, &mut warnings);
+        let mut permission_rules = super::permissions::from_files(&files);
+        permission_rules.extend(super::permissions::from_claude(
+            sources.project_root,
+            var(env::HOME).map(PathBuf::from).as_deref(),
+            sources.trusted_project,
+            &mut warnings,
+        ));
         let data_dir = sources
             .user_data_dir
             .clone()
@@ -207,6 +215,7 @@ impl Settings {
             ),
             sandbox,
             registry_url,
+            permission_rules,
             warnings,
             explanation: Explanation {
                 files: files.looked,

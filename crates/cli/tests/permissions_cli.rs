@@ -1,0 +1,192 @@
+//! Standing permission rules end to end: `[permissions]` in the user's `skillet.toml` and in a
+//! project's, and Claude Code's `.claude/settings.json`, on `skillet run` with the model's calls
+//! scripted on the strict mock provider; `skillet config` lists them.
+
+#![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+mod common;
+
+use common::{Sandbox, run, skillet_at as skillet, tool_result};
+use serde_json::json;
+use skillet_test_support::{MockServer, Turn};
+
+/// A mock whose model makes each call (tool, arguments) in turn, then ends.
+fn scripted(calls: &[(&str, serde_json::Value)]) -> MockServer {
+    let server = MockServer::start();
+    for (index, (tool, input)) in calls.iter().enumerate() {
+        server.push_turn(Turn::tool(&format!("call{index}"), tool, input.clone()));
+    }
+    server.push_turn(Turn::text("done"));
+    server
+}
+
+fn user_config(sandbox: &Sandbox, text: &str) {
+    let dir = sandbox.home.join(".config/skillet");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("skillet.toml"), text).unwrap();
+}
+
+fn bash(command: &str) -> (&'static str, serde_json::Value) {
+    ("bash", json!({ "command": command }))
+}
+
+/// What each call returned, after `run` with `args`.
+fn results(sandbox: &Sandbox, server: &MockServer, calls: usize, args: &[&str]) -> Vec<String> {
+    let out = run(skillet(sandbox, Some(server)).args(args));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    (1..=calls)
+        .map(|index| tool_result(server, index))
+        .collect()
+}
+
+#[test]
+fn allow_rules_let_named_commands_run_without_yes_and_nothing_else() {
+    let sandbox = Sandbox::empty();
+    user_config(
+        &sandbox,
+        "[permissions]\nallow = [\"Bash(echo:*)\", \"Edit(notes/**)\"]\n",
+    );
+    let server = scripted(&[
+        bash("echo allowed-by-rule"),
+        bash("echo a && ls"),
+        (
+            "write_file",
+            json!({"path": "notes/a.md", "content": "x\n"}),
+        ),
+        ("write_file", json!({"path": "other.md", "content": "x\n"})),
+    ]);
+    let results = results(&sandbox, &server, 4, &["run", "go"]);
+    assert!(results[0].contains("allowed-by-rule"), "{}", results[0]);
+    assert!(
+        results[1].contains("not allowed in `skillet run` without --yes"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        sandbox.project.join("notes/a.md").is_file(),
+        "{}",
+        results[2]
+    );
+    assert!(!sandbox.project.join("other.md").exists(), "{}", results[3]);
+}
+
+#[test]
+fn deny_rules_hold_under_yes_reads_included_and_ask_rules_refuse_where_nobody_can_be_asked() {
+    let sandbox = Sandbox::empty();
+    std::fs::write(sandbox.project.join(".env"), "KEY=secret\n").unwrap();
+    user_config(
+        &sandbox,
+        "[permissions]\ndeny = [\"Bash(curl:*)\", \"Read(.env)\"]\nask = [\"Bash(git push:*)\"]\n",
+    );
+    let server = scripted(&[
+        bash("echo before && 'curl' http://127.0.0.1:9 ; echo after"),
+        ("read_file", json!({"path": ".env"})),
+        bash("sudo git push origin main"),
+        bash("echo fine"),
+    ]);
+    let results = results(&sandbox, &server, 4, &["run", "--yes", "go"]);
+    assert!(
+        results[0].contains("the permission rule `Bash(curl:*)` (deny"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        !results[0].contains("after"),
+        "the command ran: {}",
+        results[0]
+    );
+    assert!(results[1].contains("`Read(.env)`"), "{}", results[1]);
+    assert!(!results[1].contains("secret"), "{}", results[1]);
+    assert!(
+        results[2].contains("`Bash(git push:*)` (ask"),
+        "{}",
+        results[2]
+    );
+    assert!(results[3].contains("fine"), "{}", results[3]);
+}
+
+#[test]
+fn an_untrusted_project_may_deny_but_never_allow_and_claude_codes_rules_carry_over() {
+    let sandbox = Sandbox::empty();
+    std::fs::write(
+        sandbox.project.join("skillet.toml"),
+        "[permissions]\nallow = [\"Bash(echo:*)\"]\ndeny = [\"Bash(touch:*)\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(sandbox.project.join(".claude")).unwrap();
+    std::fs::write(
+        sandbox.project.join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash(ls:*)"]}}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(sandbox.home.join(".claude")).unwrap();
+    std::fs::write(
+        sandbox.home.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(pwd)"]}, "model": "opus"}"#,
+    )
+    .unwrap();
+    std::fs::write(sandbox.project.join("keep.txt"), "x\n").unwrap();
+    // Without --yes: the project's allow rules grant nothing; the user's own Claude Code
+    // rule does.
+    let server = scripted(&[bash("echo from-project"), bash("ls"), bash("pwd")]);
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "go"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("`permissions.allow` is ignored: the project is not trusted"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("the allow rule `Bash(ls:*)` is ignored"),
+        "{}",
+        out.stderr
+    );
+    assert!(tool_result(&server, 1).contains("without --yes"));
+    assert!(tool_result(&server, 2).contains("without --yes"));
+    assert!(
+        !tool_result(&server, 3).contains("without --yes"),
+        "{}",
+        tool_result(&server, 3)
+    );
+    // Under --yes: its deny rules hold.
+    let server = scripted(&[bash("touch new.txt"), bash("rm keep.txt")]);
+    let results = results(&sandbox, &server, 2, &["run", "--yes", "go"]);
+    assert!(results[0].contains("`Bash(touch:*)`"), "{}", results[0]);
+    assert!(results[1].contains("`Bash(rm:*)`"), "{}", results[1]);
+    assert!(!sandbox.project.join("new.txt").exists());
+    assert!(sandbox.project.join("keep.txt").exists());
+}
+
+#[test]
+fn config_lists_the_rules_where_they_came_from_and_those_that_never_match() {
+    let sandbox = Sandbox::empty();
+    user_config(
+        &sandbox,
+        "[permissions]\nallow = [\"Bash(cargo test:*)\", \"WebFetch\"]\ndeny = [\"Read(.env)\"]\n",
+    );
+    let server = MockServer::start();
+    let out = run(skillet(&sandbox, Some(&server)).arg("config"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let config = sandbox.home.join(".config/skillet/skillet.toml");
+    assert!(
+        out.stdout
+            .contains(&format!("  deny  Read(.env)  ({})", config.display())),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("  allow Bash(cargo test:*)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("WebFetch")
+            && out
+                .stdout
+                .contains("never matches: skillet has no tool `WebFetch`"),
+        "{}",
+        out.stdout
+    );
+}
