@@ -25,7 +25,7 @@ use std::path::{Component, PathBuf};
 use serde_json::Value;
 
 use crate::grants::Rule;
-use crate::shell::{file_name, simple_commands};
+use crate::shell::{file_name, simple_commands, skip_options};
 
 /// What a rule decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -106,7 +106,8 @@ impl StandingRule {
                 Some((path_tools(name.trim())?, rest[..rest.len() - 1].trim()))
             });
         let matcher = match path_rule {
-            Some((tools, pattern)) if !pattern.is_empty() && pattern != "*" && pattern != "**" => {
+            Some((tools, "*" | "**")) => Matcher::Call(Rule::Tools(tools.to_vec())),
+            Some((tools, pattern)) if !pattern.is_empty() => {
                 match path_glob(pattern, places) {
                     Ok(glob) => Matcher::Path { tools, glob },
                     Err(why) => Matcher::Dead(why),
@@ -143,7 +144,7 @@ impl StandingRule {
     fn touches(&self, tool: &str, input: &Value, places: &Places) -> bool {
         match &self.matcher {
             Matcher::Path { tools, glob } => {
-                tools.contains(&tool) && glob.is_match(input_path(input, places))
+                tools.contains(&tool) && matches_path(glob, &input_path(input, places))
             }
             Matcher::Call(Rule::Tools(tools)) => tools.contains(&tool),
             Matcher::Call(Rule::BashPrefix(words) | Rule::BashExact(words)) => {
@@ -163,7 +164,30 @@ impl StandingRule {
 fn runs(command: &str, words: &str) -> bool {
     let wanted: Vec<&str> = words.split_whitespace().collect();
     simple_commands(command).iter().any(|simple| {
-        let argv = simple.argv();
+        let full = simple.argv();
+        // `git -C dir --no-pager push` is `git push`: git's own options come out.
+        let stripped: Vec<String>;
+        let argv = match full.split_first() {
+            Some((program, rest)) if file_name(program) == "git" => {
+                let rest = skip_options(
+                    rest,
+                    "Cc",
+                    &[
+                        "git-dir",
+                        "work-tree",
+                        "namespace",
+                        "exec-path",
+                        "config-env",
+                        "attr-source",
+                    ],
+                );
+                stripped = std::iter::once(program.clone())
+                    .chain(rest.iter().cloned())
+                    .collect();
+                stripped.as_slice()
+            }
+            _ => full,
+        };
         argv.len() >= wanted.len()
             && argv
                 .iter()
@@ -177,6 +201,11 @@ fn runs(command: &str, words: &str) -> bool {
                     }
                 })
     })
+}
+
+/// Whether `path` or, through links, the file it really is matches.
+fn matches_path(glob: &globset::GlobMatcher, path: &std::path::Path) -> bool {
+    glob.is_match(path) || std::fs::canonicalize(path).is_ok_and(|real| glob.is_match(real))
 }
 
 /// The absolute path a file tool's call names (`path`, else the working directory for a
@@ -217,9 +246,13 @@ fn path_glob(pattern: &str, places: &Places) -> Result<globset::GlobMatcher, Str
             format!("{}/**/{rest}", places.cwd.display())
         }
     };
-    // A folder matches what is inside it too.
+    // A folder matches what is inside it too, and `x/**` the folder `x` itself.
     let absolute = match absolute.strip_suffix('/') {
         Some(folder) => format!("{folder}/**"),
+        None => absolute,
+    };
+    let absolute = match absolute.strip_suffix("/**") {
+        Some(folder) => format!("{{{folder},{folder}/**}}"),
         None => absolute,
     };
     globset::GlobBuilder::new(&absolute)
@@ -247,6 +280,16 @@ impl Rules {
             .map(|(decision, text, source)| StandingRule::parse(decision, &text, &source, &places))
             .collect();
         Self { rules, places }
+    }
+
+    /// Whether a `deny` rule keeps `path` (absolute) from being read: what a folder-wide search
+    /// (`grep`, `glob`) leaves out.
+    pub fn denies_read(&self, path: &std::path::Path) -> bool {
+        self.rules.iter().any(|rule| {
+            rule.decision == Decision::Deny
+                && matches!(&rule.matcher, Matcher::Path { tools, glob }
+                    if tools.contains(&"read_file") && matches_path(glob, path))
+        })
     }
 
     /// Every rule, in the order given.

@@ -79,7 +79,17 @@ fn program(words: &[String]) -> &[String] {
             "env" => skip_options(rest, "CSu", &["chdir", "split-string", "unset"]),
             "exec" => skip_options(rest, "a", &[]),
             "nice" => skip_options(rest, "n", &["adjustment"]),
-            "nohup" => skip_options(rest, "", &[]),
+            "nohup" | "setsid" | "builtin" => skip_options(rest, "", &[]),
+            "stdbuf" => skip_options(rest, "ioe", &["input", "output", "error"]),
+            "ionice" => skip_options(rest, "cnp", &["class", "classdata", "pid"]),
+            "taskset" => skip_options(rest, "", &[]).get(1..).unwrap_or_default(),
+            // `timeout [options] DURATION command`, `flock [options] FILE command`.
+            "timeout" => skip_options(rest, "ks", &["kill-after", "signal"])
+                .get(1..)
+                .unwrap_or_default(),
+            "flock" => skip_options(rest, "Ew", &["conflict-exit-code", "timeout", "wait"])
+                .get(1..)
+                .unwrap_or_default(),
             "time" => skip_options(rest, "fo", &["format", "output"]),
             "xargs" => skip_options(
                 rest,
@@ -111,7 +121,7 @@ fn program(words: &[String]) -> &[String] {
 
 /// The words after a wrapper's options. `short` lists its one-letter options that take an
 /// argument, `long` its long ones (`--user root`; `--user=root` needs no listing).
-fn skip_options<'a>(args: &'a [String], short: &str, long: &[&str]) -> &'a [String] {
+pub(crate) fn skip_options<'a>(args: &'a [String], short: &str, long: &[&str]) -> &'a [String] {
     let mut next = 0;
     while let Some(arg) = args.get(next) {
         if arg == "--" {
@@ -252,6 +262,12 @@ impl Lexer {
                 }
                 '&' if self.peek_at(1) == Some('>') => self.redirect(&mut command, depth),
                 '<' | '>' if self.peek_at(1) != Some('(') => self.redirect(&mut command, depth),
+                // `(( … ))`: arithmetic, where `<<` is a shift, never a heredoc.
+                '(' if self.peek_at(1) == Some('(') => {
+                    self.end(&mut command);
+                    self.pos += 2;
+                    self.arithmetic(depth);
+                }
                 ';' | '&' | '|' | '(' | ')' => {
                     self.pos += 1;
                     self.end(&mut command);
@@ -377,6 +393,11 @@ impl Lexer {
         let start = self.pos;
         self.pos += 1;
         match self.peek() {
+            Some('(') if self.peek_at(1) == Some('(') => {
+                self.pos += 2;
+                self.arithmetic(depth);
+                text.push_str(&self.text_since(start));
+            }
             Some('(') => {
                 self.pos += 1;
                 self.substitution(depth);
@@ -427,6 +448,36 @@ impl Lexer {
                 self.double_quoted(text, depth);
             }
             _ => text.push('$'),
+        }
+    }
+
+    /// Reads arithmetic after its `((` through the `))` that closes it: `<<` and `>>` are shifts
+    /// there, never heredocs or redirections; a command substitution in it is read as one.
+    fn arithmetic(&mut self, depth: usize) {
+        let mut parens = 2_usize;
+        while let Some(next) = self.bump() {
+            match next {
+                '(' => parens += 1,
+                ')' => {
+                    parens -= 1;
+                    if parens == 0 {
+                        return;
+                    }
+                }
+                '$' if self.peek() == Some('(') && self.peek_at(1) != Some('(') => {
+                    self.pos += 1;
+                    self.substitution(depth);
+                }
+                '`' => {
+                    self.pos -= 1;
+                    let mut ignored = String::new();
+                    self.backticks(&mut ignored, depth);
+                }
+                '\\' => {
+                    self.bump();
+                }
+                _ => {}
+            }
         }
     }
 

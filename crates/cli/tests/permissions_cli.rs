@@ -2,6 +2,7 @@
 //! project's, and Claude Code's `.claude/settings.json`, on `skillet run` with the model's calls
 //! scripted on the strict mock provider; `skillet config` lists them.
 
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
 mod common;
@@ -74,6 +75,7 @@ fn allow_rules_let_named_commands_run_without_yes_and_nothing_else() {
 fn deny_rules_hold_under_yes_reads_included_and_ask_rules_refuse_where_nobody_can_be_asked() {
     let sandbox = Sandbox::empty();
     std::fs::write(sandbox.project.join(".env"), "KEY=secret\n").unwrap();
+    std::os::unix::fs::symlink(".env", sandbox.project.join("envlink")).unwrap();
     user_config(
         &sandbox,
         "[permissions]\ndeny = [\"Bash(curl:*)\", \"Read(.env)\"]\nask = [\"Bash(git push:*)\"]\n",
@@ -83,8 +85,14 @@ fn deny_rules_hold_under_yes_reads_included_and_ask_rules_refuse_where_nobody_ca
         ("read_file", json!({"path": ".env"})),
         bash("sudo git push origin main"),
         bash("echo fine"),
+        ("grep", json!({"pattern": "KEY"})),
+        ("read_file", json!({"path": "envlink"})),
     ]);
-    let results = results(&sandbox, &server, 4, &["run", "--yes", "go"]);
+    let results = results(&sandbox, &server, 6, &["run", "--yes", "go"]);
+    // A folder-wide search leaves out what a deny rule keeps from reading; a link to it is
+    // the file it leads to.
+    assert!(!results[4].contains("secret"), "{}", results[4]);
+    assert!(!results[5].contains("secret"), "{}", results[5]);
     assert!(
         results[0].contains("the permission rule `Bash(curl:*)` (deny"),
         "{}",

@@ -48,6 +48,18 @@ fn deny_wins_over_ask_over_allow_whatever_the_order() {
         Some(Decision::Deny)
     );
     assert_eq!(decided(&rules, "bash", &bash("ls")), None);
+    // git's own options do not hide the subcommand.
+    for command in [
+        "git -C . push",
+        "git --no-pager push",
+        "git -c a.b=c push origin",
+    ] {
+        assert_eq!(
+            decided(&rules, "bash", &bash(command)),
+            Some(Decision::Ask),
+            "{command}"
+        );
+    }
     // The deciding rule is named, with where it came from.
     let (_, rule) = rules.decide("bash", &bash("git push --force")).unwrap();
     assert_eq!(
@@ -76,6 +88,14 @@ fn a_denied_command_is_found_in_any_part_quoted_or_wrapped() {
         "(curl x)",
         "curl x > out",
         "ls\ncurl x",
+        "timeout 5 curl x",
+        "stdbuf -o0 curl x",
+        "setsid curl x",
+        "ionice -c3 curl x",
+        "flock /tmp/l curl x",
+        "echo $((1<<EOF))\ncurl x\nEOF",
+        "(( x = 1 << EOF ))\ncurl x",
+        "echo $(( $(curl x) + 1 ))",
     ] {
         assert_eq!(
             decided(&rules, "bash", &bash(command)),
@@ -134,6 +154,8 @@ fn paths_read_as_claude_code_reads_them() {
         ("read_file", path("/etc/shadow")),
         ("read_file", path("/home/me/.ssh/id_ed25519")),
         ("grep", path("secrets/a")),
+        ("grep", path("secrets")),
+        ("read_file", path("secrets/")),
     ] {
         assert_eq!(
             decided(&rules, tool, &input),

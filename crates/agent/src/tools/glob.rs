@@ -64,10 +64,12 @@ impl Tool for Glob {
                     crate::paths::resolve(context, base, crate::paths::Access::Read).ok()
                 })
                 .map_or_else(|| cwd.clone(), |resolved| resolved.absolute());
+            let rules = context.gate.rules().clone();
             let mut found = crate::tools::change::blocking(move || {
                 let mut found = Vec::new();
                 for entry in walk(&start) {
                     if entry.file_type().is_some_and(|kind| kind.is_file())
+                        && !rules.denies_read(entry.path())
                         && let Ok(relative) = entry.path().strip_prefix(&cwd)
                         && matcher.is_match(relative)
                     {

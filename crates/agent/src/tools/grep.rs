@@ -68,8 +68,17 @@ impl Tool for Grep {
                 None => None,
             };
             let cwd = context.cwd.clone();
-            change::blocking(move || Ok(search(&resolved, &regex, filter.as_ref(), &cwd, &pattern)))
-                .await
+            let rules = context.gate.rules().clone();
+            change::blocking(move || {
+                Ok(search(
+                    &resolved,
+                    &regex,
+                    filter.as_ref(),
+                    (&cwd, &rules),
+                    &pattern,
+                ))
+            })
+            .await
         })
     }
 }
@@ -79,7 +88,7 @@ fn search(
     resolved: &Resolved,
     regex: &regex::Regex,
     filter: Option<&globset::GlobMatcher>,
-    cwd: &std::path::Path,
+    (cwd, rules): (&std::path::Path, &crate::rules::Rules),
     pattern: &str,
 ) -> String {
     let mut out = String::new();
@@ -94,6 +103,10 @@ fn search(
             continue;
         }
         let path = entry.path();
+        // What a deny rule keeps from `read_file` is not read here either.
+        if rules.denies_read(path) {
+            continue;
+        }
         if let Some(filter) = filter
             && !path.file_name().is_some_and(|name| filter.is_match(name))
         {

@@ -1,9 +1,10 @@
 //! Standing permission rules as a session gathers them ([`skillet_agent::rules`]): the
 //! `[permissions]` tables of the config files read (a project's `allow` only once it is
 //! trusted: the files' split does that), and Claude Code's `permissions` in `settings.json`, so
-//! a Claude Code user's rules carry over: the user's `~/.claude/settings.json` at any time, the
-//! project's `.claude/settings.json` and `.claude/settings.local.json` under the same trust
-//! (their `deny` and `ask` always, since they only narrow; their `allow` once trusted).
+//! a Claude Code user's rules carry over: the user's `~/.claude/settings.json` whole, and the
+//! project's `.claude/settings.json` and `.claude/settings.local.json` for their `deny` and
+//! `ask` (they only narrow); a project's Claude Code `allow` rules are never applied, since
+//! trust pins the project's `skillet.toml` and not them.
 
 use std::path::{Path, PathBuf};
 
@@ -43,15 +44,13 @@ pub(super) fn from_files(files: &Files) -> Vec<Gathered> {
 pub(super) fn from_claude(
     project_root: &Path,
     home: Option<&Path>,
-    trusted_project: bool,
     warnings: &mut Vec<String>,
 ) -> Vec<Gathered> {
+    // A project's Claude Code files never allow: trust pins the project's `skillet.toml`, not
+    // them, so a pull could change what they allow unseen. Their deny and ask rules apply.
     let mut files: Vec<(PathBuf, bool)> = vec![
-        (
-            project_root.join(".claude/settings.local.json"),
-            trusted_project,
-        ),
-        (project_root.join(".claude/settings.json"), trusted_project),
+        (project_root.join(".claude/settings.local.json"), false),
+        (project_root.join(".claude/settings.json"), false),
     ];
     if let Some(home) = home {
         files.push((home.join(".claude/settings.json"), true));
@@ -64,7 +63,7 @@ pub(super) fn from_claude(
                 for (decision, rule) in found {
                     if decision == Decision::Allow && !allow_counts {
                         warnings.push(format!(
-                            "warning: {}: the allow rule `{rule}` is ignored: the project is not trusted\n  hint: `skillet trust` trusts it, after showing what that unlocks",
+                            "warning: {}: the allow rule `{rule}` is ignored: a project's Claude Code settings allow nothing in skillet (trust does not pin them)\n  hint: put it under [permissions] in the project's skillet.toml, which trust pins, or in your own",
                             path.display()
                         ));
                         continue;
@@ -112,11 +111,13 @@ fn read_claude(path: &Path) -> Result<Option<Vec<(Decision, String)>>, String> {
         let list = list
             .as_array()
             .ok_or_else(|| format!("permissions.{key} is not a list"))?;
+        // A value that is not a rule is skipped, said; the others still apply (a deny list
+        // never fails open for one bad entry).
         for rule in list {
-            let rule = rule
-                .as_str()
-                .ok_or_else(|| format!("permissions.{key} holds a value that is not a string"))?;
-            found.push((decision, rule.to_string()));
+            match rule.as_str() {
+                Some(rule) => found.push((decision, rule.to_string())),
+                None => found.push((decision, format!("(not a rule: {rule})"))),
+            }
         }
     }
     Ok(Some(found))

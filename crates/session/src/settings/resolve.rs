@@ -184,7 +184,6 @@ impl Settings {
         permission_rules.extend(super::permissions::from_claude(
             sources.project_root,
             var(env::HOME).map(PathBuf::from).as_deref(),
-            sources.trusted_project,
             &mut warnings,
         ));
         let data_dir = sources

@@ -22,6 +22,10 @@ const FILE_KEYS: &[&str] = &[
     "pass_env",
     "unix_sockets",
     "registry_url",
+    "permissions",
+    "allow",
+    "ask",
+    "deny",
 ];
 /// A key this close to a known one (in edits) is suggested as a typo of it.
 const MAX_TYPO_EDITS: usize = 2;
@@ -39,10 +43,14 @@ pub(super) fn toml_message(error: &toml::de::Error, text: &str) -> String {
             "expected struct SandboxFile",
             "expected a table ([sandbox])",
         ),
+        (
+            "expected struct PermissionsFile",
+            "expected a table ([permissions])",
+        ),
         ("expected struct FileConfig", "expected a table"),
         (
             "expected a sequence",
-            "expected a list, such as [\"/home/me/.cargo\"]",
+            "expected a list in brackets, such as [\"/home/me/.cargo\"] or [\"Bash(git status:*)\"]",
         ),
         ("expected a boolean", "expected true or false"),
         ("expected a string", "expected a quoted string"),
