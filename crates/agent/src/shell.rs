@@ -452,32 +452,32 @@ impl Lexer {
     }
 
     /// Reads arithmetic after its `((` through the `))` that closes it: `<<` and `>>` are shifts
-    /// there, never heredocs or redirections; a command substitution in it is read as one.
+    /// there, never heredocs that would hide the lines after it. Bash reads `((cmd) …)` as
+    /// subshells when it is no arithmetic, so what lies between is read as a command line of its
+    /// own too (its words harmless where it is arithmetic): nothing in it goes unread.
     fn arithmetic(&mut self, depth: usize) {
+        let start = self.pos;
         let mut parens = 2_usize;
+        let mut end = None;
         while let Some(next) = self.bump() {
             match next {
                 '(' => parens += 1,
                 ')' => {
                     parens -= 1;
                     if parens == 0 {
-                        return;
+                        end = Some(self.pos - 1);
+                        break;
                     }
-                }
-                '$' if self.peek() == Some('(') && self.peek_at(1) != Some('(') => {
-                    self.pos += 1;
-                    self.substitution(depth);
-                }
-                '`' => {
-                    self.pos -= 1;
-                    let mut ignored = String::new();
-                    self.backticks(&mut ignored, depth);
                 }
                 '\\' => {
                     self.bump();
                 }
                 _ => {}
             }
+        }
+        let inner: String = self.chars[start..end.unwrap_or(self.pos)].iter().collect();
+        if depth < MAX_DEPTH {
+            self.commands.extend(Self::parse(&inner, depth + 1));
         }
     }
 

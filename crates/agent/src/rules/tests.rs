@@ -96,6 +96,8 @@ fn a_denied_command_is_found_in_any_part_quoted_or_wrapped() {
         "echo $((1<<EOF))\ncurl x\nEOF",
         "(( x = 1 << EOF ))\ncurl x",
         "echo $(( $(curl x) + 1 ))",
+        "((curl x); true)",
+        "( (curl x) )",
     ] {
         assert_eq!(
             decided(&rules, "bash", &bash(command)),

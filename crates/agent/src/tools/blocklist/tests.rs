@@ -20,6 +20,7 @@ fn blocklist_catches_the_plainly_destructive_and_spares_the_rest() {
         "rm -rf '/'",
         // Arithmetic's `<<` is a shift, not a heredoc hiding the next line.
         "echo $((1<<EOF))\nmkfs -V\nEOF",
+        "((mkfs -V); true)",
         "rm -fr ~/",
         "sudo -u root rm -rf /etc",
         "FOO=1 rm -rf /usr/",
