@@ -104,7 +104,7 @@ impl Rule {
     }
 
     /// Whether this rule allows one simple command (no separators in it).
-    fn allows_part(&self, part: &str) -> bool {
+    pub(crate) fn allows_part(&self, part: &str) -> bool {
         match self {
             Self::BashPrefix(prefix) => starts_with_words(part, prefix),
             Self::BashExact(exact) => part.trim_matches(SHELL_BLANKS) == exact,
@@ -132,6 +132,17 @@ impl Rule {
             Self::Unknown(_) => false,
         }
     }
+}
+
+/// Whether a `bash` call's command is allowed part by part: `allows` takes each of its simple
+/// commands, and nothing in it may be substituted or redirected. Skills' `allowed-tools` and the
+/// standing `allow` rules ([`crate::rules`]) both read commands so.
+pub(crate) fn allows_every_part(input: &Value, allows: impl Fn(&str) -> bool) -> bool {
+    let Some(command) = command(input) else {
+        return false;
+    };
+    let mut parts = parts(command).peekable();
+    !command.contains(SUBSTITUTION) && parts.peek().is_some() && parts.all(allows)
 }
 
 /// The `command` of a `bash` call.
@@ -203,16 +214,10 @@ impl ActiveSkill {
         if self.allow.iter().any(|rule| rule.allows_call(tool)) {
             return true;
         }
-        if tool != "bash" {
-            return false;
-        }
-        let Some(command) = command(input) else {
-            return false;
-        };
-        let mut parts = parts(command).peekable();
-        !command.contains(SUBSTITUTION)
-            && parts.peek().is_some()
-            && parts.all(|part| self.allow.iter().any(|rule| rule.allows_part(part)))
+        tool == "bash"
+            && allows_every_part(input, |part| {
+                self.allow.iter().any(|rule| rule.allows_part(part))
+            })
     }
 
     /// Whether its `disallowed-tools` refuse this call.

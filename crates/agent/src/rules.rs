@@ -327,40 +327,33 @@ impl Rules {
     /// command patterns that together allow every part of it, nothing substituted (named by the
     /// first).
     fn allowed_by(&self, tool: &str, input: &Value) -> Option<&StandingRule> {
-        let allow: Vec<&StandingRule> = self
+        let allow = self
             .rules
             .iter()
-            .filter(|rule| rule.decision == Decision::Allow)
-            .collect();
-        if let Some(rule) = allow.iter().find(|rule| match &rule.matcher {
-            Matcher::Path { .. } | Matcher::Call(Rule::Tools(_)) => {
-                rule.touches(tool, input, &self.places)
-            }
-            _ => false,
+            .filter(|rule| rule.decision == Decision::Allow);
+        if let Some(rule) = allow.clone().find(|rule| {
+            matches!(
+                rule.matcher,
+                Matcher::Path { .. } | Matcher::Call(Rule::Tools(_))
+            ) && rule.touches(tool, input, &self.places)
         }) {
             return Some(rule);
         }
         if tool != "bash" {
             return None;
         }
-        let grant_rules: Vec<Rule> = allow
-            .iter()
-            .filter_map(|rule| match &rule.matcher {
-                Matcher::Call(rule) => Some(rule.clone()),
-                _ => None,
-            })
-            .collect();
-        let skill = crate::grants::ActiveSkill {
-            name: String::new(),
-            allow: grant_rules,
-            deny: Vec::new(),
-        };
-        if !skill.allows(tool, input) {
-            return None;
-        }
-        allow
-            .into_iter()
-            .find(|rule| matches!(rule.matcher, Matcher::Call(_)))
+        // Every part allowed by some rule; the call is named by the one that allows its first.
+        let named = std::cell::Cell::new(None);
+        let allowed = crate::grants::allows_every_part(input, |part| {
+            let rule = allow.clone().find(
+                |rule| matches!(&rule.matcher, Matcher::Call(call) if call.allows_part(part)),
+            );
+            if named.get().is_none() {
+                named.set(rule);
+            }
+            rule.is_some()
+        });
+        allowed.then(|| named.get()).flatten()
     }
 }
 

@@ -18,6 +18,9 @@ pub const GIT_INDEX_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 /// The most gitlinks remembered of one repository (one with more submodules is not checked,
 /// and the user told).
 pub const MAX_GITLINKS: usize = 4_096;
+/// The longest record of `ls-files` read (an index can name a path of any length); a longer
+/// one makes the listing fail, which is told, rather than be held whole.
+const MAX_RECORD_BYTES: u64 = 64 * 1024;
 
 /// A file as it was: a command that rewrote it changed one of these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,8 +131,8 @@ fn list(git: Option<&Path>, root: &Path, git_dir: &Path) -> Listing {
         .env_remove("GIT_INDEX_FILE");
     let deadline = std::time::Instant::now() + GIT_INDEX_TIMEOUT;
     match run_until(command, deadline, read_gitlinks) {
-        Some((true, (found, false))) => Ok(Arc::new(found)),
-        Some((true, (_, true))) => Err(format!("more than {MAX_GITLINKS} submodules")),
+        Some((true, Ok(found))) => Ok(Arc::new(found)),
+        Some((true, Err(why))) => Err(why),
         Some((false, _)) => Err("git could not read the index".to_string()),
         None => Err(format!(
             "git took longer than {} s",
@@ -138,13 +141,29 @@ fn list(git: Option<&Path>, root: &Path, git_dir: &Path) -> Listing {
     }
 }
 
-/// The gitlinks in `ls-files --stage -z` output (at most [`MAX_GITLINKS`]; true when there
-/// were more).
-fn read_gitlinks(stdout: impl std::io::Read) -> (BTreeSet<PathBuf>, bool) {
+/// The gitlinks in `ls-files --stage -z` output; an error past [`MAX_GITLINKS`] of them or a
+/// record over [`MAX_RECORD_BYTES`].
+fn read_gitlinks(stdout: impl std::io::Read) -> Result<BTreeSet<PathBuf>, String> {
+    use std::io::Read as _;
+    let mut reader = std::io::BufReader::new(stdout);
     let mut found = BTreeSet::new();
-    let mut over = false;
-    for record in std::io::BufReader::new(stdout).split(0) {
-        let Ok(record) = record else { break };
+    let mut record = Vec::new();
+    loop {
+        record.clear();
+        let read = (&mut reader)
+            .take(MAX_RECORD_BYTES + 1)
+            .read_until(0, &mut record)
+            .map_err(|error| format!("cannot read git's listing: {error}"))?;
+        if read == 0 {
+            return Ok(found);
+        }
+        if record.last() == Some(&0) {
+            record.pop();
+        } else if u64::try_from(record.len()).unwrap_or(u64::MAX) > MAX_RECORD_BYTES {
+            return Err(format!(
+                "a path in the index is over {MAX_RECORD_BYTES} bytes"
+            ));
+        }
         // `MODE OBJECT STAGE\tPATH`; git takes any mode whose type bits are 0o160000 for a
         // gitlink (`160755` too).
         let Some((mode, path)) = record.split_first_chunk::<6>().and_then(|(mode, rest)| {
@@ -160,12 +179,10 @@ fn read_gitlinks(stdout: impl std::io::Read) -> (BTreeSet<PathBuf>, bool) {
             continue;
         }
         if found.len() == MAX_GITLINKS {
-            over = true;
-            continue;
+            return Err(format!("more than {MAX_GITLINKS} submodules"));
         }
         found.insert(PathBuf::from(std::ffi::OsStr::from_bytes(path)));
     }
-    (found, over)
 }
 
 #[cfg(test)]
@@ -182,8 +199,7 @@ mod tests {
             b"160000 ee 0\tname\xff",
         ]
         .join(&0_u8);
-        let (found, over) = read_gitlinks(&output[..]);
-        assert!(!over);
+        let found = read_gitlinks(&output[..]).unwrap();
         let expected: BTreeSet<PathBuf> = [
             PathBuf::from("sub"),
             PathBuf::from("odd"),
@@ -192,5 +208,12 @@ mod tests {
         .into_iter()
         .collect();
         assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn a_record_past_the_cap_fails_the_listing_rather_than_being_held() {
+        let mut output = b"160000 bb 0\t".to_vec();
+        output.extend(std::iter::repeat_n(b'a', 70 * 1024));
+        assert!(read_gitlinks(&output[..]).is_err());
     }
 }
