@@ -24,7 +24,7 @@ const SHELL_SYNTAX: [char; 13] = [
     ';', '&', '|', '$', '`', '<', '>', '(', ')', '{', '}', '\n', '\r',
 ];
 /// The characters a command allowed part by part may not hold: what runs more than its parts.
-const SUBSTITUTION: [char; 8] = ['$', '`', '<', '>', '(', ')', '{', '}'];
+pub(crate) const SUBSTITUTION: [char; 8] = ['$', '`', '<', '>', '(', ')', '{', '}'];
 
 /// One rule, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,7 +167,7 @@ fn starts_with_words(command: &str, prefix: &str) -> bool {
 const SHELL_BLANKS: [char; 2] = [' ', '\t'];
 
 /// The simple commands of a compound one, roughly: split at the shell's separators.
-fn parts(command: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn parts(command: &str) -> impl Iterator<Item = &str> {
     command
         .split(SHELL_SYNTAX)
         .map(|part| part.trim_matches(SHELL_BLANKS))

@@ -200,13 +200,7 @@ async fn run_one(
         return Err(failed(format!("{why}; it is on skillet's blocklist")));
     }
     let input = json!({ "command": command });
-    let request = ApprovalRequest {
-        tool: "bash".to_string(),
-        kind: ToolKind::Execute,
-        summary: command.to_string(),
-        detail: None,
-        protected: None,
-    };
+    let request = ApprovalRequest::new("bash", ToolKind::Execute, command);
     // Its own rules count before they are active: they become so once it has loaded.
     let allowed = !rules.refuses("bash", &input)
         && (context.gate.allows_unasked(&request, &input)

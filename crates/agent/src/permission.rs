@@ -3,14 +3,14 @@
 //! Tools that write or run ask the [`Gate`] themselves, once they know exactly what they will do
 //! (a write shows its diff). A write to a protected path ([`crate::paths::protection`]) is
 //! refused where nobody can be asked (`run`) and asked for each time in `chat`: "always" never
-//! covers it.
+//! covers it. "Always" covers what was approved, as rules would say it ([`crate::rules::scope_of`]:
+//! this command's program and subcommand, this file's folder), never the whole tool.
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::grants::ActiveSkill;
-use crate::rules::{Decision, Rules};
+use crate::rules::{Decision, Rules, scope_of};
 
 /// What a tool may do, which decides whether it needs permission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,17 +24,70 @@ pub enum ToolKind {
 }
 
 /// What the user answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
     /// Allow this call.
     Yes,
     /// Refuse this call.
     No,
-    /// Allow this and every later call of this kind in the session.
+    /// Refuse this call and tell the model why: what the user typed (do this instead).
+    Refuse(String),
+    /// Allow this call and, for the session, what [`ApprovalRequest::always`] names.
     Always,
     /// Refuse this call and stop the turn (Ctrl-C at the prompt): no other call of the turn
     /// runs and no request follows; the turn ends with [`crate::AgentError::Cancelled`].
     Stop,
+}
+
+/// A session's permission mode (`--permission-mode`, `/mode`), as Claude Code's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Ask before writes and commands (or whatever the policy says: `--yes`, `run`).
+    #[default]
+    Default,
+    /// File edits run without asking (not on protected paths); commands as in default.
+    AcceptEdits,
+    /// Reading tools only: the model explores and ends its turn with a plan to approve.
+    Plan,
+}
+
+impl Mode {
+    /// Every mode, in the order `/mode` cycles through them.
+    pub const ALL: [Self; 3] = [Self::Default, Self::AcceptEdits, Self::Plan];
+
+    /// Its name on the command line: `default`, `accept-edits`, `plan`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::AcceptEdits => "accept-edits",
+            Self::Plan => "plan",
+        }
+    }
+
+    /// Reads a name (Claude Code's `acceptEdits` too).
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim() {
+            "default" => Some(Self::Default),
+            "accept-edits" | "acceptEdits" => Some(Self::AcceptEdits),
+            "plan" => Some(Self::Plan),
+            _ => None,
+        }
+    }
+
+    fn from_u8(value: u8) -> Self {
+        Self::ALL
+            .get(usize::from(value))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    fn to_u8(self) -> u8 {
+        match self {
+            Self::Default => 0,
+            Self::AcceptEdits => 1,
+            Self::Plan => 2,
+        }
+    }
 }
 
 /// A call that needs the user's approval.
@@ -51,6 +104,24 @@ pub struct ApprovalRequest {
     pub detail: Option<String>,
     /// Why the target is protected, when it is: asked for each time, refused in `run`.
     pub protected: Option<&'static str>,
+    /// The rules "always" would add (`Bash(npm test:*)`), filled in by the [`Gate`] before it
+    /// asks; empty when "always" is not offered (a protected path, a command no rule could
+    /// allow).
+    pub always: Vec<String>,
+}
+
+impl ApprovalRequest {
+    /// A request for a call of `tool`, of `kind`, shown as `summary`.
+    pub fn new(tool: &str, kind: ToolKind, summary: impl Into<String>) -> Self {
+        Self {
+            tool: tool.to_string(),
+            kind,
+            summary: summary.into(),
+            detail: None,
+            protected: None,
+            always: Vec::new(),
+        }
+    }
 }
 
 /// Asks the user (the chat's prompt).
@@ -73,13 +144,22 @@ pub enum Permissions {
     },
 }
 
+/// Where what "always" approved is said to come from.
+pub const APPROVED_SOURCE: &str = "approved in this session";
+
+/// What the model is told of a write or command in plan mode.
+pub const PLAN_REFUSAL: &str = "refused: the session is in plan mode, where only reading tools run. Explore with them, then end your turn with your plan as your answer; the user approves it before anything is changed";
+
 /// Applies the policy, remembering what the user allowed for the session, with the rules of
 /// the skills active in this turn ([`crate::grants`]).
 pub struct Gate {
     permissions: Permissions,
     /// The standing rules: deny, ask, allow.
     rules: Rules,
-    always: Mutex<HashSet<ToolKind>>,
+    /// What the user approved "always" in this session: allow rules.
+    approved: Mutex<Rules>,
+    /// The [`Mode`], as a number (shared with subagents and the chat's `/mode`).
+    mode: AtomicU8,
     /// The skills active in this turn.
     active: Mutex<Vec<ActiveSkill>>,
     /// Skills the user invoked for the next turn (`/name`): active when it starts.
@@ -92,6 +172,14 @@ pub struct Gate {
 /// What the model is told of the call the user stopped the turn at.
 const STOPPED: &str = "denied: the user stopped the turn here";
 
+/// What the model is told of a call the user refused.
+fn refused(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|reason| !reason.is_empty()) {
+        Some(reason) => format!("denied: the user refused this call and said: {reason}"),
+        None => "denied: the user refused this call; ask what they want instead".to_string(),
+    }
+}
+
 impl Gate {
     /// A gate for this policy.
     pub fn new(permissions: Permissions) -> Self {
@@ -102,12 +190,37 @@ impl Gate {
     pub fn with_rules(permissions: Permissions, rules: Rules) -> Self {
         Self {
             permissions,
+            approved: Mutex::new(Rules::new([], rules.places().clone())),
             rules,
-            always: Mutex::new(HashSet::new()),
+            mode: AtomicU8::new(Mode::Default.to_u8()),
             active: Mutex::new(Vec::new()),
             next_turn: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
         }
+    }
+
+    /// The permission mode now.
+    pub fn mode(&self) -> Mode {
+        Mode::from_u8(self.mode.load(Ordering::SeqCst))
+    }
+
+    /// Switches the permission mode (for this session and its subagents).
+    pub fn set_mode(&self, mode: Mode) {
+        self.mode.store(mode.to_u8(), Ordering::SeqCst);
+    }
+
+    /// The rules "always" added in this session, as written.
+    pub fn approved(&self) -> Vec<String> {
+        self.approved
+            .lock()
+            .map(|approved| {
+                approved
+                    .all()
+                    .iter()
+                    .map(|rule| rule.text.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// A skill loaded now: its rules hold until the end of this turn.
@@ -152,30 +265,40 @@ impl Gate {
             })
     }
 
-    /// The active skill whose `allowed-tools` let this call run unasked.
-    fn allowed_by(&self, tool: &str, input: &serde_json::Value) -> Option<String> {
-        let active = self.active.lock().ok()?;
-        active
-            .iter()
-            .find(|skill| skill.allows(tool, input))
-            .map(|skill| skill.name.clone())
+    /// Whether a rule allows this call to run unasked: a standing `allow` rule, an active
+    /// skill's `allowed-tools`, what "always" approved, or, for a write, `accept-edits`.
+    fn allowed(&self, request: &ApprovalRequest, input: &serde_json::Value) -> bool {
+        let tool = request.tool.as_str();
+        matches!(self.rules.decide(tool, input), Some((Decision::Allow, _)))
+            || self
+                .active
+                .lock()
+                .is_ok_and(|active| active.iter().any(|skill| skill.allows(tool, input)))
+            || self.approved.lock().is_ok_and(|approved| {
+                matches!(approved.decide(tool, input), Some((Decision::Allow, _)))
+            })
+            || (request.kind == ToolKind::Write && self.mode() == Mode::AcceptEdits)
     }
 
     /// Whether this call may run without anyone being asked now: allowed by the policy (`run
-    /// --yes`, "always" in chat) or by an active skill, not protected, not refused. What a
-    /// skill's dynamic context runs must pass this: it never asks.
+    /// --yes`), a rule, an active skill, what "always" approved or the mode; not protected, not
+    /// refused, not in plan mode. What a skill's dynamic context runs must pass this: it never
+    /// asks.
     pub fn allows_unasked(&self, request: &ApprovalRequest, input: &serde_json::Value) -> bool {
-        if request.protected.is_some() || self.refusal(&request.tool, input).is_some() {
+        if request.kind == ToolKind::Read {
+            return self.refusal(&request.tool, input).is_none();
+        }
+        if request.protected.is_some()
+            || self.mode() == Mode::Plan
+            || self.refusal(&request.tool, input).is_some()
+            || matches!(
+                self.rules.decide(&request.tool, input),
+                Some((Decision::Ask, _))
+            )
+        {
             return false;
         }
-        match self.rules.decide(&request.tool, input) {
-            Some((Decision::Ask, _)) => return false,
-            Some((Decision::Allow, _)) => return true,
-            _ => {}
-        }
-        request.kind == ToolKind::Read
-            || self.asks_nobody(request.kind)
-            || self.allowed_by(&request.tool, input).is_some()
+        self.asks_nobody() || self.allowed(request, input)
     }
 
     /// Whether the user stopped the turn at an approval prompt.
@@ -207,44 +330,9 @@ impl Gate {
         }
     }
 
-    /// True when calls of this kind run without anyone being asked about each: `run --yes`, or
-    /// `chat` once the user allowed the kind "always".
-    pub fn asks_nobody(&self, kind: ToolKind) -> bool {
-        match &self.permissions {
-            Permissions::Allow => true,
-            Permissions::Deny { .. } => false,
-            Permissions::Ask(_) => self
-                .always
-                .lock()
-                .is_ok_and(|always| always.contains(&kind)),
-        }
-    }
-
-    /// A call a standing `ask` rule covers: asked about each time in `chat` ("always" does not
-    /// cover it), refused where nobody can be asked.
-    fn ask_each_time(
-        &self,
-        request: &ApprovalRequest,
-        rule: &crate::rules::StandingRule,
-    ) -> Result<(), String> {
-        match &self.permissions {
-            Permissions::Ask(_) if self.stopped() => Err(STOPPED.to_string()),
-            Permissions::Ask(approver) => match approver.approve(request) {
-                Approval::Yes | Approval::Always => Ok(()),
-                Approval::No => Err(
-                    "denied: the user refused this call; ask what they want instead".to_string(),
-                ),
-                Approval::Stop => {
-                    self.stopped.store(true, Ordering::SeqCst);
-                    Err(STOPPED.to_string())
-                }
-            },
-            Permissions::Allow => Err(format!(
-                "refused: the permission rule `{}` (ask, in {}) wants the user asked about this call, and nobody can be asked here; tell the user what you would run instead",
-                rule.text, rule.source
-            )),
-            Permissions::Deny { reason } => Err(format!("denied: {reason}")),
-        }
+    /// True when writes and commands run without anyone being asked about each (`run --yes`).
+    pub fn asks_nobody(&self) -> bool {
+        matches!(self.permissions, Permissions::Allow)
     }
 
     /// The standing rules.
@@ -252,8 +340,46 @@ impl Gate {
         &self.rules
     }
 
+    /// Asks the user about `request` (the approver's answer applied): `offer_always` when
+    /// "always" may be offered.
+    fn ask(
+        &self,
+        approver: &dyn Approver,
+        request: &ApprovalRequest,
+        input: &serde_json::Value,
+        offer_always: bool,
+    ) -> Result<(), String> {
+        if self.stopped() {
+            return Err(STOPPED.to_string());
+        }
+        let mut request = request.clone();
+        request.always = if offer_always && request.protected.is_none() {
+            scope_of(&request.tool, input, self.rules.places())
+        } else {
+            Vec::new()
+        };
+        match approver.approve(&request) {
+            Approval::Yes => Ok(()),
+            Approval::Always => {
+                if let Ok(mut approved) = self.approved.lock() {
+                    for rule in &request.always {
+                        approved.push(Decision::Allow, rule, APPROVED_SOURCE);
+                    }
+                }
+                Ok(())
+            }
+            Approval::No => Err(refused(None)),
+            Approval::Refuse(reason) => Err(refused(Some(&reason))),
+            Approval::Stop => {
+                self.stopped.store(true, Ordering::SeqCst);
+                Err(STOPPED.to_string())
+            }
+        }
+    }
+
     /// `Ok` when the call (`input`, as the model gave it) may run; otherwise what the model is
-    /// told. An active skill's `allowed-tools` let it run unasked, except on a protected path.
+    /// told. Deny rules, then plan mode, then ask rules (asked each time; refused where nobody
+    /// can be asked), then what allows it unasked (not on a protected path), then the policy.
     pub fn check(
         &self,
         request: &ApprovalRequest,
@@ -268,12 +394,20 @@ impl Gate {
                 .refusal(&request.tool, input)
                 .unwrap_or_else(|| "refused by a permission rule".to_string()));
         }
-        if let Some((Decision::Ask, rule)) = standing {
-            return self.ask_each_time(request, rule);
+        if self.mode() == Mode::Plan {
+            return Err(PLAN_REFUSAL.to_string());
         }
-        let allowed = matches!(standing, Some((Decision::Allow, _)))
-            || self.allowed_by(&request.tool, input).is_some();
-        if request.protected.is_none() && allowed {
+        if let Some((Decision::Ask, rule)) = standing {
+            return match &self.permissions {
+                Permissions::Ask(approver) => self.ask(approver.as_ref(), request, input, false),
+                Permissions::Allow => Err(format!(
+                    "refused: the permission rule `{}` (ask, in {}) wants the user asked about this call, and nobody can be asked here; tell the user what you would run instead",
+                    rule.text, rule.source
+                )),
+                Permissions::Deny { reason } => Err(format!("denied: {reason}")),
+            };
+        }
+        if request.protected.is_none() && self.allowed(request, input) {
             return Ok(());
         }
         match &self.permissions {
@@ -285,91 +419,155 @@ impl Gate {
                 )),
             },
             Permissions::Deny { reason } => Err(format!("denied: {reason}")),
-            Permissions::Ask(_) if self.stopped() => Err(STOPPED.to_string()),
-            Permissions::Ask(approver) => {
-                if request.protected.is_none()
-                    && self
-                        .always
-                        .lock()
-                        .is_ok_and(|always| always.contains(&request.kind))
-                {
-                    return Ok(());
-                }
-                match approver.approve(request) {
-                    Approval::Yes => Ok(()),
-                    Approval::Always if request.protected.is_some() => Ok(()),
-                    Approval::Always => {
-                        if let Ok(mut always) = self.always.lock() {
-                            always.insert(request.kind);
-                        }
-                        Ok(())
-                    }
-                    Approval::No => Err(
-                        "denied: the user refused this call; ask what they want instead"
-                            .to_string(),
-                    ),
-                    Approval::Stop => {
-                        self.stopped.store(true, Ordering::SeqCst);
-                        Err(STOPPED.to_string())
-                    }
-                }
-            }
+            Permissions::Ask(approver) => self.ask(approver.as_ref(), request, input, true),
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
 
-    struct Count(Mutex<Vec<Approval>>, Mutex<usize>);
+    /// Answers from a list, keeping every request it was asked.
+    struct Answers(Mutex<Vec<Approval>>, Mutex<Vec<ApprovalRequest>>);
 
-    impl Approver for Count {
-        fn approve(&self, _request: &ApprovalRequest) -> Approval {
-            *self.1.lock().unwrap() += 1;
+    impl Answers {
+        fn new(answers: &[Approval]) -> Arc<Self> {
+            Arc::new(Self(Mutex::new(answers.to_vec()), Mutex::new(Vec::new())))
+        }
+        fn asked(&self) -> usize {
+            self.1.lock().unwrap().len()
+        }
+    }
+
+    impl Approver for Answers {
+        fn approve(&self, request: &ApprovalRequest) -> Approval {
+            self.1.lock().unwrap().push(request.clone());
             self.0.lock().unwrap().remove(0)
         }
     }
 
-    fn request(protected: Option<&'static str>) -> ApprovalRequest {
-        ApprovalRequest {
-            tool: "write_file".into(),
-            kind: ToolKind::Write,
-            summary: "x".into(),
-            detail: None,
-            protected,
-        }
+    fn gate(permissions: Permissions) -> Gate {
+        let places = crate::rules::Places {
+            cwd: "/nonexistent/p".into(),
+            project_root: "/nonexistent/p".into(),
+            home: None,
+        };
+        Gate::with_rules(
+            permissions,
+            Rules::new(
+                [(
+                    Decision::Deny,
+                    "Bash(curl:*)".to_string(),
+                    "test".to_string(),
+                )],
+                places,
+            ),
+        )
     }
 
-    use serde_json::Value;
+    fn write(path: &str, protected: Option<&'static str>) -> (ApprovalRequest, Value) {
+        let mut request = ApprovalRequest::new("write_file", ToolKind::Write, path);
+        request.protected = protected;
+        (request, json!({ "path": format!("/nonexistent/p/{path}") }))
+    }
+
+    fn bash(command: &str) -> (ApprovalRequest, Value) {
+        (
+            ApprovalRequest::new("bash", ToolKind::Execute, command),
+            json!({ "command": command }),
+        )
+    }
+
+    fn check(gate: &Gate, (request, input): &(ApprovalRequest, Value)) -> Result<(), String> {
+        gate.check(request, input)
+    }
+
+    #[test]
+    fn always_covers_what_was_approved_never_the_whole_tool() {
+        let answers = Answers::new(&[Approval::Always, Approval::No, Approval::Always]);
+        let gate = self::gate(Permissions::Ask(answers.clone()));
+        assert!(check(&gate, &bash("echo one")).is_ok());
+        assert_eq!(answers.1.lock().unwrap()[0].always, ["Bash(echo:*)"]);
+        assert!(
+            check(&gate, &bash("echo two && echo three")).is_ok(),
+            "covered"
+        );
+        assert_eq!(answers.asked(), 1);
+        // The issue's case: "always" on `echo one` let `rm -f app.py.bak` run unasked.
+        assert!(check(&gate, &bash("rm -f app.py.bak")).is_err());
+        assert_eq!(answers.asked(), 2);
+        assert!(check(&gate, &bash("echo x; rm -f y")).is_ok());
+        assert_eq!(answers.asked(), 3, "a part not covered is asked about");
+        // A file: its folder and below, nothing beside it.
+        let answers = Answers::new(&[Approval::Always, Approval::No]);
+        let gate = self::gate(Permissions::Ask(answers.clone()));
+        assert!(check(&gate, &write("src/a.rs", None)).is_ok());
+        assert_eq!(answers.1.lock().unwrap()[0].always, ["Edit(src/**)"]);
+        assert!(check(&gate, &write("src/deep/b.rs", None)).is_ok());
+        assert!(check(&gate, &write("README.md", None)).is_err());
+        assert_eq!(answers.asked(), 2);
+        assert_eq!(gate.approved(), ["Edit(src/**)"]);
+    }
 
     #[test]
     fn always_never_covers_a_protected_path_and_run_refuses_it() {
-        let approver = Arc::new(Count(
-            Mutex::new(vec![Approval::Always, Approval::Always, Approval::No]),
-            Mutex::new(0),
-        ));
-        let gate = Gate::new(Permissions::Ask(approver.clone()));
-        assert!(gate.check(&request(None), &Value::Null).is_ok());
+        let answers = Answers::new(&[Approval::Always, Approval::No]);
+        let gate = self::gate(Permissions::Ask(answers.clone()));
+        let hook = write(".git/hooks/pre-commit", Some("is inside .git"));
+        assert!(check(&gate, &hook).is_ok());
         assert!(
-            gate.check(&request(None), &Value::Null).is_ok(),
-            "remembered"
+            answers.1.lock().unwrap()[0].always.is_empty(),
+            "not offered"
         );
-        assert_eq!(*approver.1.lock().unwrap(), 1);
-        assert!(
-            gate.check(&request(Some("is inside .git")), &Value::Null)
-                .is_ok()
-        );
-        assert!(
-            gate.check(&request(Some("is inside .git")), &Value::Null)
-                .is_err()
-        );
-        assert_eq!(*approver.1.lock().unwrap(), 3, "asked each time");
-        let allow = Gate::new(Permissions::Allow);
-        assert!(allow.check(&request(None), &Value::Null).is_ok());
-        let refused = allow
-            .check(&request(Some("is inside .git")), &Value::Null)
-            .unwrap_err();
+        assert!(check(&gate, &hook).is_err(), "asked again");
+        assert_eq!(answers.asked(), 2);
+        let allow = self::gate(Permissions::Allow);
+        assert!(check(&allow, &write("x", None)).is_ok());
+        let refused = check(&allow, &hook).unwrap_err();
         assert!(refused.contains("is inside .git"), "{refused}");
+    }
+
+    #[test]
+    fn a_refusal_carries_what_the_user_typed() {
+        let answers = Answers::new(&[Approval::Refuse("use pytest -x instead".into())]);
+        let gate = self::gate(Permissions::Ask(answers));
+        let error = check(&gate, &bash("python -m unittest")).unwrap_err();
+        assert!(error.ends_with("said: use pytest -x instead"), "{error}");
+    }
+
+    #[test]
+    fn modes_decide_writes_and_commands() {
+        // accept-edits: writes unasked (not protected ones), commands asked.
+        let answers = Answers::new(&[Approval::No, Approval::No]);
+        let gate = self::gate(Permissions::Ask(answers.clone()));
+        gate.set_mode(Mode::AcceptEdits);
+        assert!(check(&gate, &write("src/a.rs", None)).is_ok());
+        assert!(check(&gate, &bash("ls")).is_err());
+        assert!(check(&gate, &write(".git/config", Some("is inside .git"))).is_err());
+        assert_eq!(answers.asked(), 2);
+        let (request, input) = write("b", None);
+        assert!(gate.allows_unasked(&request, &input));
+        // Deny rules hold in every mode.
+        assert!(
+            check(&gate, &bash("curl x"))
+                .unwrap_err()
+                .contains("Bash(curl:*)")
+        );
+        // plan: nothing written or run, even under --yes; reading goes on.
+        let yes = self::gate(Permissions::Allow);
+        yes.set_mode(Mode::Plan);
+        assert_eq!(check(&yes, &bash("ls")).unwrap_err(), PLAN_REFUSAL);
+        assert_eq!(check(&yes, &write("a", None)).unwrap_err(), PLAN_REFUSAL);
+        let (request, input) = bash("ls");
+        assert!(!yes.allows_unasked(&request, &input));
+        let read = ApprovalRequest::new("read_file", ToolKind::Read, "a");
+        assert!(check(&yes, &(read, json!({ "path": "a" }))).is_ok());
+        yes.set_mode(Mode::Default);
+        assert!(check(&yes, &bash("ls")).is_ok());
+        assert_eq!(Mode::parse("acceptEdits"), Some(Mode::AcceptEdits));
+        assert_eq!(Mode::parse("yolo"), None);
     }
 }

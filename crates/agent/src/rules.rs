@@ -27,6 +27,9 @@ use serde_json::Value;
 use crate::grants::Rule;
 use crate::shell::{file_name, simple_commands, skip_options};
 
+mod scope;
+pub use scope::scope_of;
+
 /// What a rule decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Decision {
@@ -140,11 +143,19 @@ impl StandingRule {
     }
 
     /// Whether this rule matches the call anywhere in it: a tool or path rule, or a command
-    /// pattern any simple command of the command starts with (deny and ask read it so).
+    /// pattern any simple command of the command starts with (deny and ask read it so). A path
+    /// rule denying or asking matches the path as named or the file it leads to; allowing, only
+    /// the file it leads to (a link in `src/` to a file elsewhere is not in `Edit(src/**)`).
     fn touches(&self, tool: &str, input: &Value, places: &Places) -> bool {
         match &self.matcher {
             Matcher::Path { tools, glob } => {
-                tools.contains(&tool) && matches_path(glob, &input_path(input, places))
+                let path = input_path(input, places);
+                tools.contains(&tool)
+                    && if self.decision == Decision::Allow {
+                        glob.is_match(real_path(&path))
+                    } else {
+                        matches_path(glob, &path)
+                    }
             }
             Matcher::Call(Rule::Tools(tools)) => tools.contains(&tool),
             Matcher::Call(Rule::BashPrefix(words) | Rule::BashExact(words)) => {
@@ -206,6 +217,26 @@ fn runs(command: &str, words: &str) -> bool {
 /// Whether `path` or, through links, the file it really is matches.
 fn matches_path(glob: &globset::GlobMatcher, path: &std::path::Path) -> bool {
     glob.is_match(path) || std::fs::canonicalize(path).is_ok_and(|real| glob.is_match(real))
+}
+
+/// Where `path` really is: links followed, in the longest part of it that exists.
+fn real_path(path: &std::path::Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let mut missing = Vec::new();
+    let mut existing = path;
+    while let Some(parent) = existing.parent() {
+        missing.extend(existing.file_name());
+        if let Ok(real) = std::fs::canonicalize(parent) {
+            return missing
+                .iter()
+                .rev()
+                .fold(real, |real, name| real.join(name));
+        }
+        existing = parent;
+    }
+    path.to_path_buf()
 }
 
 /// The absolute path a file tool's call names (`path`, else the working directory for a
@@ -290,6 +321,17 @@ impl Rules {
                 && matches!(&rule.matcher, Matcher::Path { tools, glob }
                     if tools.contains(&"read_file") && matches_path(glob, path))
         })
+    }
+
+    /// Adds a rule `text` deciding `decision`, from `source` (an approval's "always").
+    pub fn push(&mut self, decision: Decision, text: &str, source: &str) {
+        self.rules
+            .push(StandingRule::parse(decision, text, source, &self.places));
+    }
+
+    /// The folders the rules' paths are read against.
+    pub fn places(&self) -> &Places {
+        &self.places
     }
 
     /// Every rule, in the order given.

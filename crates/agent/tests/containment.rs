@@ -293,7 +293,7 @@ impl Approver for Recorder {
             request.detail.clone(),
             request.protected,
         ));
-        self.answer
+        self.answer.clone()
     }
 }
 
@@ -677,23 +677,17 @@ async fn without_namespaces_in_chat_always_commands_get_the_put_back_too() {
         answer: Approval::Always,
     });
     let chat = context(&f, Permissions::Ask(recorder), fallback());
+    std::fs::write(f.cwd.join("a.env"), "export A=1\n").unwrap();
+    std::fs::write(f.cwd.join("b.env"), "export B=1\n").unwrap();
     // The command approved with "always" was seen: its change stays.
-    call(
-        &chat,
-        "bash",
-        json!({"command": "echo 'export A=1' > .envrc"}),
-    )
-    .await
-    .unwrap();
+    call(&chat, "bash", json!({"command": "cp a.env .envrc"}))
+        .await
+        .unwrap();
     assert!(f.cwd.join(".envrc").exists());
-    // The next ones run unseen: put back.
-    let output = call(
-        &chat,
-        "bash",
-        json!({"command": "echo 'export B=1' > .envrc"}),
-    )
-    .await
-    .unwrap();
+    // The next ones of the same program run unseen: put back.
+    let output = call(&chat, "bash", json!({"command": "cp b.env .envrc"}))
+        .await
+        .unwrap();
     assert!(output.contains("[refused"), "{output}");
     assert_eq!(
         std::fs::read_to_string(f.cwd.join(".envrc")).unwrap(),
@@ -741,28 +735,31 @@ async fn in_run_protected_files_are_read_only_to_bash() {
     );
     assert!(f.cwd.join("work.txt").exists(), "other work stays");
     // In chat the user approved the command itself: it may change them. "Always" then lets
-    // later commands run unasked, and those are kept from them again.
+    // later commands of the same program run unasked, and those are kept from them again.
+    std::fs::write(f.cwd.join("y.env"), "export Y=1\n").unwrap();
+    std::fs::write(f.cwd.join("z.env"), "export Z=1\n").unwrap();
     let recorder = Arc::new(Recorder {
         asked: Mutex::new(Vec::new()),
         answer: Approval::Always,
     });
-    let chat = context(&f, Permissions::Ask(recorder), SandboxPolicy::default());
-    let output = call(
-        &chat,
-        "bash",
-        json!({"command": "echo 'export Y=1' > .envrc"}),
-    )
-    .await
-    .unwrap();
+    let chat = context(
+        &f,
+        Permissions::Ask(recorder.clone()),
+        SandboxPolicy::default(),
+    );
+    let output = call(&chat, "bash", json!({"command": "cp y.env .envrc"}))
+        .await
+        .unwrap();
     assert!(!output.contains("Read-only"), "{output}");
-    let output = call(
-        &chat,
-        "bash",
-        json!({"command": "echo 'export Z=1' > .envrc"}),
-    )
-    .await
-    .unwrap();
+    let output = call(&chat, "bash", json!({"command": "cp z.env .envrc"}))
+        .await
+        .unwrap();
     assert!(output.contains("Read-only file system"), "{output}");
+    assert_eq!(
+        recorder.asked.lock().unwrap().len(),
+        1,
+        "the second ran unasked"
+    );
     assert_eq!(
         std::fs::read_to_string(f.cwd.join(".envrc")).unwrap(),
         "export Y=1\n"

@@ -263,13 +263,7 @@ impl Tool for Bash {
                     u64::try_from(s).unwrap_or(MAX_TIMEOUT_SECS)
                 })
                 .clamp(1, MAX_TIMEOUT_SECS);
-            let request = ApprovalRequest {
-                tool: self.name().to_string(),
-                kind: ToolKind::Execute,
-                summary: command.to_string(),
-                detail: None,
-                protected: None,
-            };
+            let request = ApprovalRequest::new(self.name(), ToolKind::Execute, command);
             // Decided before asking: a command the user approves now was reviewed; one the
             // policy or an active skill lets run was not.
             let unattended = context.gate.allows_unasked(&request, input);

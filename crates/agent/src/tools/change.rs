@@ -72,6 +72,7 @@ pub async fn apply(
             summary,
             detail: Some(diff(&written, old, &new)),
             protected,
+            always: Vec::new(),
         },
         // The file really written, for the standing rules' paths (`Edit(src/**)`).
         &serde_json::json!({ "path": absolute }),

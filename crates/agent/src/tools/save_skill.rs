@@ -105,6 +105,7 @@ impl Tool for SaveSkill {
                     protected: Some(
                         "is a skill folder (a skill steers the model in later sessions)",
                     ),
+                    always: Vec::new(),
                 },
                 input,
             )?;
