@@ -119,6 +119,7 @@ mod bash_tool {
             source: None,
             fetched: Arc::default(),
             notices: skillet_agent::tool::Notices::default(),
+            added_dirs: std::sync::Arc::default(),
         };
         let tools = ToolTable::standard(false);
         let bash = tools.get("bash").expect("the bash tool");

@@ -17,7 +17,7 @@ use crate::config::AgentConfig;
 use crate::error::AgentError;
 use crate::event::{AgentEvent, TurnOutcome};
 use crate::instructions::Instructions;
-use crate::permission::Gate;
+use crate::permission::{Gate, Mode};
 use crate::prompt::system_prompt;
 use crate::sandbox::SandboxStatus;
 use crate::state::{Core, Shared, build_core};
@@ -48,6 +48,10 @@ pub struct Agent {
     skills_now: crate::reload::SkillsSeen,
     /// Changes not yet told to the model: appended to the next user message.
     skills_untold: Option<crate::reload::SkillChanges>,
+    /// The permission mode as the model was last told of it (a new session: default, untold).
+    mode_told: Mode,
+    /// How many of the added folders the model was told of.
+    dirs_told: usize,
 }
 
 impl Agent {
@@ -127,13 +131,13 @@ impl Agent {
             || resumed
                 .as_ref()
                 .is_some_and(|header| header.tools.iter().any(|tool| tool.name == "search_skills"));
+        let gate = Gate::with_rules(config.permissions.clone(), config.rules.clone());
+        gate.set_mode(config.mode);
         let shared = Shared {
-            gate: Arc::new(Gate::with_rules(
-                config.permissions.clone(),
-                config.rules.clone(),
-            )),
+            gate: Arc::new(gate),
             usage: Arc::new(Mutex::new(Usage::default())),
             fetched: crate::tool::Fetched::default(),
+            added_dirs: Arc::new(Mutex::new(Vec::new())),
         };
         let skills = Arc::new(LiveSkills::new(
             Arc::clone(library),
@@ -200,7 +204,57 @@ impl Agent {
             unrecorded: Vec::new(),
             repairs: Vec::new(),
             instructions,
+            mode_told: Mode::Default,
+            dirs_told: 0,
         }
+    }
+
+    /// Adds a folder for the session (`--add-dir`, `/add-dir`): file tools read and write
+    /// beneath it, commands may write in it, with the same rules and protections as the working
+    /// directory. Returns its real path; an error says why it cannot be added (not a folder,
+    /// already reachable).
+    pub fn add_dir(&self, dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
+        let context = &self.core.context;
+        let real = std::fs::canonicalize(context.cwd.join(dir))
+            .map_err(|error| format!("{}: {error}", dir.display()))?;
+        if !real.is_dir() {
+            return Err(format!("{} is not a folder", dir.display()));
+        }
+        if real.starts_with(&context.cwd) || context.added().iter().any(|d| real.starts_with(d)) {
+            return Err(format!(
+                "{} is already inside a folder the session works in",
+                real.display()
+            ));
+        }
+        let mut added = context
+            .added_dirs
+            .lock()
+            .map_err(|_| "the session's folders cannot be changed now".to_string())?;
+        // A folder that holds one added before replaces it.
+        added.retain(|d| !d.starts_with(&real));
+        added.push(real.clone());
+        Ok(real)
+    }
+
+    /// The folders added for the session.
+    pub fn added_dirs(&self) -> Vec<std::path::PathBuf> {
+        self.core.context.added()
+    }
+
+    /// The permission mode ([`Mode`]).
+    pub fn permission_mode(&self) -> Mode {
+        self.core.context.gate.mode()
+    }
+
+    /// Switches the permission mode, for this session and its subagents; the model is told with
+    /// the next message (the system prompt and tools never change).
+    pub fn set_permission_mode(&self, mode: Mode) {
+        self.core.context.gate.set_mode(mode);
+    }
+
+    /// The rules "always" added in this session, as written.
+    pub fn approved_rules(&self) -> Vec<String> {
+        self.core.context.gate.approved()
     }
 
     /// Writes every later event to this transcript (a new session writes its header first;
@@ -423,6 +477,20 @@ impl Agent {
             return Err(AgentError::EmptyMessage);
         }
         let mut content = content;
+        let mode = self.core.context.gate.mode();
+        if let Some(note) = mode_note(mode, self.mode_told) {
+            content.push(skillet_llm::ContentBlock::text(note));
+        }
+        self.mode_told = mode;
+        let added = self.core.context.added();
+        if added.len() != self.dirs_told {
+            self.dirs_told = added.len();
+            let list: Vec<String> = added.iter().map(|d| d.display().to_string()).collect();
+            content.push(skillet_llm::ContentBlock::text(format!(
+                "<system-reminder>Besides the working directory, the user added these folders for the session: file tools read and write in them (absolute paths), and commands may write there: {}</system-reminder>",
+                list.join(", ")
+            )));
+        }
         if let Some(changes) = self.skills_untold.take() {
             content.push(skillet_llm::ContentBlock::text(changes.note()));
             self.skills_announced = self.skills_now.clone();
@@ -461,6 +529,23 @@ impl Agent {
             )));
         }
         result
+    }
+}
+
+/// What the model is told of the permission mode with a message: in plan mode every time (so it
+/// never forgets), and once when the mode changed.
+fn mode_note(mode: Mode, told: Mode) -> Option<&'static str> {
+    match mode {
+        Mode::Plan => Some(
+            "<system-reminder>The session is in plan mode: only reading tools run (writes and commands are refused). Explore what you need, then end your turn with a concise, numbered plan as your answer. The user approves it before anything is changed.</system-reminder>",
+        ),
+        _ if mode == told => None,
+        Mode::AcceptEdits => Some(
+            "<system-reminder>The permission mode is now accept-edits: file edits in the working directory run without asking; commands are still asked about.</system-reminder>",
+        ),
+        Mode::Default => Some(
+            "<system-reminder>The permission mode is now default: writes and commands may run, asked about as usual (plan mode, if it was on, has ended).</system-reminder>",
+        ),
     }
 }
 

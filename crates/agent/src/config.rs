@@ -35,6 +35,8 @@ pub struct AgentConfig {
     /// Standing rules: what is denied, asked about or allowed whatever `permissions` says
     /// ([`crate::rules`]).
     pub rules: crate::rules::Rules,
+    /// The permission mode the session starts in (`--permission-mode`).
+    pub mode: crate::permission::Mode,
     /// Whether each user message is matched against the skills, and what is done with a match.
     pub skill_match: SkillMatch,
     /// The index matches come from (none: no matching). With it, a library too large for the
@@ -98,6 +100,7 @@ impl AgentConfig {
                 reason: "writes and commands are not allowed in this session".into(),
             },
             rules: crate::rules::Rules::default(),
+            mode: crate::permission::Mode::Default,
             skill_match: SkillMatch::Suggest,
             skill_index: None,
             first_message: None,

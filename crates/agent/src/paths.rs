@@ -54,8 +54,10 @@ pub fn resolve(
     }
     let outside = || {
         let allowed = match access {
-            Access::Read => "the working directory and the folders of discovered skills",
-            Access::Write => "the working directory",
+            Access::Read => {
+                "the working directory, the folders added with --add-dir and those of discovered skills"
+            }
+            Access::Write => "the working directory and the folders added with --add-dir",
         };
         ToolError::new(format!(
             "{requested} is outside {allowed} ({}); it cannot be {}",
@@ -71,8 +73,11 @@ pub fn resolve(
         ToolError::new(format!("cannot open {}: {error}", root.display()))
     };
     let library = context.skills.library();
+    let added = context.added();
     let beneath = if normalized.starts_with(&context.cwd) {
         Beneath::open(&context.cwd).map_err(|error| cannot_open(&context.cwd, &error))?
+    } else if let Some(dir) = added.iter().find(|dir| normalized.starts_with(dir)) {
+        Beneath::open(dir).map_err(|error| cannot_open(dir, &error))?
     } else if access == Access::Read
         && let Some(skill) = library
             .skills()
@@ -172,7 +177,7 @@ pub fn protection(context: &ToolContext, path: &Path) -> Option<&'static str> {
     // agents' settings and servers (one list, [`crate::sandbox::protect`]).
     let layout = crate::sandbox::protect::layout(
         &context.cwd,
-        std::slice::from_ref(&context.cwd),
+        &context.writable_roots(),
         &context.protected,
     );
     if layout.covers(path) {

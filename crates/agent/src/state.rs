@@ -31,6 +31,7 @@ pub(crate) struct Shared {
     pub(crate) gate: Arc<Gate>,
     pub(crate) usage: Arc<Mutex<Usage>>,
     pub(crate) fetched: Fetched,
+    pub(crate) added_dirs: crate::tool::AddedDirs,
 }
 
 pub(crate) fn build_core(
@@ -59,6 +60,7 @@ pub(crate) fn build_core(
         source: config.skill_source.clone(),
         fetched: Arc::clone(&shared.fetched),
         notices: crate::tool::Notices::default(),
+        added_dirs: Arc::clone(&shared.added_dirs),
     };
     let specs = tools.specs(&context);
     Core {

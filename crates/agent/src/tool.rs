@@ -120,7 +120,15 @@ pub struct ToolContext {
     pub fetched: Fetched,
     /// What tools tell the user directly, beside the results the model gets.
     pub notices: Notices,
+    /// Folders added for the session (`--add-dir`, `/add-dir`; real paths, shared with
+    /// subagents): file tools read and write beneath them as beneath the working directory,
+    /// and commands may write there (what runs code later stays protected, as in the working
+    /// directory).
+    pub added_dirs: AddedDirs,
 }
+
+/// The folders added for a session ([`ToolContext::added_dirs`]).
+pub type AddedDirs = Arc<Mutex<Vec<PathBuf>>>;
 
 /// What tools tell the user directly, beside their results (which go to the model): the turn
 /// shows them as notices after each call and records them.
@@ -184,6 +192,29 @@ impl LiveSkills {
 }
 
 impl ToolContext {
+    /// The folders added for the session, now.
+    pub fn added(&self) -> Vec<PathBuf> {
+        self.added_dirs
+            .lock()
+            .map(|dirs| dirs.clone())
+            .unwrap_or_default()
+    }
+
+    /// Every folder file tools and commands may write in: the working directory, then the
+    /// added ones.
+    pub fn writable_roots(&self) -> Vec<PathBuf> {
+        std::iter::once(self.cwd.clone())
+            .chain(self.added())
+            .collect()
+    }
+
+    /// How `bash` is contained now: the configured policy, the added folders writable too.
+    pub fn sandbox_policy(&self) -> crate::sandbox::SandboxPolicy {
+        let mut policy = self.sandbox.clone();
+        policy.writable.extend(self.added());
+        policy
+    }
+
     /// Asks the gate about a write or a command (`input`: the call's, which a skill's `Bash(…)`
     /// rule reads); `Err` is what the model is told.
     pub fn approve(

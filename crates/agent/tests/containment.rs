@@ -92,6 +92,7 @@ fn context(fixture: &Fixture, permissions: Permissions, sandbox: SandboxPolicy) 
         source: None,
         fetched: Arc::default(),
         notices: skillet_agent::tool::Notices::default(),
+        added_dirs: std::sync::Arc::default(),
     }
 }
 

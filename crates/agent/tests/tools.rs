@@ -61,6 +61,7 @@ fn fixture() -> Fixture {
         source: None,
         fetched: Arc::default(),
         notices: skillet_agent::tool::Notices::default(),
+        added_dirs: std::sync::Arc::default(),
     };
     Fixture {
         _temp: temp,
@@ -130,7 +131,7 @@ async fn paths_cannot_escape_the_working_directory() {
         assert!(
             error
                 .0
-                .contains("is outside the working directory and the folders of discovered skills"),
+                .contains("is outside the working directory, the folders added with --add-dir and those of discovered skills"),
             "{path}: {error}"
         );
     }

@@ -263,6 +263,8 @@ impl ChatArgs {
             (agent.no_instructions, "--no-instructions"),
             (agent.no_skill_shell, "--no-skill-shell"),
             (agent.skill_match.is_some(), "--skill-match"),
+            (agent.permission_mode.is_some(), "--permission-mode"),
+            (!agent.add_dir.is_empty(), "--add-dir"),
             (agent.resume.is_some(), "--resume"),
             (agent.continue_latest, "--continue"),
         ]
@@ -352,6 +354,13 @@ pub struct AgentArgs {
     /// load the best one)
     #[arg(long, value_enum)]
     pub skill_match: Option<SkillMatchArg>,
+    /// default (ask before writes and commands), accept-edits (file edits run unasked) or plan
+    /// (reading tools only; the turn ends with a plan to approve)
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub permission_mode: Option<PermissionModeArg>,
+    /// Also let file tools read and write beneath DIR, and commands write there (repeatable)
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
     /// Continue a session: its id, or without one this project's latest (chat: a picker)
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = LATEST)]
     pub resume: Option<String>,
@@ -389,6 +398,8 @@ impl AgentArgs {
                 SkillMatchArg::Suggest => skillet_agent::SkillMatch::Suggest,
                 SkillMatchArg::Auto => skillet_agent::SkillMatch::Auto,
             }),
+            permission_mode: self.permission_mode.map(PermissionModeArg::mode),
+            add_dirs: self.add_dir.clone(),
         }
     }
 }
@@ -404,6 +415,27 @@ pub enum ProviderArg {
     Anthropic,
     /// OpenAI-compatible Chat Completions
     Openai,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PermissionModeArg {
+    /// Ask before writes and commands
+    Default,
+    /// File edits in the working directory run without asking; commands are asked about
+    AcceptEdits,
+    /// Reading tools only; the turn ends with a plan to approve
+    Plan,
+}
+
+impl PermissionModeArg {
+    /// The mode it names.
+    pub fn mode(self) -> skillet_agent::permission::Mode {
+        match self {
+            Self::Default => skillet_agent::permission::Mode::Default,
+            Self::AcceptEdits => skillet_agent::permission::Mode::AcceptEdits,
+            Self::Plan => skillet_agent::permission::Mode::Plan,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

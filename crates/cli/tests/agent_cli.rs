@@ -233,14 +233,14 @@ fn chat_reads_lines_runs_turns_and_slash_commands() {
     server.push_turn(Turn::text("Filled."));
     let out = run(skillet(&sandbox, Some(&server))
         .arg("chat")
-        .write_stdin("hello\n/skills\n/pdf form.pdf\n/cost\n/nope\n/exit\n"));
+        .write_stdin("hello\n/skills\n/pdf form.pdf\n/cost\n/xyzzy\n/exit\n"));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("Hi!"), "{}", out.stdout);
     assert!(out.stdout.contains("Filled."), "{}", out.stdout);
     assert!(out.stderr.contains("pdf: Fill PDF forms"), "{}", out.stderr);
     assert!(out.stderr.contains("input 200 tokens"), "{}", out.stderr);
     assert!(
-        out.stderr.contains("unknown command or skill /nope\n"),
+        out.stderr.contains("unknown command or skill /xyzzy\n"),
         "{}",
         out.stderr
     );

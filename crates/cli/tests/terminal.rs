@@ -10,240 +10,17 @@
 
 mod common;
 
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{API_KEY, Sandbox, write_skill};
+use common::terminal::{
+    EXITED, POLL, Terminal, WAIT, last_line, last_message_text, sandbox, tmux_missing,
+    wait_for_requests,
+};
+use common::write_skill;
 use serde_json::{Value, json};
 use skillet_test_support::{MockServer, Reply, Turn};
-
-/// How long a test waits for the screen (or the mock server) to show what it expects.
-const WAIT: Duration = Duration::from_secs(10);
-/// How often the screen is read while waiting.
-const POLL: Duration = Duration::from_millis(50);
-/// The terminal's size.
-const COLUMNS: u16 = 120;
-const ROWS: u16 = 40;
-/// The tmux session's name.
-const SESSION: &str = "skillet";
-/// What the pane shows once skillet has exited.
-const EXITED: &str = "[skillet exited";
-/// Numbers each tmux server's socket.
-static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-fn tmux_missing() -> bool {
-    let missing = !Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if missing {
-        // CI installs tmux and says so: there the tests must run, not skip.
-        assert!(
-            std::env::var_os("SKILLET_REQUIRE_TMUX").is_none(),
-            "SKILLET_REQUIRE_TMUX is set but tmux cannot be run"
-        );
-        skillet_test_support::skip(
-            "SKIPPED: terminal tests: tmux is not installed (apt-get install tmux)",
-        );
-    }
-    missing
-}
-
-/// A project with skills, and a home, in a temp folder.
-fn sandbox() -> Sandbox {
-    let sandbox = Sandbox::empty();
-    for (name, description) in [
-        ("pdf", "Fill PDF forms"),
-        ("review", "Review a change for bugs"),
-        ("deploy", "Deploy the service"),
-    ] {
-        write_skill(
-            &sandbox.project.join(".agents/skills"),
-            name,
-            &format!("---\nname: {name}\ndescription: {description}\n---\nThe {name} steps.\n"),
-        );
-    }
-    std::fs::write(sandbox.project.join("notes.txt"), "one\n").unwrap();
-    sandbox
-}
-
-/// `'text'` for `sh`.
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
-
-/// skillet running in a detached tmux session of its own tmux server; the server is killed
-/// when this is dropped.
-struct Terminal {
-    socket: PathBuf,
-}
-
-impl Terminal {
-    /// Starts `skillet ARGS` in the sandbox's project, with a clean environment pointing at
-    /// the mock server.
-    fn start(sandbox: &Sandbox, server: &MockServer, args: &[&str]) -> Self {
-        let binary = std::env::var_os("SKILLET_TERMINAL_BIN").map_or_else(
-            || PathBuf::from(env!("CARGO_BIN_EXE_skillet")),
-            PathBuf::from,
-        );
-        let mut command = format!("cd {} && env -i", quote(&sandbox.project.to_string_lossy()));
-        let mut environment = common::environment(sandbox, Some((server, API_KEY)));
-        environment.extend([("TERM", "screen".into()), ("LANG", "C.UTF-8".into())]);
-        for (key, value) in environment {
-            let _ = write!(command, " {key}={}", quote(&value.to_string_lossy()));
-        }
-        command.push(' ');
-        command.push_str(&quote(&binary.to_string_lossy()));
-        for arg in args {
-            command.push(' ');
-            command.push_str(&quote(arg));
-        }
-        // Keep the pane once skillet exits, showing how it ended.
-        let _ = write!(command, "; echo \"{EXITED} $?]\"; sleep 600");
-        let terminal = Self {
-            socket: sandbox.temp.path().join(format!(
-                "tmux-{}.sock",
-                SERVERS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-            )),
-        };
-        let (columns, rows) = (COLUMNS.to_string(), ROWS.to_string());
-        terminal.tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            SESSION,
-            "-x",
-            &columns,
-            "-y",
-            &rows,
-            &command,
-        ]);
-        terminal
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        let output = Command::new("tmux")
-            .arg("-u")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(["-f", "/dev/null"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "tmux {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output
-    }
-
-    /// Presses keys (tmux names: `Enter`, `Tab`, `C-c`).
-    fn press(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", SESSION];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-    }
-
-    /// Answers an approval question on screen: keys pressed in the question's first moment are
-    /// dropped as typed before it (`APPROVAL_GUARD` in `ui/approve.rs`), so this waits it out.
-    fn answer(&self, keys: &[&str]) {
-        std::thread::sleep(Duration::from_millis(400));
-        self.press(keys);
-    }
-
-    /// Types text as it is, without pressing Enter.
-    fn type_text(&self, text: &str) {
-        self.tmux(&["send-keys", "-t", SESSION, "-l", text]);
-    }
-
-    /// Waits for the prompt, then types a line and presses Enter.
-    fn line(&self, text: &str) {
-        self.wait_for_prompt();
-        self.type_text(text);
-        self.press(&["Enter"]);
-    }
-
-    /// The whole screen with its scrollback, as plain text.
-    fn screen(&self) -> String {
-        let output = self.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", SESSION]);
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    /// Waits until the screen satisfies `ready`; fails showing the screen after [`WAIT`].
-    fn wait_until(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
-        let started = Instant::now();
-        loop {
-            let screen = self.screen();
-            if ready(&screen) {
-                return screen;
-            }
-            assert!(
-                started.elapsed() < WAIT,
-                "after {WAIT:?} the terminal still does not show {what}; the screen:\n{screen}"
-            );
-            std::thread::sleep(POLL);
-        }
-    }
-
-    /// Waits until the screen shows `text`.
-    fn wait_for(&self, text: &str) -> String {
-        self.wait_until(&format!("{text:?}"), |screen| screen.contains(text))
-    }
-
-    /// Waits until the last line with something on it is the prompt, with nothing typed.
-    fn wait_for_prompt(&self) -> String {
-        self.wait_until("the prompt `›`", |screen| last_line(screen) == "›")
-    }
-}
-
-impl Drop for Terminal {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
-    }
-}
-
-/// The last line of the screen that is not blank, trimmed.
-fn last_line(screen: &str) -> &str {
-    screen
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|line| !line.is_empty())
-        .unwrap_or_default()
-}
-
-/// Waits until the mock server has received `count` requests.
-fn wait_for_requests(server: &MockServer, count: usize) {
-    let started = Instant::now();
-    while server.requests().len() < count {
-        assert!(
-            started.elapsed() < WAIT,
-            "after {WAIT:?} the server has {} requests, not {count}",
-            server.requests().len()
-        );
-        std::thread::sleep(POLL);
-    }
-}
-
-/// The text of the last message of request `index`.
-fn last_message_text(server: &MockServer, index: usize) -> String {
-    let request = &server.requests()[index];
-    let messages = request.body["messages"].as_array().unwrap();
-    messages.last().unwrap()["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find_map(|block| block["text"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
 
 #[test]
 fn double_slash_and_a_path_first_line_are_sent_as_messages() {
@@ -316,7 +93,7 @@ fn an_unknown_command_names_the_closest_matches_only() {
         .lines()
         .find(|line| line.contains("unknown command or skill /modle"))
         .unwrap();
-    assert!(said.contains("did you mean /model?"), "{said}");
+    assert!(said.contains("did you mean /mode, /model?"), "{said}");
     // Only the close names, not every skill.
     assert!(
         !said.contains("/pdf") && !said.contains("/deploy"),
@@ -435,13 +212,13 @@ fn tab_completes_commands_and_skill_names() {
     terminal.wait_for("/help for commands");
     terminal.wait_for_prompt();
     // One match: completed, with a space after it.
-    terminal.type_text("/mo");
+    terminal.type_text("/he");
     terminal.press(&["Tab"]);
-    terminal.wait_until("`/model ` completed", |screen| {
-        last_line(screen) == "› /model"
+    terminal.wait_until("`/help ` completed", |screen| {
+        last_line(screen) == "› /help"
     });
     terminal.press(&["Enter"]);
-    terminal.wait_for("model: claude-sonnet-4-5");
+    terminal.wait_for("Tab completes");
     // A skill's name too.
     terminal.wait_for_prompt();
     terminal.type_text("/rev");
@@ -860,7 +637,7 @@ fn chat_asks_to_trust_a_project_whose_skills_act_and_then_its_grants_need_no_pro
     // Untrusted: the command is a note, and the grant grants nothing: asked.
     terminal.wait_for("touch declined.marker");
     terminal.wait_for("allow? [y]es");
-    terminal.answer(&["n"]);
+    terminal.answer(&["n", "Enter"]);
     terminal.wait_for("marked");
     assert!(!sandbox.project.join("declined.marker").exists());
     let loaded = server.requests()[1].body["messages"].to_string();

@@ -70,6 +70,9 @@ pub enum StartError {
     /// The transcript could not be written.
     #[error(transparent)]
     Agent(#[from] AgentError),
+    /// A folder `--add-dir` names cannot be added.
+    #[error("--add-dir {0}")]
+    AddDir(String),
 }
 
 /// A new or resumed agent with its transcript attached. A resumed session goes on with the
@@ -94,6 +97,7 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         catalog_budget: settings.catalog_budget,
         permissions,
         rules: permission_rules(workspace, settings),
+        mode: settings.permission_mode,
         skill_match: settings.skill_match,
         skill_index: skill_index(settings, library, report),
         first_message: first_message.map(str::to_string),
@@ -145,6 +149,9 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
             (agent, locked)
         }
     };
+    for dir in &settings.add_dirs {
+        agent.add_dir(dir).map_err(StartError::AddDir)?;
+    }
     if !locked {
         report.note(
             "warning: the sessions folder cannot be locked (its file system does not support it); \

@@ -26,4 +26,8 @@ pub struct Flags {
     pub no_skill_shell: bool,
     /// `--skill-match`.
     pub skill_match: Option<SkillMatch>,
+    /// `--permission-mode`.
+    pub permission_mode: Option<skillet_agent::permission::Mode>,
+    /// `--add-dir`, each as given.
+    pub add_dirs: Vec<std::path::PathBuf>,
 }

@@ -40,8 +40,9 @@ impl Decided {
 }
 
 /// The trust question an interface asks: given what trust unlocks, where the project stands
-/// and the listing to show, whether the user trusts it.
-pub type Question<'a> = &'a mut dyn FnMut(&Unlocks, &TrustState, &str) -> bool;
+/// and the listing to show, whether the user trusts it; `None` when they gave no answer (the
+/// input ended, Ctrl-C): nothing is recorded and the session is untrusted.
+pub type Question<'a> = &'a mut dyn FnMut(&Unlocks, &TrustState, &str) -> Option<bool>;
 
 /// How a command settles trust that is not decided yet.
 pub enum Asking<'a> {
@@ -125,7 +126,12 @@ pub fn decide(
             if let Asking::Ask(Some(question)) = asking
                 && fits
             {
-                let trusted = question(&unlocks, &state, &listing);
+                let Some(trusted) = question(&unlocks, &state, &listing) else {
+                    report.note(
+                        "note: no answer, so nothing is recorded: the project is untrusted in this session and asked about again next time",
+                    );
+                    return Decided::untrusted();
+                };
                 if let Err(error) = store.decide(&unlocks, trusted) {
                     report.note(&format!("warning: the decision is not recorded: {error}"));
                 }

@@ -305,12 +305,22 @@ pub(crate) async fn run_guarded(
     timeout: Duration,
     unattended: bool,
 ) -> Result<Ran, ToolError> {
-    let launch = crate::sandbox::Launch::prepare(
-        &context.sandbox,
-        &context.cwd,
-        unattended.then_some(context.protected.as_slice()),
-    )
-    .map_err(|error| ToolError::new(format!("cannot start bash: {error}")))?;
+    let prepare = |policy: &crate::sandbox::SandboxPolicy| {
+        crate::sandbox::Launch::prepare(
+            policy,
+            &context.cwd,
+            unattended.then_some(context.protected.as_slice()),
+        )
+        .map_err(|error| ToolError::new(format!("cannot start bash: {error}")))
+    };
+    let mut policy = context.sandbox_policy();
+    let mut launch = prepare(&policy)?;
+    // Without namespaces what runs code later is put back afterwards, in the working directory
+    // only: a command nobody reviewed then gets no added folder to write in.
+    if unattended && launch.needs_put_back() && policy.writable != context.sandbox.writable {
+        policy = context.sandbox.clone();
+        launch = prepare(&policy)?;
+    }
     let mut put_back = (unattended && launch.needs_put_back())
         .then(|| PutBack(crate::guard::Guard::watch(&context.cwd, &context.protected)));
     #[cfg(unix)]
@@ -318,7 +328,7 @@ pub(crate) async fn run_guarded(
         crate::sandbox::aftermath::Aftermath::before(
             &context.cwd,
             launch.links().to_vec(),
-            &crate::sandbox::host::untrusted_roots(&context.cwd, &context.sandbox.writable),
+            &crate::sandbox::host::untrusted_roots(&context.cwd, &policy.writable),
         )
     });
     let mut output = run(command, env, context, timeout, &launch).await;

@@ -16,21 +16,42 @@ use crate::args::TrustArgs;
 use crate::output::terminal_safe;
 use crate::settings::user_config_dir;
 
-/// Settles trust as `chat` does: asked on the terminal when there is one.
-pub fn decide_on_terminal(context: &Context, library: &skillet_skills::Library) -> Decided {
+/// The most lines typed at the trust question that are kept as messages; later ones are
+/// dropped, said.
+pub const MAX_KEPT_LINES: usize = 16;
+
+/// Settles trust as `chat` does: asked on the terminal when there is one. Also returns the
+/// lines typed at the question that were not an answer, in order: the chat sends them once the
+/// question is answered.
+pub fn decide_on_terminal(
+    context: &Context,
+    library: &skillet_skills::Library,
+) -> (Decided, Vec<String>) {
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let mut question = ask;
-    decide(
+    let mut kept = Vec::new();
+    let mut question = |unlocks: &Unlocks, state: &TrustState, listing: &str| {
+        ask(unlocks, state, listing, Some(&mut kept))
+    };
+    let decided = decide(
         context,
         library,
         Asking::Ask(terminal.then_some(&mut question)),
         &mut super::session::stderr_report(),
-    )
+    );
+    (decided, kept)
 }
 
-/// Asks on the terminal, after showing `listing` (what trust unlocks); true: trusted. Keys typed
-/// before the question (and in its first moment) are dropped, as at an approval; Ctrl-C is no.
-fn ask(unlocks: &Unlocks, state: &TrustState, listing: &str) -> bool {
+/// Asks on the terminal, after showing `listing` (what trust unlocks): `Some(true)` trusted,
+/// `Some(false)` declined, `None` no answer (Ctrl-C, the input ended: nothing is recorded). A
+/// line that is neither `y` nor `n` is kept in `kept` (a message typed at the question; without
+/// `kept`, `skillet trust`, it is not an answer) and the question asked again. Keys typed before the question (and in its first moment) are dropped,
+/// as at an approval.
+fn ask(
+    unlocks: &Unlocks,
+    state: &TrustState,
+    listing: &str,
+    mut kept: Option<&mut Vec<String>>,
+) -> Option<bool> {
     let root = terminal_safe(&unlocks.root.display().to_string(), false).into_owned();
     let mut text = String::new();
     if let TrustState::Changed { changes, .. } = state {
@@ -54,14 +75,32 @@ fn ask(unlocks: &Unlocks, state: &TrustState, listing: &str) -> bool {
     let _ = err.flush();
     drop(err);
     if crate::ui::drop_early_keys() {
-        let _ = writeln!(std::io::stderr(), "no");
-        return false;
+        let _ = writeln!(std::io::stderr(), "(no answer)");
+        return None;
     }
-    let mut answer = String::new();
-    if std::io::stdin().lock().read_line(&mut answer).is_err() {
-        return false;
+    loop {
+        let mut answer = String::new();
+        match std::io::stdin().lock().read_line(&mut answer) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        let said = match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => return Some(true),
+            "n" | "no" => return Some(false),
+            "" => "answer y or n",
+            _ => match kept.as_deref_mut() {
+                Some(kept) if kept.len() < MAX_KEPT_LINES => {
+                    kept.push(answer.trim_end_matches(['\n', '\r']).to_string());
+                    "kept as your first message, sent once you answer"
+                }
+                Some(_) => "not kept: that is enough lines waiting",
+                None => "answer y or n",
+            },
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "({said}) trust this project? [y]es / [n]o: ");
+        let _ = err.flush();
     }
-    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
 /// `skillet trust [--revoke | --list]`.
@@ -127,7 +166,13 @@ pub fn run(context: &Context, args: &TrustArgs) -> anyhow::Result<ExitCode> {
             );
             true
         } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-            ask(&unlocks, &store.state(&unlocks), &listing)
+            match ask(&unlocks, &store.state(&unlocks), &listing, None) {
+                Some(trusted) => trusted,
+                None => {
+                    let _ = writeln!(std::io::stderr(), "no answer: nothing recorded");
+                    return Ok(ExitCode::from(crate::EXIT_CANCELLED));
+                }
+            }
         } else {
             return Err(crate::UsageError::new(
                 "not a terminal: nobody can be shown what trust unlocks and asked",

@@ -6,6 +6,7 @@
 #[cfg(target_os = "linux")]
 pub mod escapes;
 pub mod mcp_client;
+pub mod terminal;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

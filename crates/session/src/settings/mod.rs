@@ -91,6 +91,10 @@ pub struct Settings {
     /// The shared registry `search_skills` also searches (`SKILLET_REGISTRY_URL`, else
     /// `registry_url` in a file; a project's only once trusted).
     pub registry_url: Option<String>,
+    /// The permission mode a session starts in (`--permission-mode`).
+    pub permission_mode: skillet_agent::permission::Mode,
+    /// Folders added for the session besides the working directory (`--add-dir`), as given.
+    pub add_dirs: Vec<PathBuf>,
     /// Standing permission rules, each with where it came from ([`permissions`]).
     pub permission_rules: Vec<permissions::Gathered>,
     /// What the user should be told: keys a project file may not set, and values in a file

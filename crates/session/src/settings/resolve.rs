@@ -214,6 +214,8 @@ impl Settings {
             ),
             sandbox,
             registry_url,
+            permission_mode: args.permission_mode.unwrap_or_default(),
+            add_dirs: args.add_dirs.clone(),
             permission_rules,
             warnings,
             explanation: Explanation {

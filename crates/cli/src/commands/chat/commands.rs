@@ -21,6 +21,8 @@ pub(super) enum Action {
     Init,
     Sessions,
     Clear,
+    Mode,
+    AddDir,
     Exit,
 }
 
@@ -81,6 +83,18 @@ pub(super) const COMMANDS: &[ChatCommand] = &[
         name: "clear",
         args: "",
         help: "start a new session",
+    },
+    ChatCommand {
+        action: Action::Mode,
+        name: "mode",
+        args: "[MODE]",
+        help: "the permission mode; with MODE (default, accept-edits, plan), switch to it",
+    },
+    ChatCommand {
+        action: Action::AddDir,
+        name: "add-dir",
+        args: "DIR",
+        help: "let file tools read and write beneath DIR, and commands write there, for the session",
     },
     ChatCommand {
         action: Action::Exit,

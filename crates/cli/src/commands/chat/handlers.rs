@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use skillet_agent::init_prompt;
+use skillet_agent::permission::Mode;
 use skillet_llm::Usage;
 use skillet_skills::Library;
 
@@ -39,6 +40,8 @@ impl Chat {
         };
         match action {
             Action::Exit => return Ok(Slash::Exit),
+            Action::Mode => self.mode(arguments),
+            Action::AddDir => self.add_dir(arguments),
             Action::Help => warn(&help_text()),
             Action::Skills => warn(&skills_table(&self.skills)),
             Action::Cost => warn(&self.cost()),
@@ -74,6 +77,60 @@ impl Chat {
             }
         }
         Ok(Slash::Handled)
+    }
+
+    /// `/mode`: the permission mode, or a switch to the one named.
+    fn mode(&mut self, name: &str) {
+        let name = name.trim();
+        if name.is_empty() {
+            let modes: Vec<&str> = Mode::ALL.iter().map(|mode| mode.as_str()).collect();
+            warn(&format!(
+                "permission mode: {} (others: /mode {})",
+                self.agent.permission_mode().as_str(),
+                modes.join(", ")
+            ));
+            return;
+        }
+        match Mode::parse(name) {
+            Some(mode) => {
+                self.agent.set_permission_mode(mode);
+                self.settings.permission_mode = mode;
+                warn(&format!("permission mode: {}", mode.as_str()));
+            }
+            None => warn(&format!(
+                "error: no permission mode {}\n  hint: default, accept-edits or plan",
+                terminal_safe(&cut(name, MAX_MODEL_NAME_CHARS), false)
+            )),
+        }
+    }
+
+    /// `/add-dir DIR`: a folder the session may read and write in, from now on (kept by
+    /// `/clear`).
+    fn add_dir(&mut self, dir: &str) {
+        let dir = dir.trim();
+        if dir.is_empty() {
+            let added = self.agent.added_dirs();
+            if added.is_empty() {
+                warn("no folders added; /add-dir DIR adds one");
+            }
+            for dir in added {
+                warn(&format!(
+                    "added: {}",
+                    terminal_safe(&dir.display().to_string(), false)
+                ));
+            }
+            return;
+        }
+        match self.agent.add_dir(std::path::Path::new(dir)) {
+            Ok(real) => {
+                warn(&format!(
+                    "added {}: file tools read and write there, commands may write there",
+                    terminal_safe(&real.display().to_string(), false)
+                ));
+                self.settings.add_dirs.push(real);
+            }
+            Err(why) => warn(&format!("error: {}", terminal_safe(&why, false))),
+        }
     }
 
     /// A skill invoked by hand: its text to send, or why not. Its commands (and a forked

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use skillet_agent::Agent;
-use skillet_agent::permission::Permissions;
+use skillet_agent::permission::{Mode, Permissions};
 use skillet_library::trust::SkillTrust;
 use skillet_llm::Usage;
 use skillet_skills::Library;
@@ -56,7 +56,7 @@ const HISTORY_LINES: usize = 1_000;
 pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     // Trust is settled first: the project's skillet.toml grants only in a trusted project.
     let skills_here = library(context);
-    let decided = super::trust::decide_on_terminal(context, &skills_here);
+    let (decided, kept) = super::trust::decide_on_terminal(context, &skills_here);
     let settings = match settings(context, args, false, decided.project_trusted) {
         Ok(settings) => settings,
         Err(message) => {
@@ -125,8 +125,12 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         watching,
     };
     editor.set_helper(Some(ChatHelper::new(&chat.skills)));
+    let mode = match chat.agent.permission_mode() {
+        Mode::Default => String::new(),
+        other => format!("{} mode · ", other.as_str()),
+    };
     warn(&format!(
-        "skillet · {} · {} · {} · /help for commands",
+        "skillet · {} · {} · {} · {mode}/help for commands",
         terminal_safe(chat.agent.model(), false),
         terminal_safe(&chat.context.env.cwd.display().to_string(), false),
         plural(chat.skills.model_invocable().count(), "skill")
@@ -144,25 +148,47 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         let _ = out.flush();
         drop(out);
         let _ = editor.add_history_entry(message);
-        turn(&chat.runtime, &mut chat.agent, message);
+        chat.exchange(&mut editor, message.to_string());
+    }
+    // Lines typed at the trust question, in order, as if typed at the prompt now.
+    for line in kept {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{PROMPT}{}", terminal_safe(&line, true));
+        let _ = out.flush();
+        drop(out);
+        if chat.line(&mut editor, &line)? == Flow::Exit {
+            return chat.end(&mut editor, history.as_deref());
+        }
     }
     chat.converse(&mut editor)?;
-    if let Some(history) = &history {
-        if let Some(dir) = history.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let _ = editor.save_history(history);
-    }
-    warn(&format!(
-        "usage: {} · session {}",
-        chat.agent.usage().summary(),
-        chat.agent.header().id
-    ));
-    Ok(ExitCode::SUCCESS)
+    chat.end(&mut editor, history.as_deref())
 }
 
-/// Runs one turn; Ctrl-C (at an approval prompt too) cancels it and the session goes on.
-fn turn(runtime: &tokio::runtime::Runtime, agent: &mut Agent, message: &str) {
+impl Chat {
+    /// The chat's end: the line history saved, the usage said.
+    fn end(
+        &self,
+        editor: &mut ChatEditor,
+        history: Option<&std::path::Path>,
+    ) -> anyhow::Result<ExitCode> {
+        if let Some(history) = history {
+            if let Some(dir) = history.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = editor.save_history(history);
+        }
+        warn(&format!(
+            "usage: {} · session {}",
+            self.agent.usage().summary(),
+            self.agent.header().id
+        ));
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// Runs one turn; Ctrl-C (at an approval prompt too) cancels it and the session goes on. True
+/// when the model answered.
+fn turn(runtime: &tokio::runtime::Runtime, agent: &mut Agent, message: &str) -> bool {
     let mut view = TextView::new();
     let mut show = |event| view.show(&event);
     let outcome = runtime.block_on(async {
@@ -173,7 +199,7 @@ fn turn(runtime: &tokio::runtime::Runtime, agent: &mut Agent, message: &str) {
     });
     view.end_line();
     match outcome {
-        Some(Ok(_)) => {}
+        Some(Ok(_)) => return true,
         // Stopped at an approval prompt: the calls are answered already.
         Some(Err(skillet_agent::AgentError::Cancelled)) => warn("(cancelled)"),
         Some(Err(error)) => warn(&format!("error: {error}")),
@@ -181,6 +207,35 @@ fn turn(runtime: &tokio::runtime::Runtime, agent: &mut Agent, message: &str) {
             agent.close_cancelled_turn();
             warn("(cancelled)");
         }
+    }
+    false
+}
+
+/// What the model is told when the user approves its plan.
+const PLAN_APPROVED: &str = "The user approved your plan and left plan mode: carry it out now.";
+
+/// The question after a plan.
+const PLAN_QUESTION: &str = "approve this plan and carry it out (default mode)? [y]es / [n]o, stay in plan mode / or type what to change: ";
+
+/// What the user answers to a plan.
+enum PlanAnswer {
+    /// Leave plan mode and carry it out.
+    Approve,
+    /// Stay in plan mode; nothing sent.
+    Keep,
+    /// Stay in plan mode and send this (what to change).
+    Revise(String),
+}
+
+/// Reads the answer to a plan: `y`, `n` (or Enter, Ctrl-C, Ctrl-D), or what to change.
+fn plan_answer(editor: &mut ChatEditor) -> PlanAnswer {
+    match editor.readline(PLAN_QUESTION) {
+        Ok(line) => match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => PlanAnswer::Approve,
+            "" | "n" | "no" => PlanAnswer::Keep,
+            _ => PlanAnswer::Revise(line.trim().to_string()),
+        },
+        Err(_) => PlanAnswer::Keep,
     }
 }
 
@@ -196,6 +251,15 @@ fn editor() -> anyhow::Result<ChatEditor> {
     let mut editor = ChatEditor::with_config(config)?;
     editor.set_helper(Some(ChatHelper::default()));
     Ok(editor)
+}
+
+/// Whether the chat goes on after a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    /// Read the next line.
+    Next,
+    /// Leave the chat.
+    Exit,
 }
 
 /// What a command or skill leaves the loop to do.
@@ -309,32 +373,59 @@ impl Chat {
                 Err(ReadlineError::Eof) => break,
                 Err(error) => return Err(error.into()),
             };
-            let line = line.trim();
-            if line.is_empty() {
-                continue;
+            if self.line(editor, &line)? == Flow::Exit {
+                break;
             }
-            let _ = editor.add_history_entry(line);
-            self.refresh_skills(editor);
-            let skills = Arc::clone(&self.skills);
-            let known = |name: &str| command(name).is_some() || skills.get(name).is_some();
-            let message = match classify(line, known) {
-                Input::Message(text) => text.to_string(),
-                Input::Command { name, arguments } => {
-                    match self.command(name, arguments, editor) {
-                        Ok(Slash::Handled) => continue,
-                        Ok(Slash::Exit) => break,
-                        Ok(Slash::Send(text)) => text,
-                        // A session that cannot be started or continued: this one goes on.
-                        Err(error) => {
-                            warn(&format!("error: {error:#}"));
-                            continue;
-                        }
-                    }
-                }
-            };
-            turn(&self.runtime, &mut self.agent, &message);
         }
         Ok(())
+    }
+
+    /// One line typed: a command, a skill or a message, done.
+    fn line(&mut self, editor: &mut ChatEditor, line: &str) -> anyhow::Result<Flow> {
+        let line = line.trim();
+        if line.is_empty() {
+            return Ok(Flow::Next);
+        }
+        let _ = editor.add_history_entry(line);
+        self.refresh_skills(editor);
+        let skills = Arc::clone(&self.skills);
+        let known = |name: &str| command(name).is_some() || skills.get(name).is_some();
+        let message = match classify(line, known) {
+            Input::Message(text) => text.to_string(),
+            Input::Command { name, arguments } => match self.command(name, arguments, editor) {
+                Ok(Slash::Handled) => return Ok(Flow::Next),
+                Ok(Slash::Exit) => return Ok(Flow::Exit),
+                Ok(Slash::Send(text)) => text,
+                // A session that cannot be started or continued: this one goes on.
+                Err(error) => {
+                    warn(&format!("error: {error:#}"));
+                    return Ok(Flow::Next);
+                }
+            },
+        };
+        self.exchange(editor, message);
+        Ok(Flow::Next)
+    }
+
+    /// Sends `message` and runs the turn; in plan mode, a turn that ends with an answer ends
+    /// with its plan to approve: approved, the session switches to default mode and carries it
+    /// out; a line typed instead goes back to the model, still in plan mode.
+    fn exchange(&mut self, editor: &mut ChatEditor, message: String) {
+        let mut message = message;
+        while turn(&self.runtime, &mut self.agent, &message)
+            && self.agent.permission_mode() == Mode::Plan
+        {
+            message = match plan_answer(editor) {
+                PlanAnswer::Approve => {
+                    self.agent.set_permission_mode(Mode::Default);
+                    self.settings.permission_mode = Mode::Default;
+                    warn("permission mode: default");
+                    PLAN_APPROVED.to_string()
+                }
+                PlanAnswer::Revise(text) => text,
+                PlanAnswer::Keep => break,
+            };
+        }
     }
 }
 
