@@ -215,11 +215,7 @@ impl Agent {
     /// already reachable).
     pub fn add_dir(&self, dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
         let context = &self.core.context;
-        let real = std::fs::canonicalize(context.cwd.join(dir))
-            .map_err(|error| format!("{}: {error}", dir.display()))?;
-        if !real.is_dir() {
-            return Err(format!("{} is not a folder", dir.display()));
-        }
+        let real = crate::paths::folder_to_add(&context.cwd, dir)?;
         if real.starts_with(&context.cwd) || context.added().iter().any(|d| real.starts_with(d)) {
             return Err(format!(
                 "{} is already inside a folder the session works in",

@@ -105,6 +105,18 @@ pub fn resolve(
     })
 }
 
+/// The real path of a folder to add for a session (`--add-dir`), `dir` read from `cwd`; or why
+/// it cannot be added.
+pub fn folder_to_add(cwd: &Path, dir: &Path) -> Result<PathBuf, String> {
+    let real = std::fs::canonicalize(cwd.join(dir))
+        .map_err(|error| format!("{}: {error}", dir.display()))?;
+    if real.is_dir() {
+        Ok(real)
+    } else {
+        Err(format!("{} is not a folder", dir.display()))
+    }
+}
+
 /// `path` relative to the working directory when inside it, for showing to the model.
 pub fn display(context: &ToolContext, path: &Path) -> String {
     match path.strip_prefix(&context.cwd) {

@@ -198,3 +198,112 @@ fn config_lists_the_rules_where_they_came_from_and_those_that_never_match() {
         out.stdout
     );
 }
+
+#[test]
+fn each_mode_end_to_end_on_the_strict_mock() {
+    let write = |path: &str| ("write_file", json!({ "path": path, "content": "x\n" }));
+    // accept-edits without --yes: an edit runs unasked; a command does not; a protected path
+    // is still refused.
+    let sandbox = Sandbox::empty();
+    let server = scripted(&[write("src/a.rs"), bash("touch ran"), write(".envrc")]);
+    let results = self::results(
+        &sandbox,
+        &server,
+        3,
+        &["run", "--permission-mode", "accept-edits", "go"],
+    );
+    assert!(sandbox.project.join("src/a.rs").is_file(), "{}", results[0]);
+    assert!(results[1].contains("without --yes"), "{}", results[1]);
+    assert!(!sandbox.project.join("ran").exists());
+    assert!(results[2].contains("not allowed"), "{}", results[2]);
+    assert!(!sandbox.project.join(".envrc").exists());
+    // plan, even under --yes: nothing written or run, reading goes on, the model is told.
+    let sandbox = Sandbox::empty();
+    std::fs::write(sandbox.project.join("notes.md"), "read me\n").unwrap();
+    let server = scripted(&[
+        ("read_file", json!({ "path": "notes.md" })),
+        write("src/a.rs"),
+        bash("touch ran"),
+    ]);
+    let results = self::results(
+        &sandbox,
+        &server,
+        3,
+        &["run", "--yes", "--permission-mode", "plan", "go"],
+    );
+    assert!(results[0].contains("read me"), "{}", results[0]);
+    for result in &results[1..] {
+        assert!(result.contains("plan mode"), "{result}");
+    }
+    assert!(!sandbox.project.join("src/a.rs").exists());
+    assert!(!sandbox.project.join("ran").exists());
+    let first = server.requests()[0].body["messages"][0].to_string();
+    assert!(first.contains("The session is in plan mode"), "{first}");
+    // default: as before, `--yes` lets both run.
+    let sandbox = Sandbox::empty();
+    let server = scripted(&[write("src/a.rs"), bash("touch ran")]);
+    let _ = self::results(
+        &sandbox,
+        &server,
+        2,
+        &["run", "--yes", "--permission-mode", "default", "go"],
+    );
+    assert!(sandbox.project.join("src/a.rs").is_file() && sandbox.project.join("ran").exists());
+    // A mode that does not exist is a usage error naming the choices.
+    let out = run(skillet(&sandbox, None).args(["run", "--permission-mode", "yolo", "go"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("accept-edits"), "{}", out.stderr);
+}
+
+#[test]
+fn add_dir_opens_one_folder_beside_the_project_and_keeps_what_runs_code_there_protected() {
+    let sandbox = Sandbox::empty();
+    let other = sandbox.temp.path().join("other");
+    std::fs::create_dir_all(other.join(".git/hooks")).unwrap();
+    std::fs::write(other.join("data.txt"), "beside\n").unwrap();
+    let at = |name: &str| other.join(name).display().to_string();
+    let server = scripted(&[
+        ("read_file", json!({ "path": at("data.txt") })),
+        (
+            "write_file",
+            json!({ "path": at("notes.md"), "content": "x\n" }),
+        ),
+        (
+            "write_file",
+            json!({ "path": at(".git/hooks/pre-commit"), "content": "#!/bin/sh\n" }),
+        ),
+        bash(&format!("cp {} {}", at("data.txt"), at("copy.txt"))),
+    ]);
+    let results = self::results(
+        &sandbox,
+        &server,
+        4,
+        &[
+            "run",
+            "--yes",
+            "--add-dir",
+            &other.display().to_string(),
+            "go",
+        ],
+    );
+    assert!(results[0].contains("beside"), "{}", results[0]);
+    assert!(other.join("notes.md").is_file(), "{}", results[1]);
+    assert!(results[2].contains("inside .git"), "{}", results[2]);
+    assert!(!other.join(".git/hooks/pre-commit").exists());
+    let told = server.requests()[0].body["messages"][0].to_string();
+    assert!(told.contains("the user added these folders"), "{told}");
+    #[cfg(target_os = "linux")]
+    if common::escapes::namespaces(&sandbox) {
+        assert!(other.join("copy.txt").is_file(), "{}", results[3]);
+    }
+    // Without it, the folder is outside.
+    let server = scripted(&[("read_file", json!({ "path": at("data.txt") }))]);
+    let results = self::results(&sandbox, &server, 1, &["run", "--yes", "go"]);
+    assert!(results[0].contains("is outside"), "{}", results[0]);
+    // A folder that is not there is a clear error before anything is sent.
+    let idle = MockServer::start();
+    let out = run(skillet(&sandbox, Some(&idle)).args(["run", "--add-dir", "missing", "go"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("--add-dir missing"), "{}", out.stderr);
+    assert!(idle.requests().is_empty());
+}

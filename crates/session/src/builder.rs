@@ -87,6 +87,10 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         first_message,
         resume,
     } = start;
+    // Folders that cannot be added stop the session before anything is loaded.
+    for dir in &settings.add_dirs {
+        skillet_agent::paths::folder_to_add(&workspace.env.cwd, dir).map_err(StartError::AddDir)?;
+    }
     let provider = session_provider(settings, resume.as_ref(), report)?;
     let config = AgentConfig {
         cwd: workspace.env.cwd.clone(),
@@ -150,7 +154,9 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         }
     };
     for dir in &settings.add_dirs {
-        agent.add_dir(dir).map_err(StartError::AddDir)?;
+        if let Err(why) = agent.add_dir(dir) {
+            report.note(&format!("note: --add-dir {why}"));
+        }
     }
     if !locked {
         report.note(

@@ -95,7 +95,7 @@ pub fn start(
     first_message: Option<&str>,
     skill_trust: &SkillTrust,
 ) -> anyhow::Result<Agent> {
-    Ok(builder::start(
+    builder::start(
         builder::Start {
             workspace: context,
             settings,
@@ -106,7 +106,13 @@ pub fn start(
             resume,
         },
         &mut stderr_report(),
-    )?)
+    )
+    .map_err(|error| match error {
+        builder::StartError::AddDir(_) => crate::UsageError::new(error.to_string())
+            .with_hint("--add-dir takes a folder that exists (relative to the working directory, or absolute)")
+            .into(),
+        other => other.into(),
+    })
 }
 
 /// The index a session ranks `library` with (none when matching is off), its model's progress
