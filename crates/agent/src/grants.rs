@@ -14,7 +14,9 @@
 //! `Bash(exact)` rules allow a command only when it has no substitution, redirection or
 //! bracket (`$`, backticks, `<`, `>`, `(`, `)`, `{`, `}`) and each of its parts (split at `;`,
 //! `&`, `|` and line breaks) is one a rule allows: `echo a && touch b` under `Bash(echo:*)
-//! Bash(touch:*)`. Refusing, a rule matches the start of any part. Refusing is a guard against slips, as the blocklist
+//! Bash(touch:*)`. Refusing, a rule matches any simple command of it as the shell splits it
+//! (substitutions, `sh -c` scripts, `sudo` and other wrappers, `/bin/rm` as `rm`), as the
+//! standing `deny` rules do ([`crate::rules`]). Refusing is a guard against slips, as the blocklist
 //! is, not a boundary: `sh -c`, an alias or a script can still run what a rule names.
 
 use serde_json::Value;
@@ -117,17 +119,11 @@ impl Rule {
     pub fn refuses(&self, tool: &str, input: &Value) -> bool {
         match self {
             Self::Tools(tools) | Self::Unread(tools) => tools.contains(&tool),
-            Self::BashPrefix(prefix) => {
+            // Read as the standing rules read a command: any simple command in it, as the shell
+            // splits it, past wrappers and with the program by its file name.
+            Self::BashPrefix(words) | Self::BashExact(words) => {
                 tool == "bash"
-                    && command(input).is_some_and(|command| {
-                        parts(command).any(|part| starts_with_words(part, prefix))
-                    })
-            }
-            Self::BashExact(exact) => {
-                tool == "bash"
-                    && command(input).is_some_and(|command| {
-                        parts(command).any(|part| starts_with_words(part, exact))
-                    })
+                    && command(input).is_some_and(|command| crate::rules::runs(command, words))
             }
             Self::Unknown(_) => false,
         }
@@ -311,6 +307,10 @@ mod tests {
             "ls | rm",
             "echo $(rm x)",
         ] {
+            assert!(rule.refuses("bash", &bash(command)), "{command}");
+        }
+        // As the shell runs it: past wrappers, by the program's file name, inside `sh -c`.
+        for command in ["sudo rm x", "/bin/rm x", "sh -c 'rm x'", "env A=1 rm x"] {
             assert!(rule.refuses("bash", &bash(command)), "{command}");
         }
         assert!(!rule.refuses("bash", &bash("rmdir x")));

@@ -89,6 +89,9 @@ pub struct Places {
     pub home: Option<PathBuf>,
 }
 
+/// Tools that only read: always allowed unless denied, never asked about.
+const READING_TOOLS: [&str; 5] = ["read_file", "glob", "grep", "load_skill", "search_skills"];
+
 /// The tools a path rule's name stands for.
 fn path_tools(name: &str) -> Option<&'static [&'static str]> {
     match name {
@@ -125,6 +128,21 @@ impl StandingRule {
                 ),
                 rule => Matcher::Call(rule),
             },
+        };
+        // Reading tools are never asked about: an `ask` on them would do nothing, so it is said.
+        let reads_only = |tools: &[&str]| tools.iter().all(|tool| READING_TOOLS.contains(tool));
+        let only_reads = match &matcher {
+            Matcher::Path { tools, .. } => reads_only(tools),
+            Matcher::Call(Rule::Tools(tools)) => reads_only(tools),
+            _ => false,
+        };
+        let matcher = match matcher {
+            _ if decision == Decision::Ask && only_reads => {
+                Matcher::Dead(
+                    "skillet never asks before reading: this rule does nothing (`deny` keeps a file from being read)".to_string(),
+                )
+            }
+            other => other,
         };
         Self {
             decision,
@@ -172,7 +190,7 @@ impl StandingRule {
 
 /// Whether any simple command of `command`, as the shell splits it, starts with `words`: the
 /// program by its file name (`/usr/bin/curl` is `curl`), past wrappers (`sudo`, `env`, …).
-fn runs(command: &str, words: &str) -> bool {
+pub(crate) fn runs(command: &str, words: &str) -> bool {
     let wanted: Vec<&str> = words.split_whitespace().collect();
     simple_commands(command).iter().any(|simple| {
         let full = simple.argv();

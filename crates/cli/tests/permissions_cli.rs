@@ -307,3 +307,28 @@ fn add_dir_opens_one_folder_beside_the_project_and_keeps_what_runs_code_there_pr
     assert!(out.stderr.contains("--add-dir missing"), "{}", out.stderr);
     assert!(idle.requests().is_empty());
 }
+
+#[test]
+fn run_warns_of_rules_that_never_act() {
+    let sandbox = Sandbox::empty();
+    user_config(
+        &sandbox,
+        "[permissions]\nask = [\"Read(.env)\"]\ndeny = [\"WebFetch\"]\n",
+    );
+    let server = scripted(&[]);
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "go"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for rule in ["`Read(.env)` (ask", "`WebFetch` (deny"] {
+        assert!(
+            out.stderr
+                .contains(&format!("warning: the permission rule {rule}")),
+            "{}",
+            out.stderr
+        );
+    }
+    assert!(
+        out.stderr.contains("never asks before reading"),
+        "{}",
+        out.stderr
+    );
+}

@@ -92,6 +92,15 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         skillet_agent::paths::folder_to_add(&workspace.env.cwd, dir).map_err(StartError::AddDir)?;
     }
     let provider = session_provider(settings, resume.as_ref(), report)?;
+    let rules = permission_rules(workspace, settings);
+    for (rule, why) in rules.dead() {
+        report.note(&format!(
+            "warning: the permission rule `{}` ({}, in {}) never acts: {why}",
+            rule.text,
+            rule.decision.as_str(),
+            rule.source
+        ));
+    }
     let config = AgentConfig {
         cwd: workspace.env.cwd.clone(),
         max_tokens: settings.max_tokens,
@@ -100,7 +109,7 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         placement: settings.placement,
         catalog_budget: settings.catalog_budget,
         permissions,
-        rules: permission_rules(workspace, settings),
+        rules,
         mode: settings.permission_mode,
         skill_match: settings.skill_match,
         skill_index: skill_index(settings, library, report),

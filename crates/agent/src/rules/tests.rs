@@ -266,3 +266,19 @@ fn a_denied_program_is_denied_however_the_command_is_written() {
         },
     );
 }
+
+#[test]
+fn an_ask_on_reading_is_reported_as_doing_nothing() {
+    let rules = rules(&[
+        (Decision::Ask, "Read(.env)"),
+        (Decision::Ask, "Grep"),
+        (Decision::Ask, "Bash(git push:*)"),
+        (Decision::Deny, "Read(.env)"),
+    ]);
+    let dead: Vec<&str> = rules.dead().map(|(rule, _)| rule.text.as_str()).collect();
+    assert_eq!(dead, ["Read(.env)", "Grep"]);
+    assert_eq!(
+        decided(&rules, "read_file", &json!({"path": ".env"})),
+        Some(Decision::Deny)
+    );
+}
