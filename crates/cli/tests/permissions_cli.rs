@@ -193,7 +193,7 @@ fn config_lists_the_rules_where_they_came_from_and_those_that_never_match() {
         out.stdout.contains("WebFetch")
             && out
                 .stdout
-                .contains("never matches: skillet has no tool `WebFetch`"),
+                .contains("never acts: skillet has no tool `WebFetch`"),
         "{}",
         out.stdout
     );
@@ -330,5 +330,72 @@ fn run_warns_of_rules_that_never_act() {
         out.stderr.contains("never asks before reading"),
         "{}",
         out.stderr
+    );
+}
+
+#[test]
+fn the_mode_and_added_folders_come_from_config_files_and_claude_codes_settings() {
+    let server = MockServer::start();
+    let sandbox = Sandbox::empty();
+    let shared = sandbox.temp.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    user_config(
+        &sandbox,
+        &format!(
+            "[permissions]\ndefault_mode = \"accept-edits\"\nadditional_directories = [{:?}]\n",
+            shared.display().to_string()
+        ),
+    );
+    let config = run(skillet(&sandbox, Some(&server)).arg("config"));
+    assert!(
+        config.stdout.contains("permission mode: accept-edits"),
+        "{}",
+        config.stdout
+    );
+    assert!(config.stdout.contains("added folder:"), "{}", config.stdout);
+    // An untrusted project's file may narrow, never widen.
+    std::fs::write(
+        sandbox.project.join("skillet.toml"),
+        "[permissions]\nadditional_directories = [\"/\"]\n",
+    )
+    .unwrap();
+    let untrusted = run(skillet(&sandbox, Some(&server)).arg("config"));
+    assert!(
+        !untrusted.stdout.contains("added folder:       /\n"),
+        "{}",
+        untrusted.stdout
+    );
+    assert!(
+        untrusted.stdout.matches("added folder:").count() == 1,
+        "{}",
+        untrusted.stdout
+    );
+    // Claude Code's own settings: its defaultMode and additionalDirectories carry over.
+    let sandbox = Sandbox::empty();
+    std::fs::create_dir_all(sandbox.home.join(".claude")).unwrap();
+    std::fs::write(
+        sandbox.home.join(".claude/settings.json"),
+        r#"{"permissions": {"defaultMode": "plan", "additionalDirectories": ["/tmp"]}}"#,
+    )
+    .unwrap();
+    let config = run(skillet(&sandbox, Some(&server)).arg("config"));
+    assert!(
+        config.stdout.contains("permission mode: plan"),
+        "{}",
+        config.stdout
+    );
+    assert!(
+        config.stdout.contains("added folder:    /tmp"),
+        "{}",
+        config.stdout
+    );
+    // A bad mode in skillet.toml is an error naming the key.
+    user_config(&sandbox, "[permissions]\ndefault_mode = \"yolo\"\n");
+    let bad = run(skillet(&sandbox, Some(&server)).arg("config"));
+    assert!(
+        bad.stderr
+            .contains("permissions.default_mode = \"yolo\" is not valid"),
+        "{}",
+        bad.stderr
     );
 }

@@ -50,6 +50,15 @@ pub fn run(context: &Context, args: &ConfigArgs) -> anyhow::Result<ExitCode> {
             "sandbox mode:",
             skillet_agent::sandbox::describe(&policy, &context.env.cwd)
         );
+        let _ = writeln!(
+            text,
+            "{:<16} {}",
+            "permission mode:",
+            settings.permission_mode.as_str()
+        );
+        for dir in &settings.add_dirs {
+            let _ = writeln!(text, "{:<16} {}", "added folder:", dir.display());
+        }
         describe_rules(
             &mut text,
             &skillet_session::builder::permission_rules(context, settings),
@@ -104,7 +113,7 @@ fn describe_rules(text: &mut String, rules: &skillet_agent::rules::Rules) {
     for rule in sorted {
         let dead = rule
             .dead()
-            .map(|why| format!("  never matches: {why}"))
+            .map(|why| format!("  never acts: {why}"))
             .unwrap_or_default();
         let _ = writeln!(
             text,

@@ -49,6 +49,15 @@ impl FileConfig {
             &["project", "user"],
             "\"project\" or \"user\"",
         )?;
+        one_of(
+            "permissions.default_mode",
+            &self
+                .permissions
+                .as_ref()
+                .and_then(|permissions| permissions.default_mode.clone()),
+            &["default", "accept-edits", "acceptEdits", "plan"],
+            "\"default\", \"accept-edits\" or \"plan\"",
+        )?;
         if self.max_steps == Some(0) {
             return invalid("max_steps", "0".into(), AT_LEAST_ONE);
         }

@@ -58,6 +58,12 @@ pub struct PermissionsFile {
     pub ask: Option<Vec<String>>,
     /// Calls refused (any file: it only narrows).
     pub deny: Option<Vec<String>>,
+    /// The permission mode sessions start in: `default`, `accept-edits` or `plan`
+    /// (`accept-edits` is a grant; `plan` only narrows).
+    pub default_mode: Option<String>,
+    /// Folders added to every session, as `--add-dir` does (a grant), relative to the working
+    /// directory or absolute.
+    pub additional_directories: Option<Vec<PathBuf>>,
 }
 
 /// The `[sandbox]` table.
@@ -258,8 +264,30 @@ impl FileConfig {
                 "permissions.allow",
                 |allow| !allow.is_empty(),
             );
+            let default_mode = granting(
+                permissions.default_mode,
+                &mut grants,
+                "permissions.default_mode",
+                |mode| mode != "default" && mode != "plan",
+            );
+            let additional_directories = granting(
+                permissions
+                    .additional_directories
+                    .filter(|dirs| !dirs.is_empty())
+                    .map(|dirs| {
+                        dirs.iter()
+                            .map(|dir| dir.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }),
+                &mut grants,
+                "permissions.additional_directories",
+                |_| true,
+            );
             PermissionsFile {
                 allow: allow.map(|_| Vec::new()),
+                default_mode,
+                additional_directories: additional_directories.map(|_| Vec::new()),
                 ..permissions
             }
         });

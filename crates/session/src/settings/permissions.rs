@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use skillet_agent::permission::Mode;
 use skillet_agent::rules::Decision;
 
 use super::layers::Files;
@@ -36,6 +37,66 @@ pub(super) fn from_files(files: &Files) -> Vec<Gathered> {
         }
     }
     rules
+}
+
+/// The permission mode a session starts in and the folders added to it: `--permission-mode`,
+/// else `default_mode` in a config file, else `defaultMode` in the user's Claude Code
+/// settings; the `--add-dir` folders, then each file's `additional_directories`, then the
+/// user's Claude Code `additionalDirectories`. A project's Claude Code settings add neither
+/// (they would widen, and trust does not pin them).
+pub(super) fn mode_and_dirs(
+    args: &crate::Flags,
+    files: &Files,
+    home: Option<&Path>,
+    warnings: &mut Vec<String>,
+) -> (Mode, Vec<PathBuf>) {
+    let claude = home
+        .map(|home| home.join(".claude/settings.json"))
+        .and_then(|path| match read_claude_value(&path) {
+            Ok(value) => value,
+            // Its rules' reading says what is wrong with it.
+            Err(_) => None,
+        });
+    let claude_permissions = claude.as_ref().and_then(|value| value.get("permissions"));
+    let mode = args
+        .permission_mode
+        .or_else(|| {
+            files
+                .value(|f| f.permissions.as_ref()?.default_mode.clone())
+                .and_then(|(mode, _)| Mode::parse(&mode))
+        })
+        .or_else(|| {
+            let named = claude_permissions?.get("defaultMode")?.as_str()?;
+            let mode = Mode::parse(named);
+            if mode.is_none() {
+                warnings.push(format!(
+                    "note: ~/.claude/settings.json: defaultMode \"{named}\" is not a mode skillet has (default, acceptEdits, plan); sessions start in default"
+                ));
+            }
+            mode
+        })
+        .unwrap_or_default();
+    let mut dirs = args.add_dirs.clone();
+    for (_, config) in &files.layers {
+        dirs.extend(
+            config
+                .permissions
+                .iter()
+                .flat_map(|p| p.additional_directories.iter().flatten())
+                .cloned(),
+        );
+    }
+    if let Some(list) = claude_permissions
+        .and_then(|permissions| permissions.get("additionalDirectories"))
+        .and_then(serde_json::Value::as_array)
+    {
+        dirs.extend(
+            list.iter()
+                .filter_map(|dir| dir.as_str())
+                .map(PathBuf::from),
+        );
+    }
+    (mode, dirs)
 }
 
 /// Claude Code's rules: the project's settings files at `project_root` (`allow` only when
@@ -80,8 +141,8 @@ pub(super) fn from_claude(
     rules
 }
 
-/// The `permissions` of a Claude Code settings file (`None`: no file).
-fn read_claude(path: &Path) -> Result<Option<Vec<(Decision, String)>>, String> {
+/// A Claude Code settings file as JSON (`None`: no file), read with a cap.
+fn read_claude_value(path: &Path) -> Result<Option<serde_json::Value>, String> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(None);
     }
@@ -94,8 +155,16 @@ fn read_claude(path: &Path) -> Result<Option<Vec<(Decision, String)>>, String> {
             "over {MAX_CLAUDE_SETTINGS_BYTES} bytes, the most read of it"
         ));
     }
-    let value: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|error| format!("not JSON: {error}"))?;
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|error| format!("not JSON: {error}"))
+}
+
+/// The `permissions` of a Claude Code settings file (`None`: no file).
+fn read_claude(path: &Path) -> Result<Option<Vec<(Decision, String)>>, String> {
+    let Some(value) = read_claude_value(path)? else {
+        return Ok(None);
+    };
     let Some(permissions) = value.get("permissions") else {
         return Ok(Some(Vec::new()));
     };

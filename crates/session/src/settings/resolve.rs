@@ -180,6 +180,12 @@ impl Settings {
         );
         let sandbox = sandbox_settings(&files);
         let registry_url = registry_url_in(None, var, &files, &mut warnings);
+        let (permission_mode, add_dirs) = super::permissions::mode_and_dirs(
+            args,
+            &files,
+            var(env::HOME).map(PathBuf::from).as_deref(),
+            &mut warnings,
+        );
         let mut permission_rules = super::permissions::from_files(&files);
         permission_rules.extend(super::permissions::from_claude(
             sources.project_root,
@@ -214,8 +220,8 @@ impl Settings {
             ),
             sandbox,
             registry_url,
-            permission_mode: args.permission_mode.unwrap_or_default(),
-            add_dirs: args.add_dirs.clone(),
+            permission_mode,
+            add_dirs,
             permission_rules,
             warnings,
             explanation: Explanation {

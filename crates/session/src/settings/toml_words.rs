@@ -26,6 +26,8 @@ const FILE_KEYS: &[&str] = &[
     "allow",
     "ask",
     "deny",
+    "default_mode",
+    "additional_directories",
 ];
 /// A key this close to a known one (in edits) is suggested as a typo of it.
 const MAX_TYPO_EDITS: usize = 2;
