@@ -6,8 +6,8 @@
 
 mod common;
 
-use common::terminal::{EXITED, Terminal, sandbox, tmux_missing, wait_for_requests};
-use common::{tool_result, write_skill};
+use common::terminal::{EXITED, Terminal, acting_skill, sandbox, tmux_missing, wait_for_requests};
+use common::tool_result;
 use serde_json::json;
 use skillet_test_support::{MockServer, Turn};
 
@@ -63,11 +63,7 @@ fn the_trust_question_keeps_a_message_typed_at_it_and_records_nothing_until_answ
         return;
     }
     let sandbox = sandbox();
-    write_skill(
-        &sandbox.project.join(".agents/skills"),
-        "marker",
-        "---\nname: marker\ndescription: Leave a marker\nallowed-tools: Bash(touch:*)\n---\nToday: !`echo dynamic-context-ran`\n",
-    );
+    acting_skill(&sandbox, "Bash(touch:*)");
     let server = MockServer::start();
     server.push_turn(Turn::text("Answered the kept message."));
     let terminal = Terminal::start(&sandbox, &server, &["chat"]);

@@ -15,8 +15,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::terminal::{
-    EXITED, POLL, Terminal, WAIT, last_line, last_message_text, sandbox, tmux_missing,
-    wait_for_requests,
+    EXITED, POLL, Terminal, WAIT, acting_skill, last_line, last_message_text, sandbox,
+    tmux_missing, wait_for_requests,
 };
 use common::write_skill;
 use serde_json::{Value, json};
@@ -605,11 +605,7 @@ fn chat_asks_to_trust_a_project_whose_skills_act_and_then_its_grants_need_no_pro
         return;
     }
     let sandbox = sandbox();
-    write_skill(
-        &sandbox.project.join(".agents/skills"),
-        "marker",
-        "---\nname: marker\ndescription: Leave a marker\nallowed-tools: Bash(touch:*) Bash(echo:*)\n---\nToday: !`echo dynamic-context-ran`\n",
-    );
+    acting_skill(&sandbox, "Bash(touch:*) Bash(echo:*)");
     let script = |server: &MockServer, file: &str| {
         server.push_turn(Turn::tool("l", "load_skill", json!({"name": "marker"})));
         server.push_turn(Turn::tool(

@@ -136,19 +136,16 @@ fn part_scope(part: &str) -> Option<String> {
 /// directory, or the file alone.
 fn file_scope(path: &Path, places: &Places) -> Option<String> {
     let text = |path: &Path| path.to_str().map(globset::escape);
-    match path.strip_prefix(&places.cwd) {
-        Ok(relative) => match relative.parent() {
+    if let Ok(relative) = path.strip_prefix(&places.cwd) {
+        return match relative.parent() {
             Some(folder) if !folder.as_os_str().is_empty() => {
                 Some(format!("Edit({}/**)", text(folder)?))
             }
             _ => Some(format!("Edit(./{})", text(relative)?)),
-        },
-        // Outside the working directory (an added folder): that folder and below, absolute.
-        Err(_) => {
-            let folder = path.parent()?;
-            Some(format!("Edit(/{}/**)", text(folder)?))
-        }
+        };
     }
+    // Outside the working directory (an added folder): that folder and below, absolute.
+    Some(format!("Edit(/{}/**)", text(path.parent()?)?))
 }
 
 #[cfg(test)]

@@ -166,13 +166,11 @@ pub fn run(context: &Context, args: &TrustArgs) -> anyhow::Result<ExitCode> {
             );
             true
         } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-            match ask(&unlocks, &store.state(&unlocks), &listing, None) {
-                Some(trusted) => trusted,
-                None => {
-                    let _ = writeln!(std::io::stderr(), "no answer: nothing recorded");
-                    return Ok(ExitCode::from(crate::EXIT_CANCELLED));
-                }
-            }
+            let Some(trusted) = ask(&unlocks, &store.state(&unlocks), &listing, None) else {
+                let _ = writeln!(std::io::stderr(), "no answer: nothing recorded");
+                return Ok(ExitCode::from(crate::EXIT_CANCELLED));
+            };
+            trusted
         } else {
             return Err(crate::UsageError::new(
                 "not a terminal: nobody can be shown what trust unlocks and asked",

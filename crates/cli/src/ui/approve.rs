@@ -80,7 +80,8 @@ fn read_reason(term: &Term, mut reason: String) -> Approval {
     let _ = term.write_str(&format!("no, because: {reason}"));
     loop {
         match term.read_key_raw() {
-            Ok(Key::Enter) => break,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(Key::Enter) | Err(_) => break,
             Ok(Key::Escape) => {
                 reason.clear();
                 break;
@@ -94,14 +95,14 @@ fn read_reason(term: &Term, mut reason: String) -> Approval {
                     let _ = term.clear_chars(1);
                 }
             }
-            Ok(Key::Char(typed)) if !typed.is_control() => {
-                if reason.chars().count() < MAX_REASON_CHARS {
-                    reason.push(typed);
-                    let _ = term.write_str(&terminal_safe(&typed.to_string(), false));
-                }
+            // Only what shows as itself: nothing that hides text reaches the model or the screen.
+            Ok(Key::Char(typed))
+                if terminal_safe(&typed.to_string(), false) == typed.to_string()
+                    && reason.chars().count() < MAX_REASON_CHARS =>
+            {
+                reason.push(typed);
+                let _ = term.write_str(&typed.to_string());
             }
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
             Ok(_) => {}
         }
     }

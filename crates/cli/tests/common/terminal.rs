@@ -240,3 +240,15 @@ pub fn last_message_text(server: &MockServer, index: usize) -> String {
         .unwrap_or_default()
         .to_string()
 }
+
+/// A skill `marker` in the sandbox's project that acts: its dynamic context runs
+/// `echo dynamic-context-ran` and its `allowed-tools` are `allowed` (so trust is asked about).
+pub fn acting_skill(sandbox: &Sandbox, allowed: &str) {
+    write_skill(
+        &sandbox.project.join(".agents/skills"),
+        "marker",
+        &format!(
+            "---\nname: marker\ndescription: Leave a marker\nallowed-tools: {allowed}\n---\nToday: !`echo dynamic-context-ran`\n"
+        ),
+    );
+}

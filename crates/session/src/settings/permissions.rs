@@ -52,11 +52,8 @@ pub(super) fn mode_and_dirs(
 ) -> (Mode, Vec<PathBuf>) {
     let claude = home
         .map(|home| home.join(".claude/settings.json"))
-        .and_then(|path| match read_claude_value(&path) {
-            Ok(value) => value,
-            // Its rules' reading says what is wrong with it.
-            Err(_) => None,
-        });
+        // A file that cannot be read: reading its rules says what is wrong with it.
+        .and_then(|path| read_claude_value(&path).unwrap_or_default());
     let claude_permissions = claude.as_ref().and_then(|value| value.get("permissions"));
     let mode = args
         .permission_mode

@@ -150,27 +150,29 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         let _ = editor.add_history_entry(message);
         chat.exchange(&mut editor, message.to_string());
     }
-    // Lines typed at the trust question, in order, as if typed at the prompt now.
-    for line in kept {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{PROMPT}{}", terminal_safe(&line, true));
-        let _ = out.flush();
-        drop(out);
-        if chat.line(&mut editor, &line)? == Flow::Exit {
-            return chat.end(&mut editor, history.as_deref());
-        }
+    if chat.kept(&mut editor, kept) == Flow::Next {
+        chat.converse(&mut editor)?;
     }
-    chat.converse(&mut editor)?;
-    chat.end(&mut editor, history.as_deref())
+    Ok(chat.end(&mut editor, history.as_deref()))
 }
 
 impl Chat {
+    /// The lines typed at the trust question, in order, as if typed at the prompt now.
+    fn kept(&mut self, editor: &mut ChatEditor, kept: Vec<String>) -> Flow {
+        for line in kept {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{PROMPT}{}", terminal_safe(&line, true));
+            let _ = out.flush();
+            drop(out);
+            if self.line(editor, &line) == Flow::Exit {
+                return Flow::Exit;
+            }
+        }
+        Flow::Next
+    }
+
     /// The chat's end: the line history saved, the usage said.
-    fn end(
-        &self,
-        editor: &mut ChatEditor,
-        history: Option<&std::path::Path>,
-    ) -> anyhow::Result<ExitCode> {
+    fn end(&self, editor: &mut ChatEditor, history: Option<&std::path::Path>) -> ExitCode {
         if let Some(history) = history {
             if let Some(dir) = history.parent() {
                 let _ = std::fs::create_dir_all(dir);
@@ -182,7 +184,7 @@ impl Chat {
             self.agent.usage().summary(),
             self.agent.header().id
         ));
-        Ok(ExitCode::SUCCESS)
+        ExitCode::SUCCESS
     }
 }
 
@@ -373,7 +375,7 @@ impl Chat {
                 Err(ReadlineError::Eof) => break,
                 Err(error) => return Err(error.into()),
             };
-            if self.line(editor, &line)? == Flow::Exit {
+            if self.line(editor, &line) == Flow::Exit {
                 break;
             }
         }
@@ -381,10 +383,10 @@ impl Chat {
     }
 
     /// One line typed: a command, a skill or a message, done.
-    fn line(&mut self, editor: &mut ChatEditor, line: &str) -> anyhow::Result<Flow> {
+    fn line(&mut self, editor: &mut ChatEditor, line: &str) -> Flow {
         let line = line.trim();
         if line.is_empty() {
-            return Ok(Flow::Next);
+            return Flow::Next;
         }
         let _ = editor.add_history_entry(line);
         self.refresh_skills(editor);
@@ -393,18 +395,18 @@ impl Chat {
         let message = match classify(line, known) {
             Input::Message(text) => text.to_string(),
             Input::Command { name, arguments } => match self.command(name, arguments, editor) {
-                Ok(Slash::Handled) => return Ok(Flow::Next),
-                Ok(Slash::Exit) => return Ok(Flow::Exit),
+                Ok(Slash::Handled) => return Flow::Next,
+                Ok(Slash::Exit) => return Flow::Exit,
                 Ok(Slash::Send(text)) => text,
                 // A session that cannot be started or continued: this one goes on.
                 Err(error) => {
                     warn(&format!("error: {error:#}"));
-                    return Ok(Flow::Next);
+                    return Flow::Next;
                 }
             },
         };
         self.exchange(editor, message);
-        Ok(Flow::Next)
+        Flow::Next
     }
 
     /// Sends `message` and runs the turn; in plan mode, a turn that ends with an answer ends
