@@ -38,6 +38,8 @@ pub const MAX_DYNAMIC_TOTAL_CHARS: usize = 64_000;
 
 /// Why a command was not run, as the note in its place says.
 const UNTRUSTED: &str = "the project is not trusted; `skillet trust` lets its skills run commands";
+/// Why a command was not run in plan mode.
+const PLANNING: &str = "the session is in plan mode, where nothing runs until a plan is approved";
 /// Why a command was not run when skill commands are off.
 const TURNED_OFF: &str = "skill commands are off (--no-skill-shell or skill_shell = false)";
 
@@ -75,6 +77,8 @@ pub async fn invoke(
         Some(TURNED_OFF)
     } else if !trusted {
         Some(UNTRUSTED)
+    } else if context.gate.mode() == crate::permission::Mode::Plan {
+        Some(PLANNING)
     } else {
         None
     };

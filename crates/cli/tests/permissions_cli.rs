@@ -399,3 +399,32 @@ fn the_mode_and_added_folders_come_from_config_files_and_claude_codes_settings()
         bad.stderr
     );
 }
+
+#[test]
+fn plan_mode_runs_no_skill_commands_even_those_a_trusted_skill_allows() {
+    let sandbox = Sandbox::empty();
+    common::write_skill(
+        &sandbox.project.join(".agents/skills"),
+        "marker",
+        "---\nname: marker\ndescription: Leave a marker\nallowed-tools: Bash(touch:*)\n---\nToday: !`touch ran-in-plan`\n",
+    );
+    let server = scripted(&[]);
+    let out = run(skillet(&sandbox, Some(&server)).args([
+        "run",
+        "--trust-project",
+        "--permission-mode",
+        "plan",
+        "/marker",
+    ]));
+    assert!(
+        !sandbox.project.join("ran-in-plan").exists(),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sent = server.requests()[0].body["messages"][0].to_string();
+    assert!(
+        sent.contains("[not run: `touch ran-in-plan` (the session is in plan mode"),
+        "{sent}"
+    );
+}

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::Places;
 use crate::grants::{SUBSTITUTION, parts};
+use crate::shell::simple_commands;
 
 /// Programs whose first argument names what they do (`git status`, `cargo test`): "always"
 /// covers that subcommand only.
@@ -54,12 +55,15 @@ const SUBCOMMANDS: [&str; 28] = [
 /// Subcommands that name a script to run (`npm run build`): "always" covers that script only.
 const RUNS_A_SCRIPT: [&str; 3] = ["run", "exec", "x"];
 
-/// Programs that run whatever their arguments say (shells, interpreters, wrappers): "always"
-/// covers such a part only exactly as written.
-const RUNS_ANYTHING: [&str; 29] = [
+/// Programs that run whatever their arguments say (shells, interpreters, tools whose scripts
+/// can run commands, remote shells): "always" covers such a part only exactly as written.
+/// Wrappers (`sudo`, `env`, `timeout`, `nice`, …) need no listing: a part whose program, as
+/// the shell reads it ([`crate::shell`]), is not its first word is covered exactly too.
+const RUNS_ANYTHING: [&str; 36] = [
     "sh", "bash", "dash", "zsh", "ksh", "fish", "eval", "exec", "source", ".", "sudo", "doas",
-    "env", "xargs", "nohup", "setsid", "timeout", "nice", "command", "builtin", "python",
-    "python3", "node", "perl", "ruby", "php", "npx", "bunx", "find",
+    "env", "xargs", "nohup", "setsid", "timeout", "nice", "command", "builtin", "time", "python",
+    "python3", "node", "perl", "ruby", "php", "lua", "npx", "bunx", "find", "awk", "gawk", "sed",
+    "ssh", "watch",
 ];
 
 /// The rules "always" would add for this call, as written in a rule list; empty when nothing
@@ -108,7 +112,11 @@ fn part_scope(part: &str) -> Option<String> {
     let plain = |word: &str| !word.contains(['*', '"', '\'', '\\', '=']);
     let name = program.rsplit('/').next().unwrap_or(program);
     let exact = || (!part.contains('*')).then(|| format!("Bash({part})"));
-    if RUNS_ANYTHING.contains(&name) || !plain(program) {
+    // The program the shell really runs, past assignments and wrappers.
+    let runs = simple_commands(part)
+        .first()
+        .and_then(|command| command.argv().first().cloned());
+    if RUNS_ANYTHING.contains(&name) || !plain(program) || runs.as_deref() != Some(program) {
         return exact();
     }
     let subcommand = |index: usize| {
@@ -185,6 +193,9 @@ mod tests {
         assert_eq!(bash("python3 x.py"), ["Bash(python3 x.py)"]);
         assert_eq!(bash("sudo apt update"), ["Bash(sudo apt update)"]);
         assert_eq!(bash("FOO=1 make"), ["Bash(FOO=1 make)"]);
+        // A wrapper nobody listed here is still seen: the shell's reading says what runs.
+        assert_eq!(bash("stdbuf -oL grep x f"), ["Bash(stdbuf -oL grep x f)"]);
+        assert_eq!(bash("sed -n 1p f"), ["Bash(sed -n 1p f)"]);
         // Nothing a rule could allow part by part.
         for command in ["ls > x", "echo $(id)", "cat <x", "", "ls *"] {
             assert!(bash(command).is_empty() || command == "ls *", "{command}");
