@@ -187,11 +187,8 @@ pub fn protection(context: &ToolContext, path: &Path) -> Option<&'static str> {
     }
     // What the sandbox keeps from commands nobody reviews: git's hooks path and includes,
     // agents' settings and servers (one list, [`crate::sandbox::protect`]).
-    let layout = crate::sandbox::protect::layout(
-        &context.cwd,
-        &context.writable_roots(),
-        &context.protected,
-    );
+    let workspaces = context.writable_roots();
+    let layout = crate::sandbox::protect::layout_for(&workspaces, &workspaces, &context.protected);
     if layout.covers(path) {
         return Some(
             "is where git or an agent looks for code to run or instructions (hooks, settings, servers)",

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::grants::ActiveSkill;
-use crate::rules::{Decision, Rules, scope_of};
+use crate::rules::{Decision, Rules, Scope, scope_of};
 
 /// What a tool may do, which decides whether it needs permission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,10 +104,10 @@ pub struct ApprovalRequest {
     pub detail: Option<String>,
     /// Why the target is protected, when it is: asked for each time, refused in `run`.
     pub protected: Option<&'static str>,
-    /// The rules "always" would add (`Bash(npm test:*)`), filled in by the [`Gate`] before it
-    /// asks; empty when "always" is not offered (a protected path, a command no rule could
-    /// allow).
-    pub always: Vec<String>,
+    /// What "always" would keep ([`Scope`]; shown as rules, `Bash(npm test:*)`), filled in by
+    /// the [`Gate`] before it asks; empty when "always" is not offered (a protected path, a
+    /// command no rule could allow part by part).
+    pub always: Vec<Scope>,
 }
 
 impl ApprovalRequest {
@@ -362,8 +362,8 @@ impl Gate {
             Approval::Yes => Ok(()),
             Approval::Always => {
                 if let Ok(mut approved) = self.approved.lock() {
-                    for rule in &request.always {
-                        approved.push(Decision::Allow, rule, APPROVED_SOURCE);
+                    for scope in &request.always {
+                        approved.push_approved(scope, APPROVED_SOURCE);
                     }
                 }
                 Ok(())
@@ -449,6 +449,10 @@ mod tests {
         }
     }
 
+    fn texts(scopes: &[Scope]) -> Vec<String> {
+        scopes.iter().map(Scope::text).collect()
+    }
+
     fn gate(permissions: Permissions) -> Gate {
         let places = crate::rules::Places {
             cwd: "/nonexistent/p".into(),
@@ -490,7 +494,10 @@ mod tests {
         let answers = Answers::new(&[Approval::Always, Approval::No, Approval::Always]);
         let gate = self::gate(Permissions::Ask(answers.clone()));
         assert!(check(&gate, &bash("echo one")).is_ok());
-        assert_eq!(answers.1.lock().unwrap()[0].always, ["Bash(echo:*)"]);
+        assert_eq!(
+            texts(&answers.1.lock().unwrap()[0].always),
+            ["Bash(echo:*)"]
+        );
         assert!(
             check(&gate, &bash("echo two && echo three")).is_ok(),
             "covered"
@@ -505,7 +512,10 @@ mod tests {
         let answers = Answers::new(&[Approval::Always, Approval::No]);
         let gate = self::gate(Permissions::Ask(answers.clone()));
         assert!(check(&gate, &write("src/a.rs", None)).is_ok());
-        assert_eq!(answers.1.lock().unwrap()[0].always, ["Edit(src/**)"]);
+        assert_eq!(
+            texts(&answers.1.lock().unwrap()[0].always),
+            ["Edit(src/**)"]
+        );
         assert!(check(&gate, &write("src/deep/b.rs", None)).is_ok());
         assert!(check(&gate, &write("README.md", None)).is_err());
         assert_eq!(answers.asked(), 2);

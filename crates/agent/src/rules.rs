@@ -28,7 +28,7 @@ use crate::grants::Rule;
 use crate::shell::{file_name, simple_commands, skip_options};
 
 mod scope;
-pub use scope::scope_of;
+pub use scope::{Scope, scope_of};
 
 /// What a rule decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -62,6 +62,8 @@ enum Matcher {
         tools: &'static [&'static str],
         glob: globset::GlobMatcher,
     },
+    /// What "always" approved for a command ([`Scope`]): allows only.
+    Approved(Scope),
     /// A rule skillet cannot read: why.
     Dead(String),
 }
@@ -183,7 +185,7 @@ impl StandingRule {
                         .and_then(Value::as_str)
                         .is_some_and(|command| runs(command, words))
             }
-            Matcher::Dead(_) | Matcher::Call(_) => false,
+            Matcher::Dead(_) | Matcher::Call(_) | Matcher::Approved(_) => false,
         }
     }
 }
@@ -341,10 +343,18 @@ impl Rules {
         })
     }
 
-    /// Adds a rule `text` deciding `decision`, from `source` (an approval's "always").
-    pub fn push(&mut self, decision: Decision, text: &str, source: &str) {
-        self.rules
-            .push(StandingRule::parse(decision, text, source, &self.places));
+    /// Adds what an approval's "always" covers, as an allow rule from `source`.
+    pub fn push_approved(&mut self, scope: &Scope, source: &str) {
+        let rule = match scope {
+            Scope::Rule(text) => StandingRule::parse(Decision::Allow, text, source, &self.places),
+            other => StandingRule {
+                decision: Decision::Allow,
+                text: other.text(),
+                source: source.to_string(),
+                matcher: Matcher::Approved(other.clone()),
+            },
+        };
+        self.rules.push(rule);
     }
 
     /// The folders the rules' paths are read against.
@@ -405,9 +415,11 @@ impl Rules {
         // Every part allowed by some rule; the call is named by the one that allows its first.
         let named = std::cell::Cell::new(None);
         let allowed = crate::grants::allows_every_part(input, |part| {
-            let rule = allow.clone().find(
-                |rule| matches!(&rule.matcher, Matcher::Call(call) if call.allows_part(part)),
-            );
+            let rule = allow.clone().find(|rule| match &rule.matcher {
+                Matcher::Call(call) => call.allows_part(part),
+                Matcher::Approved(scope) => scope.allows_part(part),
+                _ => false,
+            });
             if named.get().is_none() {
                 named.set(rule);
             }

@@ -16,19 +16,60 @@ const RESERVED: [&str; 8] = ["!", "if", "then", "else", "elif", "do", "while", "
 const MAX_DEPTH: usize = 32;
 
 /// The simple commands of a command line, with those in its command substitutions (`$(…)`,
-/// `` `…` ``, `<(…)`) and in the `-c` scripts of the shells it runs. Heredoc bodies and comments
-/// are not commands.
+/// `` `…` ``, `<(…)`), in the `-c` scripts of the shells it runs, in what `eval` runs and in
+/// the commands `find -exec` runs. Heredoc bodies and comments are not commands.
 pub(crate) fn simple_commands(line: &str) -> Vec<SimpleCommand> {
     let mut commands = Lexer::parse(line, 0);
     let mut next = 0;
     // Each script is shorter than the line it is in, so this ends.
     while let Some(command) = commands.get(next) {
-        if let Some(script) = shell_script(command.argv()).map(str::to_owned) {
+        let argv = command.argv();
+        if let Some(script) = shell_script(argv).map(str::to_owned) {
             commands.extend(Lexer::parse(&script, 0));
+        } else if let Some(script) = eval_script(argv) {
+            commands.extend(Lexer::parse(&script, 0));
+        } else {
+            let executed = find_exec(argv);
+            commands.extend(executed.into_iter().map(|words| SimpleCommand {
+                words,
+                redirects: Vec::new(),
+            }));
         }
         next += 1;
     }
     commands
+}
+
+/// What `eval` runs: its arguments joined by spaces, read again as a command line.
+fn eval_script(words: &[String]) -> Option<String> {
+    let (first, rest) = words.split_first()?;
+    (first == "eval" && !rest.is_empty()).then(|| rest.join(" "))
+}
+
+/// The commands `find` runs: the words after each `-exec`, `-execdir`, `-ok` or `-okdir`, up
+/// to its `;` or `+`.
+fn find_exec(words: &[String]) -> Vec<Vec<String>> {
+    let Some((first, rest)) = words.split_first() else {
+        return Vec::new();
+    };
+    if file_name(first) != "find" {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    let mut args = rest.iter();
+    while let Some(arg) = args.next() {
+        if matches!(arg.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let command: Vec<String> = args
+                .by_ref()
+                .take_while(|word| !matches!(word.as_str(), ";" | "+"))
+                .cloned()
+                .collect();
+            if !command.is_empty() {
+                found.push(command);
+            }
+        }
+    }
+    found
 }
 
 /// One simple command: its words, quotes removed (`$VAR` and `$(…)` kept as written), and its
@@ -79,10 +120,13 @@ fn program(words: &[String]) -> &[String] {
             "env" => skip_options(rest, "CSu", &["chdir", "split-string", "unset"]),
             "exec" => skip_options(rest, "a", &[]),
             "nice" => skip_options(rest, "n", &["adjustment"]),
-            "nohup" | "setsid" | "builtin" => skip_options(rest, "", &[]),
+            "nohup" | "setsid" | "builtin" | "unbuffer" | "catchsegv" => {
+                skip_options(rest, "", &[])
+            }
             "stdbuf" => skip_options(rest, "ioe", &["input", "output", "error"]),
             "ionice" => skip_options(rest, "cnp", &["class", "classdata", "pid"]),
-            "taskset" => skip_options(rest, "", &[]).get(1..).unwrap_or_default(),
+            // `taskset MASK command`, `chrt [options] PRIORITY command`.
+            "taskset" | "chrt" => skip_options(rest, "", &[]).get(1..).unwrap_or_default(),
             // `timeout [options] DURATION command`, `flock [options] FILE command`.
             "timeout" => skip_options(rest, "ks", &["kill-after", "signal"])
                 .get(1..)
@@ -91,6 +135,21 @@ fn program(words: &[String]) -> &[String] {
                 .get(1..)
                 .unwrap_or_default(),
             "time" => skip_options(rest, "fo", &["format", "output"]),
+            // Tracers run what follows.
+            "strace" => skip_options(
+                rest,
+                "abeEIoOpPsSuUX",
+                &[
+                    "signal",
+                    "output",
+                    "attach",
+                    "user",
+                    "string-limit",
+                    "trace",
+                    "env",
+                ],
+            ),
+            "ltrace" => skip_options(rest, "aAeEnopsuUX", &["output", "user"]),
             "xargs" => skip_options(
                 rest,
                 "EILPadns",

@@ -208,10 +208,13 @@ impl ToolContext {
             .collect()
     }
 
-    /// How `bash` is contained now: the configured policy, the added folders writable too.
+    /// How `bash` is contained now: the configured policy, the added folders writable too
+    /// and protected as the working directory is.
     pub fn sandbox_policy(&self) -> crate::sandbox::SandboxPolicy {
         let mut policy = self.sandbox.clone();
-        policy.writable.extend(self.added());
+        let added = self.added();
+        policy.writable.extend(added.iter().cloned());
+        policy.added = added;
         policy
     }
 

@@ -306,6 +306,15 @@ fn add_dir_opens_one_folder_beside_the_project_and_keeps_what_runs_code_there_pr
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--add-dir missing"), "{}", out.stderr);
     assert!(idle.requests().is_empty());
+    // One a config file names is left out, said: it never stops every session.
+    user_config(
+        &sandbox,
+        "[permissions]\nadditional_directories = [\"gone\"]\n",
+    );
+    let server = scripted(&[]);
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "go"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("left out"), "{}", out.stderr);
 }
 
 #[test]
@@ -427,4 +436,66 @@ fn plan_mode_runs_no_skill_commands_even_those_a_trusted_skill_allows() {
         sent.contains("[not run: `touch ran-in-plan` (the session is in plan mode"),
         "{sent}"
     );
+}
+
+#[test]
+fn an_added_repository_keeps_what_runs_code_protected() {
+    let sandbox = Sandbox::empty();
+    let other = sandbox.temp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let at = |name: &str| other.join(name).display().to_string();
+    // What runs code later in the added folder is protected as in the project: from file
+    // tools, and from commands nobody reviewed (the review's case: a repository added whole).
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(&other)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(git(&["init", "-q"]).status.success());
+    let server = scripted(&[
+        (
+            "write_file",
+            json!({ "path": at(".claude/settings.json"), "content": "{}\n" }),
+        ),
+        (
+            "write_file",
+            json!({ "path": at(".vscode/tasks.json"), "content": "{}\n" }),
+        ),
+        bash(&format!(
+            "echo hook > {}; echo x > {}; mkdir -p {}; echo x > {}",
+            at(".git/hooks/pre-commit"),
+            at(".envrc"),
+            at(".husky"),
+            at(".husky/pre-commit")
+        )),
+    ]);
+    let results = self::results(
+        &sandbox,
+        &server,
+        3,
+        &[
+            "run",
+            "--yes",
+            "--add-dir",
+            &other.display().to_string(),
+            "go",
+        ],
+    );
+    assert!(results[0].contains("refused"), "{}", results[0]);
+    assert!(results[1].contains("refused"), "{}", results[1]);
+    assert!(!other.join(".claude/settings.json").exists());
+    assert!(!other.join(".vscode/tasks.json").exists());
+    #[cfg(target_os = "linux")]
+    if common::escapes::namespaces(&sandbox) {
+        for protected in [".git/hooks/pre-commit", ".envrc", ".husky/pre-commit"] {
+            assert!(
+                !other.join(protected).exists(),
+                "{protected}: {}",
+                results[2]
+            );
+        }
+    }
 }

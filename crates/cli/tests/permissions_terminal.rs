@@ -31,14 +31,14 @@ fn always_covers_one_prefix_only_and_no_carries_a_reason() {
     terminal.wait_for("/help for commands");
     terminal.line("tidy up");
     // The question names what "always" covers, as a rule would say it.
-    terminal.wait_for("[a]lways allow Bash(echo:*) this session: ");
+    terminal.wait_for("[a]lways allow Bash(echo:*) (new options ask again) this session: ");
     terminal.answer(&["a"]);
     // `echo` again runs unasked; `rm` is asked about: the case, where "always" on
     // `echo one` let `rm -f app.py.bak` run unasked.
     let screen = terminal.wait_for("$ rm -f app.py.bak");
     assert!(!screen.contains("$ echo two"), "{screen}");
     assert!(
-        screen.contains("[a]lways allow Bash(rm:*) this session"),
+        screen.contains("[a]lways allow Bash(rm:*) (new options ask again) this session"),
         "{screen}"
     );
     terminal.answer(&["n"]);

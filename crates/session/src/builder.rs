@@ -87,10 +87,7 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         first_message,
         resume,
     } = start;
-    // Folders that cannot be added stop the session before anything is loaded.
-    for dir in &settings.add_dirs {
-        skillet_agent::paths::folder_to_add(&workspace.env.cwd, dir).map_err(StartError::AddDir)?;
-    }
+    let add_dirs = folders_to_add(workspace, settings, report)?;
     let provider = session_provider(settings, resume.as_ref(), report)?;
     let rules = permission_rules(workspace, settings);
     for (rule, why) in rules.dead() {
@@ -162,9 +159,9 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
             (agent, locked)
         }
     };
-    for dir in &settings.add_dirs {
+    for dir in add_dirs {
         if let Err(why) = agent.add_dir(dir) {
-            report.note(&format!("note: --add-dir {why}"));
+            report.note(&format!("note: the added folder {why}"));
         }
     }
     if !locked {
@@ -180,6 +177,26 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         report.note(&format!("warning: {notice}"));
     }
     Ok(agent)
+}
+
+/// The folders added to the session: one `--add-dir` names that cannot be added stops the
+/// session before anything is loaded; one a config file names is left out, said.
+fn folders_to_add<'a>(
+    workspace: &Workspace,
+    settings: &'a Settings,
+    report: &mut dyn Report,
+) -> Result<Vec<&'a PathBuf>, StartError> {
+    let mut add_dirs = Vec::new();
+    for (index, dir) in settings.add_dirs.iter().enumerate() {
+        match skillet_agent::paths::folder_to_add(&workspace.env.cwd, dir) {
+            Ok(_) => add_dirs.push(dir),
+            Err(why) if index < settings.flagged_dirs => return Err(StartError::AddDir(why)),
+            Err(why) => report.note(&format!(
+                "note: the added folder {why} (additional_directories in a config file); left out"
+            )),
+        }
+    }
+    Ok(add_dirs)
 }
 
 /// The provider the settings name.

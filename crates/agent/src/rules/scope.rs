@@ -1,15 +1,21 @@
-//! What "always" covers: the rules an approval would add, written as a user would write them,
-//! so the question can show them (`always allow Bash(npm test:*)?`) and the session keeps
-//! exactly those. Never the whole tool:
+//! What "always" covers: what was approved, written as a rule would say it, so the question
+//! can show it (`always allow Bash(npm test:*)?`) and the session keeps exactly that. Never the
+//! whole tool, and never more than what was seen:
 //!
-//! - a command: for each of its parts, the program with its subcommand when it has them
-//!   (`git status`, `cargo test`, `npm run build`), else the program alone (`ls`); a part that
-//!   runs whatever its arguments say (a shell, an interpreter, a wrapper: `sh -c …`, `python x.py`,
-//!   `sudo …`) only exactly as written. A command with a substitution or a redirection gets no
-//!   "always": no rule could allow it part by part ([`crate::grants`]).
-//! - a file: its folder and what is below it (`Edit(src/**)`), or the file alone when it sits
-//!   directly in the working directory (`Edit(./README.md)`): a folder's approval never spreads
-//!   to the whole tree.
+//! - A command: for each of its parts, the program (as written) with its subcommand when it
+//!   has one (`git status`, `cargo test`, `npm run build`), else the program alone (`ls`). A
+//!   later part is covered only when the shell reads it as that program with those words and
+//!   **no option the approved command did not have** (`npm test --script-shell=x`,
+//!   `git grep --open-files-in-pager=…`, `tar --checkpoint-action=…` are asked about again).
+//!   What runs whatever its arguments say — shells, interpreters (`python3.11` too), wrappers
+//!   (`sudo`, `strace`), package installers (`pip install`), containers, `export`, `cd` — is
+//!   covered only exactly as written; a command that pipes into one of those gets no "always".
+//!   A command with a substitution or a redirection gets none either: no rule could allow it
+//!   part by part ([`crate::grants`]).
+//! - A file: its folder below the working directory and what is below it (`Edit(src/**)`), or
+//!   the file alone when it sits directly in the working directory or in a folder that holds
+//!   it (`Edit(./README.md)`). Only for paths made of plain characters: a name a glob or a rule
+//!   would read otherwise (`,`, `{`, `~`, spaces, `\`) gets no "always".
 
 use std::path::Path;
 
@@ -17,11 +23,11 @@ use serde_json::Value;
 
 use super::Places;
 use crate::grants::{SUBSTITUTION, parts};
-use crate::shell::simple_commands;
+use crate::shell::{file_name, simple_commands};
 
 /// Programs whose first argument names what they do (`git status`, `cargo test`): "always"
 /// covers that subcommand only.
-const SUBCOMMANDS: [&str; 28] = [
+const SUBCOMMANDS: [&str; 23] = [
     "git",
     "cargo",
     "npm",
@@ -29,16 +35,11 @@ const SUBCOMMANDS: [&str; 28] = [
     "yarn",
     "bun",
     "go",
-    "docker",
-    "podman",
-    "kubectl",
     "make",
     "just",
     "uv",
     "pip",
-    "pip3",
     "poetry",
-    "gh",
     "rustup",
     "dotnet",
     "mvn",
@@ -52,23 +53,119 @@ const SUBCOMMANDS: [&str; 28] = [
     "systemctl",
 ];
 
-/// Subcommands that name a script to run (`npm run build`): "always" covers that script only.
-const RUNS_A_SCRIPT: [&str; 3] = ["run", "exec", "x"];
+/// Subcommands that name a script of the project to run (`npm run build`): "always" covers
+/// that script only.
+const RUNS_A_SCRIPT: [&str; 1] = ["run"];
 
-/// Programs that run whatever their arguments say (shells, interpreters, tools whose scripts
-/// can run commands, remote shells): "always" covers such a part only exactly as written.
-/// Wrappers (`sudo`, `env`, `timeout`, `nice`, …) need no listing: a part whose program, as
-/// the shell reads it ([`crate::shell`]), is not its first word is covered exactly too.
-const RUNS_ANYTHING: [&str; 36] = [
-    "sh", "bash", "dash", "zsh", "ksh", "fish", "eval", "exec", "source", ".", "sudo", "doas",
-    "env", "xargs", "nohup", "setsid", "timeout", "nice", "command", "builtin", "time", "python",
-    "python3", "node", "perl", "ruby", "php", "lua", "npx", "bunx", "find", "awk", "gawk", "sed",
-    "ssh", "watch",
+/// Subcommands that run or install whatever their arguments name: covered only exactly.
+const RUNS_ANYTHING_BY_SUBCOMMAND: [(&str, &str); 24] = [
+    ("git", "submodule"),
+    ("git", "bisect"),
+    ("git", "filter-branch"),
+    ("npm", "exec"),
+    ("npm", "x"),
+    ("npm", "install"),
+    ("npm", "i"),
+    ("npm", "add"),
+    ("pnpm", "exec"),
+    ("pnpm", "dlx"),
+    ("pnpm", "add"),
+    ("yarn", "exec"),
+    ("yarn", "dlx"),
+    ("yarn", "add"),
+    ("bun", "x"),
+    ("bun", "add"),
+    ("uv", "run"),
+    ("uv", "tool"),
+    ("uv", "pip"),
+    ("pip", "install"),
+    ("poetry", "run"),
+    ("bundle", "exec"),
+    ("cargo", "install"),
+    ("go", "install"),
 ];
 
-/// The rules "always" would add for this call, as written in a rule list; empty when nothing
-/// narrower than the whole tool could be said (then "always" is not offered).
-pub fn scope_of(tool: &str, input: &Value, places: &Places) -> Vec<String> {
+/// Programs that run whatever their arguments say (shells, interpreters, wrappers, tools whose
+/// options or scripts run commands, remote shells, containers) or that change what later parts
+/// run (`export`, `cd`): "always" covers such a part only exactly as written. A versioned name
+/// counts as its program (`python3.11` is `python`).
+const RUNS_ANYTHING: [&str; 64] = [
+    "sh", "bash", "dash", "zsh", "ksh", "fish", "eval", "exec", "source", ".", "sudo", "doas",
+    "su", "runuser", "pkexec", "env", "xargs", "parallel", "nohup", "setsid", "timeout", "nice",
+    "ionice", "chrt", "taskset", "stdbuf", "unbuffer", "strace", "ltrace", "valgrind", "gdb",
+    "chroot", "unshare", "nsenter", "flock", "script", "command", "builtin", "time", "watch",
+    "python", "node", "perl", "ruby", "php", "lua", "npx", "bunx", "uvx", "pipx", "find", "awk",
+    "gawk", "sed", "tar", "rsync", "ssh", "docker", "podman", "kubectl", "gh", "export", "cd",
+    "alias",
+];
+
+/// The option words of a simple command's arguments (`-la`, `--all`, `+nightly`, `--`).
+fn is_option(word: &str) -> bool {
+    word.starts_with(['-', '+'])
+}
+
+/// What one approval lets run, for the rest of the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Command parts the shell reads as these words (the program as written, then its
+    /// subcommand words) followed by anything, with no option outside `options`.
+    Command {
+        /// The program and its subcommand words.
+        prefix: Vec<String>,
+        /// The options the approved command had.
+        options: Vec<String>,
+    },
+    /// Exactly this command part.
+    Exact(String),
+    /// A path rule, as written (`Edit(src/**)`).
+    Rule(String),
+}
+
+impl Scope {
+    /// As a rule would say it, for the question.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Command { prefix, .. } => format!("Bash({}:*)", prefix.join(" ")),
+            Self::Exact(part) => format!("Bash({part})"),
+            Self::Rule(rule) => rule.clone(),
+        }
+    }
+
+    /// Whether this scope lets one part of a command run (a part as [`parts`] splits it).
+    pub(crate) fn allows_part(&self, part: &str) -> bool {
+        match self {
+            Self::Exact(exact) => part.trim_matches([' ', '\t']) == exact,
+            Self::Command { prefix, options } => {
+                let Some(argv) = plain_argv(part) else {
+                    return false;
+                };
+                argv.len() >= prefix.len()
+                    && argv[..prefix.len()] == prefix[..]
+                    && argv[prefix.len()..]
+                        .iter()
+                        .filter(|word| is_option(word))
+                        .all(|option| options.contains(option))
+            }
+            Self::Rule(_) => false,
+        }
+    }
+}
+
+/// A part's words as the shell reads them, when it is one simple command that runs its first
+/// word as written (no assignment, wrapper or quote before the program); else `None`.
+fn plain_argv(part: &str) -> Option<Vec<String>> {
+    let commands = simple_commands(part);
+    let [command] = commands.as_slice() else {
+        return None;
+    };
+    let argv = command.argv();
+    let first = part.split([' ', '\t']).find(|word| !word.is_empty())?;
+    (argv.first().map(String::as_str) == Some(first)).then(|| argv.to_vec())
+}
+
+/// What "always" would keep for this call; empty when nothing narrower than the whole tool
+/// could be said (then "always" is not offered).
+pub fn scope_of(tool: &str, input: &Value, places: &Places) -> Vec<Scope> {
     match tool {
         "bash" => input
             .get("command")
@@ -79,154 +176,135 @@ pub fn scope_of(tool: &str, input: &Value, places: &Places) -> Vec<String> {
             .get("path")
             .and_then(Value::as_str)
             .and_then(|path| file_scope(Path::new(path), places))
+            .map(Scope::Rule)
             .into_iter()
             .collect(),
         _ => Vec::new(),
     }
 }
 
-/// The `Bash(…)` rules covering each part of `command`, in order, each once.
-fn command_scope(command: &str) -> Vec<String> {
+/// The scopes covering each part of `command`, in order, each once.
+fn command_scope(command: &str) -> Vec<Scope> {
     if command.contains(SUBSTITUTION) {
         return Vec::new();
     }
-    let mut rules: Vec<String> = Vec::new();
+    let mut scopes: Vec<Scope> = Vec::new();
     for part in parts(command) {
-        let Some(rule) = part_scope(part) else {
+        let Some(scope) = part_scope(part) else {
             return Vec::new();
         };
-        if !rules.contains(&rule) {
-            rules.push(rule);
+        // The same program and subcommand twice: one scope, with the options of both.
+        if let Scope::Command { prefix, options } = &scope
+            && let Some(Scope::Command { options: seen, .. }) = scopes
+                .iter_mut()
+                .find(|other| matches!(other, Scope::Command { prefix: p, .. } if p == prefix))
+        {
+            for option in options {
+                if !seen.contains(option) {
+                    seen.push(option.clone());
+                }
+            }
+        } else if !scopes.contains(&scope) {
+            scopes.push(scope);
         }
     }
-    rules
+    // A script piped into a shell or an interpreter is not in its words: what is approved
+    // exactly would run any other script piped in the same way.
+    let piped_into_anything =
+        command.contains('|') && scopes.iter().any(|scope| matches!(scope, Scope::Exact(_)));
+    if piped_into_anything {
+        return Vec::new();
+    }
+    scopes
 }
 
-/// The rule for one simple command, as [`crate::grants::Rule::allows_part`] reads it: its
-/// words split at blanks, as written.
-fn part_scope(part: &str) -> Option<String> {
-    let words: Vec<&str> = part.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
-    let program = *words.first()?;
-    // A rule cannot hold a `*` in its words; a quote or an escape means a word is not what it
-    // shows, and an assignment changes what runs.
-    let plain = |word: &str| !word.contains(['*', '"', '\'', '\\', '=']);
-    let name = program.rsplit('/').next().unwrap_or(program);
-    let exact = || (!part.contains('*')).then(|| format!("Bash({part})"));
-    // The program the shell really runs, past assignments and wrappers.
-    let runs = simple_commands(part)
-        .first()
-        .and_then(|command| command.argv().first().cloned());
-    if RUNS_ANYTHING.contains(&name) || !plain(program) || runs.as_deref() != Some(program) {
+/// The program a name stands for: `python3.11` is `python`, `/usr/bin/sed` is `sed`.
+fn program_of(word: &str) -> &str {
+    file_name(word)
+        .trim_end_matches(|letter: char| letter.is_ascii_digit() || letter == '.' || letter == '-')
+}
+
+/// The scope for one simple command.
+fn part_scope(part: &str) -> Option<Scope> {
+    let part = part.trim_matches([' ', '\t']);
+    if part.is_empty() || part.contains('*') {
+        return None;
+    }
+    let exact = || Some(Scope::Exact(part.to_string()));
+    // Quotes, escapes or an assignment before the program: its words are not what they show.
+    let Some(argv) = plain_argv(part) else {
+        return exact();
+    };
+    let program = argv.first()?;
+    let name = program_of(program);
+    if RUNS_ANYTHING.contains(&name) || program_of(program).is_empty() {
         return exact();
     }
-    let subcommand = |index: usize| {
-        words
-            .get(index)
-            .filter(|word| plain(word) && !word.starts_with(['-', '+']) && !word.contains('/'))
+    let word = |index: usize| {
+        argv.get(index)
+            .filter(|word| !is_option(word) && !word.contains(['/', '=', '\'', '"', '\\']))
     };
-    let mut prefix = vec![program];
+    let mut prefix = vec![program.clone()];
+    let mut used = 1;
     if SUBCOMMANDS.contains(&name) {
         // `git -C x status`, a bare `git`: what it does is not one word, so only this.
-        let Some(sub) = subcommand(1) else {
+        let Some(sub) = word(1) else {
             return exact();
         };
-        prefix.push(sub);
-        if RUNS_A_SCRIPT.contains(sub)
-            && let Some(script) = subcommand(2)
-        {
-            prefix.push(script);
+        if RUNS_ANYTHING_BY_SUBCOMMAND.contains(&(name, sub.as_str())) {
+            return exact();
+        }
+        prefix.push(sub.clone());
+        used = 2;
+        if RUNS_A_SCRIPT.contains(&sub.as_str()) {
+            // `npm run --silent test`: the script is not the next word, so only this.
+            let Some(script) = word(2) else {
+                return exact();
+            };
+            prefix.push(script.clone());
+            used = 3;
         }
     }
-    Some(format!("Bash({}:*)", prefix.join(" ")))
+    let options = argv[used..]
+        .iter()
+        .filter(|word| is_option(word))
+        .cloned()
+        .collect();
+    Some(Scope::Command { prefix, options })
+}
+
+/// A path made only of characters no glob or rule reads otherwise, as text.
+fn plain_path(path: &Path) -> Option<&str> {
+    let text = path.to_str()?;
+    let plain = text.split('/').all(|name| {
+        !name.starts_with('~')
+            && name
+                .chars()
+                .all(|letter| letter.is_alphanumeric() || "._-+@%:".contains(letter))
+    });
+    plain.then_some(text)
 }
 
 /// The `Edit(…)` rule for a file written at `path` (absolute): its folder below the working
 /// directory, or the file alone.
 fn file_scope(path: &Path, places: &Places) -> Option<String> {
-    let text = |path: &Path| path.to_str().map(globset::escape);
     if let Ok(relative) = path.strip_prefix(&places.cwd) {
         return match relative.parent() {
             Some(folder) if !folder.as_os_str().is_empty() => {
-                Some(format!("Edit({}/**)", text(folder)?))
+                Some(format!("Edit({}/**)", plain_path(folder)?))
             }
-            _ => Some(format!("Edit(./{})", text(relative)?)),
+            _ => Some(format!("Edit(./{})", plain_path(relative)?)),
         };
     }
-    // Outside the working directory (an added folder): that folder and below, absolute.
-    Some(format!("Edit(/{}/**)", text(path.parent()?)?))
+    // Outside the working directory (an added folder): that folder and below, unless it holds
+    // the working directory (`--add-dir ..`): then the file alone.
+    let folder = path.parent()?;
+    if places.cwd.starts_with(folder) {
+        Some(format!("Edit(/{})", plain_path(path)?))
+    } else {
+        Some(format!("Edit(/{}/**)", plain_path(folder)?))
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use std::path::PathBuf;
-
-    use serde_json::json;
-
-    use super::*;
-
-    fn places() -> Places {
-        Places {
-            cwd: PathBuf::from("/work/p"),
-            project_root: PathBuf::from("/work/p"),
-            home: None,
-        }
-    }
-
-    fn bash(command: &str) -> Vec<String> {
-        scope_of("bash", &json!({ "command": command }), &places())
-    }
-
-    #[test]
-    fn a_command_is_covered_by_its_program_and_subcommand_never_the_tool() {
-        assert_eq!(bash("npm test"), ["Bash(npm test:*)"]);
-        assert_eq!(bash("npm run build -- --prod"), ["Bash(npm run build:*)"]);
-        // Options before the subcommand: exactly as written, not all of git.
-        assert_eq!(bash("git -C x status"), ["Bash(git -C x status)"]);
-        assert_eq!(bash("git"), ["Bash(git)"]);
-        assert_eq!(bash("echo one"), ["Bash(echo:*)"]);
-        assert_eq!(
-            bash("ls -la && cargo test --all"),
-            ["Bash(ls:*)", "Bash(cargo test:*)"]
-        );
-        assert_eq!(bash("ls; ls -a"), ["Bash(ls:*)"]);
-        // What runs anything is covered exactly as written.
-        assert_eq!(bash("python3 x.py"), ["Bash(python3 x.py)"]);
-        assert_eq!(bash("sudo apt update"), ["Bash(sudo apt update)"]);
-        assert_eq!(bash("FOO=1 make"), ["Bash(FOO=1 make)"]);
-        // A wrapper nobody listed here is still seen: the shell's reading says what runs.
-        assert_eq!(bash("stdbuf -oL grep x f"), ["Bash(stdbuf -oL grep x f)"]);
-        assert_eq!(bash("sed -n 1p f"), ["Bash(sed -n 1p f)"]);
-        // Nothing a rule could allow part by part.
-        for command in ["ls > x", "echo $(id)", "cat <x", "", "ls *"] {
-            assert!(bash(command).is_empty() || command == "ls *", "{command}");
-        }
-        assert_eq!(bash("ls *"), ["Bash(ls:*)"]);
-        assert!(bash("find . -name '*.rs'").is_empty());
-    }
-
-    #[test]
-    fn a_file_is_covered_by_its_folder_or_alone() {
-        let file = |path: &str| scope_of("write_file", &json!({ "path": path }), &places());
-        assert_eq!(file("/work/p/src/main.rs"), ["Edit(src/**)"]);
-        assert_eq!(file("/work/p/README.md"), ["Edit(./README.md)"]);
-        // A name with glob characters is escaped: the rule matches that folder only.
-        let odd = file("/work/p/a[1]/x");
-        assert_eq!(odd, ["Edit(a[[]1[]]/**)"]);
-        let rules = super::super::Rules::new(
-            [(
-                super::super::Decision::Allow,
-                odd[0].clone(),
-                "t".to_string(),
-            )],
-            places(),
-        );
-        let decided = |path: &str| {
-            rules
-                .decide("edit_file", &json!({ "path": path }))
-                .is_some()
-        };
-        assert!(decided("/work/p/a[1]/y") && !decided("/work/p/a1/y"));
-        assert_eq!(file("/other/dir/x"), ["Edit(//other/dir/**)"]);
-        assert!(scope_of("save_skill", &json!({}), &places()).is_empty());
-    }
-}
+mod tests;

@@ -282,3 +282,26 @@ fn an_ask_on_reading_is_reported_as_doing_nothing() {
         Some(Decision::Deny)
     );
 }
+
+#[test]
+fn deny_sees_through_eval_find_exec_and_more_wrappers() {
+    let rules = rules(&[(Decision::Deny, "Bash(rm:*)")]);
+    for command in [
+        "eval rm -f a2",
+        "chrt -o 0 rm -f a3",
+        "strace -o /dev/null rm -f a4",
+        "ltrace -o x rm -f a",
+        "find . -name a5 -exec rm {} +",
+        "find . -execdir rm {} ';'",
+        "bash -c 'eval rm -f a6'",
+        "unbuffer rm x",
+    ] {
+        assert_eq!(
+            decided(&rules, "bash", &bash(command)),
+            Some(Decision::Deny),
+            "{command}"
+        );
+    }
+    assert_eq!(decided(&rules, "bash", &bash("find . -name rm")), None);
+    assert_eq!(decided(&rules, "bash", &bash("eval echo rm")), None);
+}

@@ -49,6 +49,9 @@ pub struct SandboxPolicy {
     pub network: bool,
     /// Folders writable besides the working directory and the temp dir (the user's config).
     pub writable: Vec<PathBuf>,
+    /// Folders added for the session (`--add-dir`, real paths): writable, and protected as the
+    /// working directory is (its `.git`, `.envrc`, agents' folders…).
+    pub added: Vec<PathBuf>,
     /// Variables passed to commands although they look like credentials (the user's config
     /// names them on purpose).
     pub pass_env: Vec<String>,
@@ -95,6 +98,7 @@ impl Default for SandboxPolicy {
             enabled: true,
             network: true,
             writable: Vec::new(),
+            added: Vec::new(),
             pass_env: Vec::new(),
             unix_sockets: false,
             namespaces: true,
@@ -236,7 +240,10 @@ impl Launch {
                     .iter()
                     .filter_map(|dir| std::fs::canonicalize(dir).ok()),
             );
-            let layout = protect.map(|roots| protect::layout(cwd, &writable, roots));
+            let workspaces: Vec<PathBuf> = std::iter::once(cwd.to_path_buf())
+                .chain(policy.added.iter().cloned())
+                .collect();
+            let layout = protect.map(|roots| protect::layout_for(&workspaces, &writable, roots));
             if let Some(layout) = &layout {
                 launch.links.clone_from(&layout.links);
                 launch.placeholders = Some(placeholders::Made::create(

@@ -58,8 +58,8 @@ pub struct PermissionsFile {
     pub ask: Option<Vec<String>>,
     /// Calls refused (any file: it only narrows).
     pub deny: Option<Vec<String>>,
-    /// The permission mode sessions start in: `default`, `accept-edits` or `plan`
-    /// (`accept-edits` is a grant; `plan` only narrows).
+    /// The permission mode sessions start in: `default`, `accept-edits` or `plan` (only
+    /// `plan` narrows; the others are grants, since they would lift the user's plan mode).
     pub default_mode: Option<String>,
     /// Folders added to every session, as `--add-dir` does (a grant), relative to the working
     /// directory or absolute.
@@ -268,7 +268,8 @@ impl FileConfig {
                 permissions.default_mode,
                 &mut grants,
                 "permissions.default_mode",
-                |mode| mode != "default" && mode != "plan",
+                // Only plan narrows: "default" would lift the user's own plan mode.
+                |mode| mode != "plan",
             );
             let additional_directories = granting(
                 permissions

@@ -93,8 +93,12 @@ pub struct Settings {
     pub registry_url: Option<String>,
     /// The permission mode a session starts in (`--permission-mode`).
     pub permission_mode: skillet_agent::permission::Mode,
-    /// Folders added for the session besides the working directory (`--add-dir`), as given.
+    /// Folders added for the session besides the working directory, as given: `--add-dir`'s
+    /// first (one that is no folder is an error), then the config files' (one that is no
+    /// folder is left out, said).
     pub add_dirs: Vec<PathBuf>,
+    /// How many of [`Settings::add_dirs`] came from `--add-dir`.
+    pub flagged_dirs: usize,
     /// Standing permission rules, each with where it came from ([`permissions`]).
     pub permission_rules: Vec<permissions::Gathered>,
     /// What the user should be told: keys a project file may not set, and values in a file

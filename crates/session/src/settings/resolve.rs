@@ -221,6 +221,7 @@ impl Settings {
             sandbox,
             registry_url,
             permission_mode,
+            flagged_dirs: args.add_dirs.len(),
             add_dirs,
             permission_rules,
             warnings,

@@ -95,36 +95,27 @@ impl Layout {
 /// Works out the layout for a command in `cwd` (a real path) whose writable folders are
 /// `writable` (real paths, `cwd` among them); `skill_roots` are the protected skill folders.
 pub fn layout(cwd: &Path, writable: &[PathBuf], skill_roots: &[PathBuf]) -> Layout {
-    // A `.git` folder is a git directory: commits write there, so its parts are protected
-    // (below), not the whole of it.
-    let git_folder = std::fs::symlink_metadata(cwd.join(".git")).is_ok_and(|m| m.is_dir());
-    let mut wanted: Vec<(PathBuf, Placeholder)> = PROTECTED_TOP_NAMES
-        .iter()
-        .filter(|name| !(git_folder && **name == ".git"))
-        // Missing ones get an empty folder, files too: a command can neither create the file
-        // nor see an empty one git would list as untracked (and `git add -A` commit).
-        .map(|name| (cwd.join(name), Placeholder::Folder))
-        .collect();
-    if std::fs::symlink_metadata(cwd.join(".git")).is_err() {
-        // No `.git` here: git would take the working directory itself for a bare repository
-        // if a command made one (`HEAD`, `objects`, `refs`); a folder named `HEAD` is no
-        // valid HEAD.
-        wanted.push((cwd.join("HEAD"), Placeholder::Folder));
-    }
-    let git_root = skillet_skills::find_git_root(cwd);
-    if git_root.as_deref().is_none_or(|root| root == cwd) {
-        wanted.push((
-            cwd.join(skillet_skills::PROJECT_TOP_DIR),
-            Placeholder::Folder,
-        ));
+    layout_for(
+        std::slice::from_ref(&cwd.to_path_buf()),
+        writable,
+        skill_roots,
+    )
+}
+
+/// [`layout`] for a command whose workspaces are `workspaces` (real paths: the working
+/// directory first, then the folders added for the session, each protected as the working
+/// directory is, its git repository included), writable folders `writable`.
+pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], skill_roots: &[PathBuf]) -> Layout {
+    let mut wanted: Vec<(PathBuf, Placeholder)> = Vec::new();
+    let mut layout = Layout::default();
+    if let Some(cwd) = workspaces.first() {
+        let untrusted = super::host::untrusted_roots(cwd, writable);
+        for workspace in workspaces {
+            workspace_paths(workspace, writable, &untrusted, &mut wanted, &mut layout);
+        }
     }
     for root in skill_roots {
         wanted.push((root.clone(), Placeholder::Folder));
-    }
-    let mut layout = Layout::default();
-    if let Some(root) = &git_root {
-        let untrusted = super::host::untrusted_roots(cwd, writable);
-        git::git_paths(root, writable, &untrusted, &mut wanted, &mut layout);
     }
     let mut all_writable: Vec<PathBuf> = writable.to_vec();
     all_writable.extend(layout.git_writable.iter().cloned());
@@ -180,6 +171,44 @@ pub fn layout(cwd: &Path, writable: &[PathBuf], skill_roots: &[PathBuf]) -> Layo
     pinned.dedup();
     layout.pinned = pinned;
     layout
+}
+
+/// The protected paths of one workspace (a working directory, or a folder added for the
+/// session), and of the git repository it is in.
+fn workspace_paths(
+    cwd: &Path,
+    writable: &[PathBuf],
+    untrusted: &[PathBuf],
+    wanted: &mut Vec<(PathBuf, Placeholder)>,
+    layout: &mut Layout,
+) {
+    // A `.git` folder is a git directory: commits write there, so its parts are protected
+    // (below), not the whole of it.
+    let git_folder = std::fs::symlink_metadata(cwd.join(".git")).is_ok_and(|m| m.is_dir());
+    wanted.extend(
+        PROTECTED_TOP_NAMES
+            .iter()
+            .filter(|name| !(git_folder && **name == ".git"))
+            // Missing ones get an empty folder, files too: a command can neither create the
+            // file nor see an empty one git would list as untracked (and `git add -A` commit).
+            .map(|name| (cwd.join(name), Placeholder::Folder)),
+    );
+    if std::fs::symlink_metadata(cwd.join(".git")).is_err() {
+        // No `.git` here: git would take the working directory itself for a bare repository
+        // if a command made one (`HEAD`, `objects`, `refs`); a folder named `HEAD` is no
+        // valid HEAD.
+        wanted.push((cwd.join("HEAD"), Placeholder::Folder));
+    }
+    let git_root = skillet_skills::find_git_root(cwd);
+    if git_root.as_deref().is_none_or(|root| root == cwd) {
+        wanted.push((
+            cwd.join(skillet_skills::PROJECT_TOP_DIR),
+            Placeholder::Folder,
+        ));
+    }
+    if let Some(root) = &git_root {
+        git::git_paths(root, writable, untrusted, wanted, layout);
+    }
 }
 
 /// Adds `path` to the layout: read-only where it exists (through a link, the real file), a

@@ -149,7 +149,6 @@ fn known_ways_around_the_blocklist() {
     // contains these. A case caught here one day is a change in behaviour worth a look.
     for command in [
         "bash -c \"$(printf 'rm -rf /')\"",
-        "eval \"r\"\"m -rf /\"",
         "X=/; rm -rf $X",
         "find / -delete",
         "cd / && rm -rf *",
@@ -157,6 +156,9 @@ fn known_ways_around_the_blocklist() {
     ] {
         assert_eq!(blocked(command), None, "{command}");
     }
+    // What `eval` runs is read again as a command line (the shell's lexer does so for the
+    // standing rules too).
+    assert!(blocked("eval \"r\"\"m -rf /\"").is_some());
 }
 
 #[test]
