@@ -52,6 +52,9 @@ pub struct Agent {
     mode_told: Mode,
     /// How many of the added folders the model was told of.
     dirs_told: usize,
+    /// The next message is a skill the user invoked by hand (`/NAME`): it is not matched
+    /// against the skills (it would only suggest itself).
+    invoked_next: bool,
 }
 
 impl Agent {
@@ -206,6 +209,7 @@ impl Agent {
             instructions,
             mode_told: Mode::Default,
             dirs_told: 0,
+            invoked_next: false,
         }
     }
 
@@ -230,6 +234,23 @@ impl Agent {
         added.retain(|d| !d.starts_with(&real));
         added.push(real.clone());
         Ok(real)
+    }
+
+    /// A new session whose model never answered (the provider could not be reached, refused
+    /// the key): its transcript is removed, so it is not listed as a session, and true is
+    /// returned. A resumed session, or one with an answer, stays.
+    pub fn discard_if_unanswered(&mut self) -> bool {
+        let answered = self
+            .history
+            .iter()
+            .any(|message| message.role == skillet_llm::Role::Assistant);
+        if answered || self.transcript.as_ref().is_none_or(|t| !t.is_new()) {
+            return false;
+        }
+        if let Some(transcript) = self.transcript.take() {
+            transcript.discard();
+        }
+        true
     }
 
     /// The folders added for the session.
@@ -284,16 +305,19 @@ impl Agent {
         arguments: &str,
         events: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<String, crate::tool::ToolError> {
-        let Self {
-            core, transcript, ..
-        } = self;
-        let context = &core.context;
+        let context = &self.core.context;
         context.gate.begin_invocation();
         let invoked = crate::invoke::invoke(context, skill, Some(arguments)).await?;
+        self.invoked_next = true;
+        let context = &self.core.context;
         if !crate::invoke::is_forked(skill) {
             context.gate.activate_next_turn(invoked.rules);
             return Ok(invoked.text);
         }
+        let Self {
+            core, transcript, ..
+        } = self;
+        let context = &core.context;
         let mut record = |event: TranscriptEvent| {
             if let Some(transcript) = transcript.as_mut() {
                 let _ = transcript.record(&event);
@@ -461,7 +485,9 @@ impl Agent {
         // The turn starts before the message is composed: a skill matching loads for it is
         // active in it.
         self.core.context.gate.start_turn();
+        let invoked = std::mem::take(&mut self.invoked_next);
         let content = crate::suggest::compose_user_message(
+            invoked,
             &self.core.config,
             &self.core.context,
             &mut self.injected,

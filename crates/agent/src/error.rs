@@ -12,7 +12,8 @@ pub enum AgentError {
     Provider(#[from] LlmError),
     /// The model kept calling tools past the step limit.
     #[error(
-        "stopped after {steps} steps without a final answer (the limit per turn)\nhint: raise it with --max-steps or max_steps in skillet.toml"
+        "stopped after {steps} {} without a final answer (the limit per turn)\nhint: raise it with --max-steps or max_steps in skillet.toml",
+        if *.steps == 1 { "step" } else { "steps" }
     )]
     StepLimit {
         /// The limit.

@@ -11,9 +11,11 @@ use crate::config::{AgentConfig, SkillMatch};
 use crate::event::AgentEvent;
 use crate::tool::ToolContext;
 
-/// The blocks of a new user message: the text, then (when skill matching is on) a note of the
-/// skills that fit and, for `auto`, the best one's Layer 2. Empty text is left out.
+/// The blocks of a new user message: the text, then (when skill matching is on, and the message
+/// is not a skill the user `invoked` by hand) a note of the skills that fit and, for `auto`, the
+/// best one's Layer 2. Empty text is left out.
 pub(crate) fn compose_user_message(
+    invoked: bool,
     config: &AgentConfig,
     tools: &ToolContext,
     injected: &mut HashSet<String>,
@@ -28,7 +30,7 @@ pub(crate) fn compose_user_message(
     let (Some(index), mode) = (tools.skills.index(), config.skill_match) else {
         return content;
     };
-    if mode == SkillMatch::Off || content.is_empty() {
+    if mode == SkillMatch::Off || content.is_empty() || invoked {
         return content;
     }
     let library = tools.skills.library();

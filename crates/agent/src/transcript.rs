@@ -90,6 +90,8 @@ pub struct Transcript {
     header: Option<SessionHeader>,
     path: PathBuf,
     locked: bool,
+    /// This transcript made its file (a new session), so it may take it back.
+    created: bool,
 }
 
 impl Transcript {
@@ -115,6 +117,7 @@ impl Transcript {
             path: dir.join(format!("{}.jsonl", header.id)),
             // A new id: nobody else writes to it.
             locked: true,
+            created: false,
         })
     }
 
@@ -146,6 +149,7 @@ impl Transcript {
                     self.locked = locked;
                     self.header = None;
                     self.file = Some(file);
+                    self.created = true;
                 }
                 Err(failed) => {
                     drop(file);
@@ -176,7 +180,22 @@ impl Transcript {
             header: None,
             path: path.to_path_buf(),
             locked,
+            created: false,
         })
+    }
+
+    /// Whether this is a new session's transcript (its file made here, or not yet).
+    pub fn is_new(&self) -> bool {
+        self.created || self.file.is_none()
+    }
+
+    /// Removes the file this transcript made (a new session), as if the session never was;
+    /// an existing session's file is never removed.
+    pub fn discard(mut self) {
+        if self.created {
+            drop(self.file.take());
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 
     /// The file.

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// skillet: an agent that uses Agent Skills, and tools for skill authors.
@@ -281,7 +280,7 @@ pub struct SessionsArgs {
     pub json: bool,
     /// How many to show at most
     #[arg(long, value_name = "N", default_value_t = DEFAULT_LISTED,
-          value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = at_least_one)]
     pub limit: usize,
 }
 
@@ -336,7 +335,7 @@ pub struct AgentArgs {
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Most model requests per turn (at least 1)
-    #[arg(long, value_name = "N", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub max_steps: Option<usize>,
     /// Where the skill catalog goes: the system prompt, the load_skill tool, or both
     #[arg(long, value_enum)]
@@ -478,7 +477,7 @@ pub enum SkillsCommand {
         format: CatalogFormatArg,
         /// The catalog's budget in characters (default: what `run` and `chat` give the
         /// configured model)
-        #[arg(long, value_name = "CHARS", value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+        #[arg(long, value_name = "CHARS", value_parser = at_least_one)]
         budget: Option<usize>,
         /// Show the catalog for this model (default: the configured one)
         #[arg(long)]
@@ -510,7 +509,7 @@ pub enum SkillsCommand {
         /// The request
         query: String,
         /// How many skills to show
-        #[arg(long, default_value_t = 5, value_parser = RangedU64ValueParser::<usize>::new().range(1..))]
+        #[arg(long, default_value_t = 5, value_parser = at_least_one)]
         top_k: usize,
         /// lexical, semantic or hybrid (default: hybrid when the model is present)
         #[arg(long, value_enum)]
@@ -582,4 +581,14 @@ pub enum CatalogFormatArg {
     List,
     /// `<available_skills>` XML
     Xml,
+}
+
+/// A whole number of at least 1, for counts and limits: `0`, `-1` or `x` are refused saying
+/// so (clap's own range message would name `u64::MAX`).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(count) => Ok(count),
+        Err(_) => Err(format!("`{text}` is not a whole number (at least 1)")),
+    }
 }

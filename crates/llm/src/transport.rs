@@ -46,6 +46,10 @@ pub const RETRY_ERROR_TYPES: [&str; 5] = [
     "rate_limit_exceeded",
 ];
 /// The longest `retry-after` honoured; longer waits fail instead.
+/// How often a request whose connection could not be made (refused, no such host) is tried
+/// again: such a failure rarely passes in seconds, and the user should hear of it at once.
+pub const MAX_CONNECT_RETRIES: u32 = 1;
+/// The most a request is tried again after other failures is [`RetryPolicy`]'s.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_mins(2);
 
 /// How failed requests are retried.
@@ -299,19 +303,20 @@ impl Transport {
                 }
                 Ok(Err(error)) => {
                     let transient = error.is_connect() || error.is_request() || error.is_timeout();
-                    if transient && can_retry {
+                    let unreachable = error.is_connect() && attempt > MAX_CONNECT_RETRIES;
+                    if transient && can_retry && !unreachable {
                         self.wait(
                             events,
                             attempt,
                             self.retry.backoff(attempt),
-                            error_chain(&error),
+                            root_cause(&error),
                         )
                         .await;
                         continue;
                     }
                     return Err(LlmError::Connect {
                         url: post.url.to_string(),
-                        message: error_chain(&error),
+                        message: root_cause(&error),
                         retried: attempts.retried(),
                     });
                 }
@@ -545,6 +550,21 @@ pub(crate) fn excerpt(text: &str) -> String {
 }
 
 /// An error with its causes, on one line.
+/// What failed at the bottom of an error's chain (`Connection refused (os error 111)`), the
+/// client's layers around it left out; the whole chain when the bottom says nothing.
+fn root_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    let text = cause.to_string();
+    if text.trim().is_empty() {
+        error_chain(error)
+    } else {
+        text
+    }
+}
+
 fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();

@@ -117,6 +117,20 @@ pub async fn serve_stdio(shared: Shared) -> Result<(), ServeError> {
         .serve(transport)
         .await
         .map_err(|error| ServeError::Start(error.to_string()))?;
+    // The client's name is its own to choose: shown escaped and cut.
+    let client = service.peer().peer_info().map_or_else(
+        || "a client".to_string(),
+        |info| {
+            tools::echoed(&format!(
+                "{} {}",
+                info.client_info.name, info.client_info.version
+            ))
+        },
+    );
+    log(&format!(
+        "serving {} over stdio to {client}",
+        plural(shared.snapshot().library.skills().len(), "skill")
+    ));
     let loader = shared.clone();
     tokio::task::spawn_blocking(move || loader.load_model());
     let _watcher = watch(&shared).await;
@@ -127,6 +141,15 @@ pub async fn serve_stdio(shared: Shared) -> Result<(), ServeError> {
     let _ = tokio::time::timeout(FLUSH_AT_END, writer).await;
     waited.map_err(|error| ServeError::Session(error.to_string()))?;
     Ok(())
+}
+
+/// `1 skill`, `2 skills`.
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
 }
 
 /// How long the answers still on their way may take to reach stdout once the client has gone.

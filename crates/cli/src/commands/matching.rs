@@ -34,7 +34,8 @@ fn no_model_exit(model_env: &ModelEnv) -> u8 {
 }
 
 /// Shows what happens to the model on stderr: what is said, as it is said; progress (the
-/// download's, `embedding skills: done/total`) only on a terminal, one line rewritten in place.
+/// download's, `embedding skills: done/total`) only on a terminal, one line rewritten in place
+/// (the embedding's erased once done).
 pub(super) fn stderr_events() -> impl FnMut(ModelEvent<'_>) {
     let show = io::stderr().is_terminal();
     let mut last_shown = usize::MAX;
@@ -70,9 +71,13 @@ pub(super) fn stderr_events() -> impl FnMut(ModelEvent<'_>) {
                 warn("");
             }
         }
+        // The progress line is done with: erased, so nothing of it stays above a chat or an
+        // answer (what was indexed is said where it matters).
         ModelEvent::Indexed(stats) => {
             if show && stats.embedded > 0 {
-                warn("");
+                let mut stderr = io::stderr().lock();
+                let _ = write!(stderr, "\r\x1b[K");
+                let _ = stderr.flush();
             }
         }
         _ => say(&event),

@@ -49,8 +49,48 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Trust(args)) => trust::run(&context, &args),
         Some(Command::Registry(args)) => registry::run(&context, args),
         Some(Command::Completions { .. }) => Ok(ExitCode::SUCCESS),
-        None => chat::run(&context, &chat_args(cli.chat)?),
+        None => {
+            if let Some(near) = cli.chat.prompt.as_deref().and_then(near_command) {
+                return Err(UsageError::new(format!(
+                    "there is no command `{}`; did you mean `skillet {near}`?",
+                    crate::output::terminal_safe(
+                        cli.chat.prompt.as_deref().unwrap_or_default(),
+                        false
+                    )
+                ))
+                .with_hint(format!(
+                    "to start a chat with it as the first message: skillet chat \"{}\"",
+                    crate::output::terminal_safe(
+                        cli.chat.prompt.as_deref().unwrap_or_default(),
+                        false
+                    )
+                ))
+                .into());
+            }
+            chat::run(&context, &chat_args(cli.chat)?)
+        }
     }
+}
+
+/// The command a first message of one word is a typo of (`sesions`: `sessions`), if any: within
+/// two edits of a command's name, and not a name itself.
+fn near_command(prompt: &str) -> Option<&'static str> {
+    const COMMANDS: [&str; 9] = [
+        "run",
+        "chat",
+        "sessions",
+        "config",
+        "completions",
+        "skills",
+        "mcp",
+        "trust",
+        "registry",
+    ];
+    let word = prompt.trim();
+    if word.len() < 3 || word.contains(char::is_whitespace) || COMMANDS.contains(&word) {
+        return None;
+    }
+    chat::closest_within(word, COMMANDS.into_iter(), 2)
 }
 
 /// A command's name as typed.

@@ -125,7 +125,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::from(EXIT_CANCELLED));
     };
-    outcome(&agent, result, json)
+    outcome(&mut agent, result, json)
 }
 
 /// Who may write and run commands in `run`: everyone with `yes`, else nobody, the model told
@@ -143,12 +143,13 @@ fn permissions(yes: bool) -> Permissions {
 /// Says how the turn ended (a `done` or `error` event with `--json`, the usage on stderr);
 /// the exit code.
 fn outcome(
-    agent: &skillet_agent::Agent,
+    agent: &mut skillet_agent::Agent,
     result: Result<skillet_agent::TurnOutcome, skillet_agent::AgentError>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let usage = agent.usage();
-    let session = &agent.header().id;
+    let session = agent.header().id.clone();
+    let session = &session;
     match result {
         Ok(outcome) => {
             if json {
@@ -161,13 +162,17 @@ fn outcome(
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
+            // Nothing answered: no session to list or continue, no usage to tell.
+            let kept = !agent.discard_if_unanswered();
             if json {
-                let failed = serde_json::json!({"type": "error", "message": error.to_string(), "usage": usage, "session": session});
+                let failed = serde_json::json!({"type": "error", "message": error.to_string(), "usage": usage, "session": kept.then_some(session)});
                 let mut out = std::io::stdout().lock();
                 writeln!(out, "{failed}")?;
             }
             warn(&format!("error: {error}"));
-            warn(&format!("usage: {} · session {session}", usage.summary()));
+            if kept {
+                warn(&format!("usage: {} · session {session}", usage.summary()));
+            }
             Ok(ExitCode::from(EXIT_FAILURE))
         }
     }

@@ -245,7 +245,9 @@ impl Screen {
         let mut state = self.state();
         let style = state.err_style;
         let indent = SUBAGENT_INDENT.repeat(depth);
-        let width = (state.columns)().map_or(RESULT_MAX_WIDTH, |columns| {
+        // Cut to the terminal's width; written to a file or a pipe, lines are kept whole (a
+        // failure's message is what a log reader needs).
+        let width = (state.columns)().map_or(usize::MAX, |columns| {
             columns
                 .saturating_sub(indent.len() + RESULT_MARK.chars().count())
                 .clamp(MIN_WIDTH, RESULT_MAX_WIDTH)

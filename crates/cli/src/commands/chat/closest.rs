@@ -42,6 +42,27 @@ pub(super) fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>)
 
 /// The Levenshtein distance of `a` and `b` when it is at most `limit`, else `None`: only cells
 /// within `limit` of the diagonal are computed, and a row all over the limit stops the work.
+/// The candidate within `limit` edits of `name` (the closest, the first on a tie), compared
+/// without case; names over [`MAX_COMPARED_NAME_CHARS`] are not compared.
+pub(in crate::commands) fn closest_within<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+    limit: usize,
+) -> Option<&'a str> {
+    let chars = |text: &str| -> Option<Vec<char>> {
+        let chars: Vec<char> = text.to_lowercase().chars().collect();
+        (chars.len() <= MAX_COMPARED_NAME_CHARS).then_some(chars)
+    };
+    let wanted = chars(name)?;
+    candidates
+        .filter_map(|candidate| {
+            distance_within(&wanted, &chars(candidate)?, limit)
+                .map(|distance| (distance, candidate))
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
 fn distance_within(a: &[char], b: &[char], limit: usize) -> Option<usize> {
     if a.len().abs_diff(b.len()) > limit {
         return None;

@@ -16,6 +16,7 @@
 //! - `replay`: a resumed session's last turns, shown before the prompt.
 
 mod closest;
+pub(super) use closest::closest_within;
 mod commands;
 mod complete;
 mod handlers;
@@ -172,18 +173,21 @@ impl Chat {
     }
 
     /// The chat's end: the line history saved, the usage said.
-    fn end(&self, editor: &mut ChatEditor, history: Option<&std::path::Path>) -> ExitCode {
+    fn end(&mut self, editor: &mut ChatEditor, history: Option<&std::path::Path>) -> ExitCode {
         if let Some(history) = history {
             if let Some(dir) = history.parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
             let _ = editor.save_history(history);
         }
-        warn(&format!(
-            "usage: {} · session {}",
-            self.agent.usage().summary(),
-            self.agent.header().id
-        ));
+        // A new session the model never answered is not kept to be listed or continued.
+        if !self.agent.discard_if_unanswered() {
+            warn(&format!(
+                "usage: {} · session {}",
+                self.agent.usage().summary(),
+                self.agent.header().id
+            ));
+        }
         ExitCode::SUCCESS
     }
 }
