@@ -219,7 +219,11 @@ impl Agent {
     /// already reachable).
     pub fn add_dir(&self, dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
         let context = &self.core.context;
-        let real = crate::paths::folder_to_add(&context.cwd, dir)?;
+        let real = crate::paths::folder_to_add(
+            &context.cwd,
+            context.gate.rules().places().home.as_deref(),
+            dir,
+        )?;
         if real.starts_with(&context.cwd) || context.added().iter().any(|d| real.starts_with(d)) {
             return Err(format!(
                 "{} is already inside a folder the session works in",

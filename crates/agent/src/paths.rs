@@ -106,15 +106,32 @@ pub fn resolve(
 }
 
 /// The real path of a folder to add for a session (`--add-dir`), `dir` read from `cwd`; or why
-/// it cannot be added.
-pub fn folder_to_add(cwd: &Path, dir: &Path) -> Result<PathBuf, String> {
+/// it cannot be added. An added folder is a project's: not the home folder (`home`) or one
+/// holding it, nor a hidden folder at the top of it (`~/.config`, `~/.ssh`, `~/.claude`), where
+/// the user's own configuration lives (skillet's, git's, the shell's) and commands could change
+/// what runs next.
+pub fn folder_to_add(cwd: &Path, home: Option<&Path>, dir: &Path) -> Result<PathBuf, String> {
     let real = std::fs::canonicalize(cwd.join(dir))
         .map_err(|error| format!("{}: {error}", dir.display()))?;
-    if real.is_dir() {
-        Ok(real)
-    } else {
-        Err(format!("{} is not a folder", dir.display()))
+    if !real.is_dir() {
+        return Err(format!("{} is not a folder", dir.display()));
     }
+    let home = home.and_then(|home| std::fs::canonicalize(home).ok());
+    if let Some(home) = &home {
+        let hidden_in_home = real.strip_prefix(home).is_ok_and(|inside| {
+            inside
+                .components()
+                .next()
+                .is_some_and(|top| top.as_os_str().to_string_lossy().starts_with('.'))
+        });
+        if home.starts_with(&real) || hidden_in_home {
+            return Err(format!(
+                "{} holds your own configuration (skillet's, git's, your shell's): a folder added for a session is a project's, below your home folder",
+                real.display()
+            ));
+        }
+    }
+    Ok(real)
 }
 
 /// `path` relative to the working directory when inside it, for showing to the model.

@@ -413,10 +413,17 @@ impl Rules {
             return None;
         }
         // Every part allowed by some rule; the call is named by the one that allows its first.
+        // What "always" approved exactly never covers a part of a pipe: what runs anything may
+        // read its script from the pipe.
+        let piped = input
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|command| command.contains('|'));
         let named = std::cell::Cell::new(None);
         let allowed = crate::grants::allows_every_part(input, |part| {
             let rule = allow.clone().find(|rule| match &rule.matcher {
                 Matcher::Call(call) => call.allows_part(part),
+                Matcher::Approved(Scope::Exact(_)) if piped => false,
                 Matcher::Approved(scope) => scope.allows_part(part),
                 _ => false,
             });

@@ -6,11 +6,13 @@
 //! ([`crate::rules`]) read commands through it.
 
 /// Shells whose `-c` script is read as a command line too.
-const SHELLS: [&str; 5] = ["sh", "bash", "dash", "zsh", "ksh"];
+const SHELLS: [&str; 8] = ["sh", "bash", "dash", "zsh", "ksh", "rbash", "mksh", "yash"];
 
 /// Reserved words that can start a simple command's words here (compound commands are not
 /// parsed): the command follows them.
-const RESERVED: [&str; 8] = ["!", "if", "then", "else", "elif", "do", "while", "until"];
+const RESERVED: [&str; 9] = [
+    "!", "if", "then", "else", "elif", "do", "while", "until", "coproc",
+];
 
 /// How deeply command substitutions are read; deeper ones are skipped unread.
 const MAX_DEPTH: usize = 32;
@@ -26,7 +28,12 @@ pub(crate) fn simple_commands(line: &str) -> Vec<SimpleCommand> {
         let argv = command.argv();
         if let Some(script) = shell_script(argv).map(str::to_owned) {
             commands.extend(Lexer::parse(&script, 0));
-        } else if let Some(script) = eval_script(argv) {
+        } else if let Some(script) = eval_script(argv).or_else(|| {
+            // `env -S STRING`: the wrapper's own word holds the command line.
+            let words = &command.words;
+            let first = words.iter().position(|word| !is_assignment(word))?;
+            eval_script(&words[first..])
+        }) {
             commands.extend(Lexer::parse(&script, 0));
         } else {
             let executed = find_exec(argv);
@@ -40,10 +47,24 @@ pub(crate) fn simple_commands(line: &str) -> Vec<SimpleCommand> {
     commands
 }
 
-/// What `eval` runs: its arguments joined by spaces, read again as a command line.
+/// What `eval` runs (its arguments joined by spaces), `env -S`'s string and `sg GROUP`'s
+/// command, read again as a command line.
 fn eval_script(words: &[String]) -> Option<String> {
     let (first, rest) = words.split_first()?;
-    (first == "eval" && !rest.is_empty()).then(|| rest.join(" "))
+    match file_name(first) {
+        "eval" if !rest.is_empty() => Some(rest.join(" ")),
+        "env" => rest.iter().enumerate().find_map(|(index, word)| {
+            if word == "-S" || word == "--split-string" {
+                rest.get(index + 1).cloned()
+            } else {
+                word.strip_prefix("--split-string=")
+                    .or_else(|| word.strip_prefix("-S").filter(|s| !s.is_empty()))
+                    .map(str::to_string)
+            }
+        }),
+        "sg" => rest.get(1).cloned(),
+        _ => None,
+    }
 }
 
 /// The commands `find` runs: the words after each `-exec`, `-execdir`, `-ok` or `-okdir`, up
@@ -150,6 +171,8 @@ fn program(words: &[String]) -> &[String] {
                 ],
             ),
             "ltrace" => skip_options(rest, "aAeEnopsuUX", &["output", "user"]),
+            "fakeroot" | "setpriv" | "valgrind" => skip_options(rest, "is", &[]),
+            "prlimit" => skip_options(rest, "p", &["pid"]),
             "xargs" => skip_options(
                 rest,
                 "EILPadns",

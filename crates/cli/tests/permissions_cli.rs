@@ -306,6 +306,21 @@ fn add_dir_opens_one_folder_beside_the_project_and_keeps_what_runs_code_there_pr
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("--add-dir missing"), "{}", out.stderr);
     assert!(idle.requests().is_empty());
+    // Your home, a folder holding it, or a hidden folder in it: your own configuration.
+    std::fs::create_dir_all(sandbox.home.join(".config/skillet")).unwrap();
+    for home in [
+        sandbox.home.display().to_string(),
+        sandbox.home.join(".config").display().to_string(),
+        "/".to_string(),
+    ] {
+        let out = run(skillet(&sandbox, Some(&idle)).args(["run", "--add-dir", &home, "go"]));
+        assert_eq!(out.code, 2, "{home}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("your own configuration"),
+            "{}",
+            out.stderr
+        );
+    }
     // One a config file names is left out, said: it never stops every session.
     user_config(
         &sandbox,

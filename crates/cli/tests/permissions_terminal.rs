@@ -41,9 +41,10 @@ fn always_covers_one_prefix_only_and_no_carries_a_reason() {
         screen.contains("[a]lways allow Bash(rm:*) (new options ask again) this session"),
         "{screen}"
     );
-    terminal.answer(&["n"]);
-    terminal.wait_for("no, because: ");
-    terminal.type_text("keep the backup, it is mine");
+    // A reason typed at once, starting with any letter but y or a, is kept whole.
+    terminal.answer(&["k"]);
+    terminal.wait_for("no, because: k");
+    terminal.type_text("eep the backup, it is mine");
     terminal.press(&["Enter"]);
     terminal.wait_for("kept it");
     assert!(sandbox.project.join("app.py.bak").exists());

@@ -188,7 +188,11 @@ fn folders_to_add<'a>(
 ) -> Result<Vec<&'a PathBuf>, StartError> {
     let mut add_dirs = Vec::new();
     for (index, dir) in settings.add_dirs.iter().enumerate() {
-        match skillet_agent::paths::folder_to_add(&workspace.env.cwd, dir) {
+        match skillet_agent::paths::folder_to_add(
+            &workspace.env.cwd,
+            workspace.env.home.as_deref(),
+            dir,
+        ) {
             Ok(_) => add_dirs.push(dir),
             Err(why) if index < settings.flagged_dirs => return Err(StartError::AddDir(why)),
             Err(why) => report.note(&format!(

@@ -2,15 +2,19 @@
 //! can show it (`always allow Bash(npm test:*)?`) and the session keeps exactly that. Never the
 //! whole tool, and never more than what was seen:
 //!
-//! - A command: for each of its parts, the program (as written) with its subcommand when it
-//!   has one (`git status`, `cargo test`, `npm run build`), else the program alone (`ls`). A
-//!   later part is covered only when the shell reads it as that program with those words and
-//!   **no option the approved command did not have** (`npm test --script-shell=x`,
-//!   `git grep --open-files-in-pager=…`, `tar --checkpoint-action=…` are asked about again).
-//!   What runs whatever its arguments say — shells, interpreters (`python3.11` too), wrappers
-//!   (`sudo`, `strace`), package installers (`pip install`), containers, `export`, `cd` — is
-//!   covered only exactly as written; a command that pipes into one of those gets no "always".
-//!   A command with a substitution or a redirection gets none either: no rule could allow it
+//! - A command whose program is known to take only data as operands (files, patterns, names:
+//!   `ls`, `grep`, `cat`; `git status`, `git diff`, `cargo test`, `npm run build`, `make test`):
+//!   its program and subcommand, for each part. A later part is covered only when the shell
+//!   reads it as that program with those words, **no option the approved command did not have**
+//!   (`npm test --script-shell=x`, `git grep --open-files-in-pager=…` ask again), and operands
+//!   that are plain: inside the working directory (not `/…`, `~…` or `..`), no `=` (`make test
+//!   SHELL=…`), no leading `@`, and nothing the shell would expand (`*`, `?`, `[`).
+//! - Any other command — what runs whatever its operands say (shells, interpreters, wrappers,
+//!   `rustup run`, `sqlite3`, installers, containers) and what is simply not known here — only
+//!   exactly as written. That list is not kept: what is not known to be safe is exact. An exact
+//!   approval never covers a part of a piped command (a script piped into a shell is not in its
+//!   words).
+//! - A command with a substitution or a redirection gets no "always": no rule could allow it
 //!   part by part ([`crate::grants`]).
 //! - A file: its folder below the working directory and what is below it (`Edit(src/**)`), or
 //!   the file alone when it sits directly in the working directory or in a folder that holds
@@ -25,79 +29,120 @@ use super::Places;
 use crate::grants::{SUBSTITUTION, parts};
 use crate::shell::{file_name, simple_commands};
 
-/// Programs whose first argument names what they do (`git status`, `cargo test`): "always"
-/// covers that subcommand only.
-const SUBCOMMANDS: [&str; 23] = [
-    "git",
-    "cargo",
-    "npm",
-    "pnpm",
-    "yarn",
-    "bun",
-    "go",
-    "make",
-    "just",
-    "uv",
-    "pip",
-    "poetry",
-    "rustup",
-    "dotnet",
-    "mvn",
-    "gradle",
-    "bundle",
-    "rails",
-    "mix",
-    "deno",
-    "terraform",
-    "helm",
-    "systemctl",
+/// Programs whose operands are data (files, patterns, text), never commands to run: "always"
+/// covers them by program. Test runners run the project's tests, as the project's files say.
+const DATA_PROGRAMS: [&str; 52] = [
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "diff",
+    "cmp",
+    "comm",
+    "stat",
+    "file",
+    "du",
+    "df",
+    "pwd",
+    "echo",
+    "printf",
+    "which",
+    "tree",
+    "sort",
+    "uniq",
+    "cut",
+    "nl",
+    "tr",
+    "realpath",
+    "readlink",
+    "basename",
+    "dirname",
+    "date",
+    "true",
+    "false",
+    "mkdir",
+    "touch",
+    "cp",
+    "mv",
+    "rm",
+    "rmdir",
+    "ln",
+    "jq",
+    "md5sum",
+    "sha256sum",
+    "base64",
+    "seq",
+    "tac",
+    "column",
+    "pytest",
+    "jest",
+    "vitest",
+    "mocha",
+];
+
+/// Programs whose first operand names what they do, and those of their subcommands whose
+/// operands are data (`run` names a script of the project: `npm run build`). "always" covers
+/// that subcommand only; any other is exact.
+const DATA_SUBCOMMANDS: [(&str, &[&str]); 11] = [
+    (
+        "git",
+        &[
+            "status",
+            "diff",
+            "log",
+            "show",
+            "add",
+            "commit",
+            "branch",
+            "checkout",
+            "switch",
+            "restore",
+            "stash",
+            "fetch",
+            "pull",
+            "push",
+            "merge",
+            "rebase",
+            "reset",
+            "tag",
+            "blame",
+            "rev-parse",
+            "ls-files",
+            "grep",
+            "mv",
+            "rm",
+            "describe",
+            "shortlog",
+            "cherry-pick",
+            "revert",
+        ],
+    ),
+    (
+        "cargo",
+        &[
+            "build", "test", "check", "clippy", "fmt", "doc", "bench", "run", "tree", "nextest",
+        ],
+    ),
+    ("npm", &["test", "run", "ci", "ls", "outdated"]),
+    ("pnpm", &["test", "run", "ls"]),
+    ("yarn", &["test", "run"]),
+    ("bun", &["test", "run"]),
+    ("go", &["test", "build", "vet", "fmt"]),
+    ("make", &[]),
+    ("just", &[]),
+    ("uv", &["sync", "lock"]),
+    ("terraform", &["plan", "validate", "fmt"]),
 ];
 
 /// Subcommands that name a script of the project to run (`npm run build`): "always" covers
 /// that script only.
 const RUNS_A_SCRIPT: [&str; 1] = ["run"];
-
-/// Subcommands that run or install whatever their arguments name: covered only exactly.
-const RUNS_ANYTHING_BY_SUBCOMMAND: [(&str, &str); 24] = [
-    ("git", "submodule"),
-    ("git", "bisect"),
-    ("git", "filter-branch"),
-    ("npm", "exec"),
-    ("npm", "x"),
-    ("npm", "install"),
-    ("npm", "i"),
-    ("npm", "add"),
-    ("pnpm", "exec"),
-    ("pnpm", "dlx"),
-    ("pnpm", "add"),
-    ("yarn", "exec"),
-    ("yarn", "dlx"),
-    ("yarn", "add"),
-    ("bun", "x"),
-    ("bun", "add"),
-    ("uv", "run"),
-    ("uv", "tool"),
-    ("uv", "pip"),
-    ("pip", "install"),
-    ("poetry", "run"),
-    ("bundle", "exec"),
-    ("cargo", "install"),
-    ("go", "install"),
-];
-
-/// Programs that run whatever their arguments say (shells, interpreters, wrappers, tools whose
-/// options or scripts run commands, remote shells, containers) or that change what later parts
-/// run (`export`, `cd`): "always" covers such a part only exactly as written. A versioned name
-/// counts as its program (`python3.11` is `python`).
-const RUNS_ANYTHING: [&str; 64] = [
-    "sh", "bash", "dash", "zsh", "ksh", "fish", "eval", "exec", "source", ".", "sudo", "doas",
-    "su", "runuser", "pkexec", "env", "xargs", "parallel", "nohup", "setsid", "timeout", "nice",
-    "ionice", "chrt", "taskset", "stdbuf", "unbuffer", "strace", "ltrace", "valgrind", "gdb",
-    "chroot", "unshare", "nsenter", "flock", "script", "command", "builtin", "time", "watch",
-    "python", "node", "perl", "ruby", "php", "lua", "npx", "bunx", "uvx", "pipx", "find", "awk",
-    "gawk", "sed", "tar", "rsync", "ssh", "docker", "podman", "kubectl", "gh", "export", "cd",
-    "alias",
-];
 
 /// The option words of a simple command's arguments (`-la`, `--all`, `+nightly`, `--`).
 fn is_option(word: &str) -> bool {
@@ -136,19 +181,34 @@ impl Scope {
         match self {
             Self::Exact(exact) => part.trim_matches([' ', '\t']) == exact,
             Self::Command { prefix, options } => {
+                // Nothing the shell would expand: a pattern can become any word, an option too.
+                if part.contains(['*', '?', '[']) {
+                    return false;
+                }
                 let Some(argv) = plain_argv(part) else {
                     return false;
                 };
                 argv.len() >= prefix.len()
                     && argv[..prefix.len()] == prefix[..]
-                    && argv[prefix.len()..]
-                        .iter()
-                        .filter(|word| is_option(word))
-                        .all(|option| options.contains(option))
+                    && argv[prefix.len()..].iter().all(|word| {
+                        if is_option(word) {
+                            options.contains(word)
+                        } else {
+                            plain_operand(word)
+                        }
+                    })
             }
             Self::Rule(_) => false,
         }
     }
+}
+
+/// An operand a covered command may take: inside the working directory and read as itself
+/// (not `/…`, `~…`, `..`, no `=`, no leading `@`).
+fn plain_operand(word: &str) -> bool {
+    !word.starts_with(['/', '~', '@'])
+        && !word.contains('=')
+        && !word.split('/').any(|component| component == "..")
 }
 
 /// A part's words as the shell reads them, when it is one simple command that runs its first
@@ -218,10 +278,9 @@ fn command_scope(command: &str) -> Vec<Scope> {
     scopes
 }
 
-/// The program a name stands for: `python3.11` is `python`, `/usr/bin/sed` is `sed`.
+/// The program a name stands for: `/usr/bin/git` is `git`.
 fn program_of(word: &str) -> &str {
     file_name(word)
-        .trim_end_matches(|letter: char| letter.is_ascii_digit() || letter == '.' || letter == '-')
 }
 
 /// The scope for one simple command.
@@ -237,26 +296,25 @@ fn part_scope(part: &str) -> Option<Scope> {
     };
     let program = argv.first()?;
     let name = program_of(program);
-    if RUNS_ANYTHING.contains(&name) || program_of(program).is_empty() {
-        return exact();
-    }
     let word = |index: usize| {
-        argv.get(index)
-            .filter(|word| !is_option(word) && !word.contains(['/', '=', '\'', '"', '\\']))
+        argv.get(index).filter(|word| {
+            !is_option(word) && plain_operand(word) && !word.contains(['\'', '"', '\\'])
+        })
     };
     let mut prefix = vec![program.clone()];
     let mut used = 1;
-    if SUBCOMMANDS.contains(&name) {
+    if let Some((_, subcommands)) = DATA_SUBCOMMANDS.iter().find(|(known, _)| *known == name) {
         // `git -C x status`, a bare `git`: what it does is not one word, so only this.
         let Some(sub) = word(1) else {
             return exact();
         };
-        if RUNS_ANYTHING_BY_SUBCOMMAND.contains(&(name, sub.as_str())) {
+        // `make` and `just` take a target of the project's file.
+        if !subcommands.is_empty() && !subcommands.contains(&sub.as_str()) {
             return exact();
         }
         prefix.push(sub.clone());
         used = 2;
-        if RUNS_A_SCRIPT.contains(&sub.as_str()) {
+        if RUNS_A_SCRIPT.contains(&sub.as_str()) && name != "cargo" {
             // `npm run --silent test`: the script is not the next word, so only this.
             let Some(script) = word(2) else {
                 return exact();
@@ -264,6 +322,8 @@ fn part_scope(part: &str) -> Option<Scope> {
             prefix.push(script.clone());
             used = 3;
         }
+    } else if !DATA_PROGRAMS.contains(&name) {
+        return exact();
     }
     let options = argv[used..]
         .iter()

@@ -295,6 +295,14 @@ fn deny_sees_through_eval_find_exec_and_more_wrappers() {
         "find . -execdir rm {} ';'",
         "bash -c 'eval rm -f a6'",
         "unbuffer rm x",
+        "env -S 'rm -f a1'",
+        "coproc rm x",
+        "fakeroot rm x",
+        "prlimit --nofile=256 rm x",
+        "rbash -c 'rm x'",
+        "setpriv rm x",
+        "valgrind -q rm x",
+        "sg root 'rm x'",
     ] {
         assert_eq!(
             decided(&rules, "bash", &bash(command)),

@@ -5,9 +5,10 @@
 //! Made and removed without following a link (the parent is opened with
 //! `RESOLVE_NO_SYMLINKS`, the entry made with `O_EXCL`), and removed only when it is still the
 //! one made and still empty. Other sandboxed commands of the same user may be mounted on the
-//! same placeholder: each command holds a shared lock while it runs, and a placeholder is
-//! removed only by a command that can then take the lock alone; otherwise it stays (an empty
-//! `.claude` folder, say), harmless to git and the agents that read these paths.
+//! same placeholder: each command holds a shared lock on every workspace it protects (the
+//! working directory and each added folder, which another session may share) while it runs, and
+//! a placeholder is removed only by a command that can then take all of them alone; otherwise it
+//! stays (an empty `.claude` folder, say), harmless to git and the agents that read these paths.
 
 use std::fs::File;
 use std::os::fd::OwnedFd;
@@ -20,24 +21,28 @@ use super::protect::Placeholder;
 /// The placeholders one command made.
 pub struct Made {
     made: Vec<(PathBuf, Placeholder, u64)>,
-    lock: Option<File>,
+    locks: Vec<File>,
 }
 
 impl Made {
     /// Makes each missing path's placeholder (`missing` from [`super::protect::layout`]).
-    pub fn create(lock: &Path, missing: &[(PathBuf, Placeholder)]) -> std::io::Result<Self> {
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(lock)
-            .ok();
-        if let Some(lock) = &lock {
-            rustix::fs::flock(lock, FlockOperation::LockShared)?;
+    /// `locks` names one lock file per workspace the command protects.
+    pub fn create(locks: &[PathBuf], missing: &[(PathBuf, Placeholder)]) -> std::io::Result<Self> {
+        let mut held = Vec::new();
+        for lock in locks {
+            if let Ok(lock) = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(lock)
+            {
+                rustix::fs::flock(&lock, FlockOperation::LockShared)?;
+                held.push(lock);
+            }
         }
         let mut made = Self {
             made: Vec::new(),
-            lock,
+            locks: held,
         };
         for (path, placeholder) in missing {
             match make(path, placeholder) {
@@ -62,8 +67,11 @@ impl Made {
 
 impl Drop for Made {
     fn drop(&mut self) {
-        if let Some(lock) = &self.lock
-            && rustix::fs::flock(lock, FlockOperation::NonBlockingLockExclusive).is_err()
+        // Another command still mounted on a workspace's placeholders: they stay.
+        if self
+            .locks
+            .iter()
+            .any(|lock| rustix::fs::flock(lock, FlockOperation::NonBlockingLockExclusive).is_err())
         {
             return;
         }
@@ -131,4 +139,41 @@ fn remove(path: &Path, placeholder: &Placeholder, inode: u64) -> std::io::Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_placeholder_stays_while_another_session_shares_a_workspace() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap();
+        let (project_a, project_b, shared) = (
+            root.join("a.lock"),
+            root.join("b.lock"),
+            root.join("lib.lock"),
+        );
+        let first = root.join(".envrc");
+        let second = root.join(".claude");
+        // Session A (its project and the shared added folder) made `.envrc`; session B (its
+        // own project and the same folder) makes `.claude`, then ends first.
+        let a = Made::create(
+            &[project_a, shared.clone()],
+            &[(first.clone(), Placeholder::Folder)],
+        )
+        .unwrap();
+        let b = Made::create(
+            &[project_b, shared],
+            &[(second.clone(), Placeholder::Folder)],
+        )
+        .unwrap();
+        drop(b);
+        assert!(
+            first.is_dir() && second.is_dir(),
+            "A still runs: nothing removed"
+        );
+        drop(a);
+        assert!(!first.exists(), "the last one out removes its own");
+    }
 }

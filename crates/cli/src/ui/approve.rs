@@ -2,9 +2,9 @@
 //! [`Screen`](super::Screen): the spinner stops and the answer's line ends before the question,
 //! so `allow? [y]es…` never runs into streamed text; the spinner comes back after the answer.
 //!
-//! On a terminal one key answers (`y`, `a`; Esc is no), as in Codex; `n` starts a reason the
-//! model gets with the refusal ("no, and do this instead"), sent with Enter, so a plain no is
-//! `n` and Enter. Other keys do nothing: a reason typed without `n` first never answers. The terminal is raw while it waits, so Ctrl-C there is a key,
+//! On a terminal one key answers (`y`, `a`; Esc is no), as in Codex; `n` (or any other letter)
+//! starts a reason the model gets with the refusal ("no, and do this instead"), sent with Enter,
+//! so a plain no is `n` and Enter. The terminal is raw while it waits, so Ctrl-C there is a key,
 //! not a signal: it answers [`Approval::Stop`], which ends the turn as Ctrl-C does anywhere else.
 //! Without a terminal a line is read (`y`/`yes`, `a`/`always`, `n`/`no`; any other line is a
 //! no with that line as its reason).
@@ -46,7 +46,7 @@ impl Approver for TerminalApprover {
 /// even when the call before took no time.
 const APPROVAL_GUARD: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// One key, echoed as the word it stands for; `n` starts a reason. Keys
+/// One key, echoed as the word it stands for; `n` or another letter starts a reason. Keys
 /// typed before the question appeared or in its first [`APPROVAL_GUARD`] (the Enter after a
 /// `y` typed out of habit, the start of the next message) are dropped: only a key pressed while
 /// the question is read answers it.
@@ -63,6 +63,11 @@ fn read_key(always_offered: bool) -> Approval {
             Ok(Key::CtrlC) => (Approval::Stop, "no (the turn stops)"),
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Ok(Key::Char('n' | 'N')) => return read_reason(&term, String::new()),
+            // Any other letter starts the reason, so a sentence typed at once is kept whole
+            // ("that is wrong"); `y` and `a` first answer (start with `n` to be sure).
+            Ok(Key::Char(first)) if first.is_alphanumeric() => {
+                return read_reason(&term, first.to_string());
+            }
             Ok(Key::Enter | Key::Escape) | Err(_) => (Approval::No, "no"),
             Ok(_) => continue,
         };

@@ -56,8 +56,18 @@ fn a_command_is_offered_by_its_program_and_subcommand_never_the_tool() {
         offered("npm run --silent test"),
         ["Bash(npm run --silent test)"]
     );
-    // What runs anything, changes what later parts run, or installs: exactly.
+    // What runs anything, changes what later parts run, installs, or is not known: exactly.
     for command in [
+        "rustup run stable cargo --version",
+        "fakeroot ls",
+        "prlimit --nofile=256 ls",
+        "sqlite3 app.db .tables",
+        "rbash -c 'echo hi'",
+        "tclsh build.tcl",
+        "npm init -y",
+        "declare -x NODE_ENV=test",
+        "gcc -c main.c",
+        "git config user.name x",
         "python3 x.py",
         "python3.11 -V",
         "sudo apt update",
@@ -137,6 +147,21 @@ fn always_covers_the_same_program_with_no_new_option() {
         ("echo one", "FOO=1 echo one"),
         ("echo one", "/tmp/echo one"),
         ("echo one", "echo one > x"),
+        // The second review's attacks.
+        (
+            "make test",
+            "make test \"SHELL=/bin/sh -c 'cp /etc/hostname pwned' #\"",
+        ),
+        ("make test", "make test .SHELLFLAGS=-c"),
+        ("git grep hello", "git grep ?Osh?x.sh hello"),
+        ("cat a.txt", "cat /etc/shadow"),
+        ("cat a.txt", "cat ../../etc/passwd"),
+        ("cat a.txt", "cat ~/.ssh/id_rsa"),
+        ("cat a.txt", "cat @list"),
+        (
+            "rbash -c 'echo hi'",
+            "echo 'cp /etc/hostname x' | rbash -c 'echo hi'",
+        ),
     ] {
         assert!(!covers(approved, attack), "{approved} then {attack}");
     }
