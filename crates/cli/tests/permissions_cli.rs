@@ -27,6 +27,22 @@ fn user_config(sandbox: &Sandbox, text: &str) {
     std::fs::write(dir.join("skillet.toml"), text).unwrap();
 }
 
+/// What each call returned, after `run --yes --add-dir FOLDER`.
+fn with_added(
+    sandbox: &Sandbox,
+    server: &MockServer,
+    calls: usize,
+    folder: &std::path::Path,
+) -> Vec<String> {
+    let folder = folder.display().to_string();
+    results(
+        sandbox,
+        server,
+        calls,
+        &["run", "--yes", "--add-dir", &folder, "go"],
+    )
+}
+
 fn bash(command: &str) -> (&'static str, serde_json::Value) {
     ("bash", json!({ "command": command }))
 }
@@ -274,18 +290,7 @@ fn add_dir_opens_one_folder_beside_the_project_and_keeps_what_runs_code_there_pr
         ),
         bash(&format!("cp {} {}", at("data.txt"), at("copy.txt"))),
     ]);
-    let results = self::results(
-        &sandbox,
-        &server,
-        4,
-        &[
-            "run",
-            "--yes",
-            "--add-dir",
-            &other.display().to_string(),
-            "go",
-        ],
-    );
+    let results = with_added(&sandbox, &server, 4, &other);
     assert!(results[0].contains("beside"), "{}", results[0]);
     assert!(other.join("notes.md").is_file(), "{}", results[1]);
     assert!(results[2].contains("inside .git"), "{}", results[2]);
@@ -487,18 +492,7 @@ fn an_added_repository_keeps_what_runs_code_protected() {
             at(".husky/pre-commit")
         )),
     ]);
-    let results = self::results(
-        &sandbox,
-        &server,
-        3,
-        &[
-            "run",
-            "--yes",
-            "--add-dir",
-            &other.display().to_string(),
-            "go",
-        ],
-    );
+    let results = with_added(&sandbox, &server, 3, &other);
     assert!(results[0].contains("refused"), "{}", results[0]);
     assert!(results[1].contains("refused"), "{}", results[1]);
     assert!(!other.join(".claude/settings.json").exists());
