@@ -219,9 +219,10 @@ impl Agent {
     /// already reachable).
     pub fn add_dir(&self, dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
         let context = &self.core.context;
+        let places = context.gate.rules().places();
         let real = crate::paths::folder_to_add(
             &context.cwd,
-            context.gate.rules().places().home.as_deref(),
+            (places.home.as_deref(), places.config_dir.as_deref()),
             dir,
         )?;
         if real.starts_with(&context.cwd) || context.added().iter().any(|d| real.starts_with(d)) {

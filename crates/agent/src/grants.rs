@@ -138,7 +138,24 @@ pub(crate) fn allows_every_part(input: &Value, allows: impl Fn(&str) -> bool) ->
         return false;
     };
     let mut parts = parts(command).peekable();
-    !command.contains(SUBSTITUTION) && parts.peek().is_some() && parts.all(allows)
+    !command.contains(SUBSTITUTION)
+        && parts.peek().is_some()
+        && splits_as_parts(command)
+        && parts.all(allows)
+}
+
+/// Whether the shell splits `command` into the simple commands [`parts`] gives, each with the
+/// words it shows alone: a quote, an escape or a comment spanning a separator makes a part's
+/// words differ from what runs (`cat 'a;cat b' /etc/x` is one command to the shell, two parts
+/// here), and then no part may be allowed on its own words.
+fn splits_as_parts(command: &str) -> bool {
+    let whole = crate::shell::simple_commands(command);
+    let pieces: Vec<&str> = parts(command).collect();
+    whole.len() == pieces.len()
+        && pieces.iter().zip(&whole).all(|(piece, run)| {
+            let alone = crate::shell::simple_commands(piece);
+            alone.len() == 1 && alone[0].argv() == run.argv()
+        })
 }
 
 /// The `command` of a `bash` call.

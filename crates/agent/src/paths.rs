@@ -110,11 +110,25 @@ pub fn resolve(
 /// holding it, nor a hidden folder at the top of it (`~/.config`, `~/.ssh`, `~/.claude`), where
 /// the user's own configuration lives (skillet's, git's, the shell's) and commands could change
 /// what runs next.
-pub fn folder_to_add(cwd: &Path, home: Option<&Path>, dir: &Path) -> Result<PathBuf, String> {
+pub fn folder_to_add(
+    cwd: &Path,
+    (home, config): (Option<&Path>, Option<&Path>),
+    dir: &Path,
+) -> Result<PathBuf, String> {
     let real = std::fs::canonicalize(cwd.join(dir))
         .map_err(|error| format!("{}: {error}", dir.display()))?;
     if !real.is_dir() {
         return Err(format!("{} is not a folder", dir.display()));
+    }
+    // Skillet's own config folder, wherever XDG_CONFIG_HOME puts it: not added, nor a folder
+    // holding it.
+    if let Some(config) = config.and_then(|config| std::fs::canonicalize(config).ok())
+        && (config.starts_with(&real) || real.starts_with(&config))
+    {
+        return Err(format!(
+            "{} holds your own configuration (skillet's): a folder added for a session is a project's",
+            real.display()
+        ));
     }
     let home = home.and_then(|home| std::fs::canonicalize(home).ok());
     if let Some(home) = &home {

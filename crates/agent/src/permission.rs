@@ -458,6 +458,7 @@ mod tests {
             cwd: "/nonexistent/p".into(),
             project_root: "/nonexistent/p".into(),
             home: None,
+            config_dir: None,
         };
         Gate::with_rules(
             permissions,

@@ -89,6 +89,8 @@ pub struct Places {
     pub project_root: PathBuf,
     /// The user's home folder.
     pub home: Option<PathBuf>,
+    /// Skillet's own config folder (`~/.config/skillet`): never a folder added for a session.
+    pub config_dir: Option<PathBuf>,
 }
 
 /// Tools that only read: always allowed unless denied, never asked about.
@@ -415,15 +417,24 @@ impl Rules {
         // Every part allowed by some rule; the call is named by the one that allows its first.
         // What "always" approved exactly never covers a part of a pipe: what runs anything may
         // read its script from the pipe.
-        let piped = input
+        let command = input
             .get("command")
             .and_then(Value::as_str)
-            .is_some_and(|command| command.contains('|'));
+            .unwrap_or_default();
+        let piped = command.contains('|');
+        // A prefix approval's plain operands are read from the working directory: not after a
+        // part that moves elsewhere (`cd /x && cat secret`).
+        let moves = crate::grants::parts(command).any(|part| {
+            part.split([' ', '\t'])
+                .find(|word| !word.is_empty())
+                .is_some_and(|first| matches!(first, "cd" | "pushd" | "popd"))
+        });
         let named = std::cell::Cell::new(None);
         let allowed = crate::grants::allows_every_part(input, |part| {
             let rule = allow.clone().find(|rule| match &rule.matcher {
                 Matcher::Call(call) => call.allows_part(part),
                 Matcher::Approved(Scope::Exact(_)) if piped => false,
+                Matcher::Approved(Scope::Command { .. }) if moves => false,
                 Matcher::Approved(scope) => scope.allows_part(part),
                 _ => false,
             });

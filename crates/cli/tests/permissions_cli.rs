@@ -326,6 +326,18 @@ fn add_dir_opens_one_folder_beside_the_project_and_keeps_what_runs_code_there_pr
             out.stderr
         );
     }
+    // Skillet's config folder wherever XDG_CONFIG_HOME puts it, hidden or not.
+    let config = sandbox.temp.path().join("cfg");
+    std::fs::create_dir_all(config.join("skillet")).unwrap();
+    let out = run(skillet(&sandbox, Some(&idle))
+        .env("XDG_CONFIG_HOME", &config)
+        .args(["run", "--add-dir", &config.display().to_string(), "go"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("your own configuration"),
+        "{}",
+        out.stderr
+    );
     // One a config file names is left out, said: it never stops every session.
     user_config(
         &sandbox,

@@ -190,7 +190,7 @@ fn folders_to_add<'a>(
     for (index, dir) in settings.add_dirs.iter().enumerate() {
         match skillet_agent::paths::folder_to_add(
             &workspace.env.cwd,
-            workspace.env.home.as_deref(),
+            (workspace.env.home.as_deref(), user_config_dir().as_deref()),
             dir,
         ) {
             Ok(_) => add_dirs.push(dir),
@@ -293,6 +293,7 @@ pub fn permission_rules(workspace: &Workspace, settings: &Settings) -> skillet_a
             cwd: workspace.env.cwd.clone(),
             project_root: workspace.project_root(),
             home: workspace.env.home.clone(),
+            config_dir: user_config_dir(),
         },
     )
 }

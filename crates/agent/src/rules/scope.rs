@@ -92,6 +92,8 @@ const DATA_PROGRAMS: [&str; 52] = [
 const DATA_SUBCOMMANDS: [(&str, &[&str]); 11] = [
     (
         "git",
+        // Not `fetch`, `pull`, `push`, `clone`: a remote named as an operand (a URL, a
+        // repository in the tree with its own hooks) sends code out or brings it in.
         &[
             "status",
             "diff",
@@ -104,9 +106,6 @@ const DATA_SUBCOMMANDS: [(&str, &[&str]); 11] = [
             "switch",
             "restore",
             "stash",
-            "fetch",
-            "pull",
-            "push",
             "merge",
             "rebase",
             "reset",
@@ -204,10 +203,10 @@ impl Scope {
 }
 
 /// An operand a covered command may take: inside the working directory and read as itself
-/// (not `/…`, `~…`, `..`, no `=`, no leading `@`).
+/// (not `/…`, `~…`, `..`, no `=`, no `:` as in a URL or `host:path`, no leading `@`).
 fn plain_operand(word: &str) -> bool {
     !word.starts_with(['/', '~', '@'])
-        && !word.contains('=')
+        && !word.contains(['=', ':'])
         && !word.split('/').any(|component| component == "..")
 }
 

@@ -9,6 +9,7 @@ fn places() -> Places {
         cwd: PathBuf::from("/work/project/sub"),
         project_root: PathBuf::from("/work/project"),
         home: Some(PathBuf::from("/home/me")),
+        config_dir: None,
     }
 }
 

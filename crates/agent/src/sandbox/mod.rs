@@ -246,8 +246,10 @@ impl Launch {
             let layout = protect.map(|roots| protect::layout_for(&workspaces, &writable, roots));
             if let Some(layout) = &layout {
                 launch.links.clone_from(&layout.links);
-                let locks: Vec<PathBuf> = workspaces.iter().map(|dir| sources.lock(dir)).collect();
-                launch.placeholders = Some(placeholders::Made::create(&locks, &layout.missing)?);
+                launch.placeholders = Some(placeholders::Made::create(
+                    |path| sources.lock(path),
+                    &layout.missing,
+                )?);
             }
             launch.prefix.push(bwrap.as_os_str().to_os_string());
             launch.prefix.extend(namespace::args(

