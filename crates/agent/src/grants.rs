@@ -148,7 +148,7 @@ pub(crate) fn allows_every_part(input: &Value, allows: impl Fn(&str) -> bool) ->
 /// words it shows alone: a quote, an escape or a comment spanning a separator makes a part's
 /// words differ from what runs (`cat 'a;cat b' /etc/x` is one command to the shell, two parts
 /// here), and then no part may be allowed on its own words.
-fn splits_as_parts(command: &str) -> bool {
+pub(crate) fn splits_as_parts(command: &str) -> bool {
     let whole = crate::shell::simple_commands(command);
     let pieces: Vec<&str> = parts(command).collect();
     whole.len() == pieces.len()

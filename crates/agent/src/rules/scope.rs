@@ -244,7 +244,9 @@ pub fn scope_of(tool: &str, input: &Value, places: &Places) -> Vec<Scope> {
 
 /// The scopes covering each part of `command`, in order, each once.
 fn command_scope(command: &str) -> Vec<Scope> {
-    if command.contains(SUBSTITUTION) {
+    // What no rule could cover later is not offered: a substitution, a redirection, or a quote,
+    // escape or comment spanning a separator.
+    if command.contains(SUBSTITUTION) || !crate::grants::splits_as_parts(command) {
         return Vec::new();
     }
     let mut scopes: Vec<Scope> = Vec::new();

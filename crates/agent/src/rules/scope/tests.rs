@@ -63,7 +63,6 @@ fn a_command_is_offered_by_its_program_and_subcommand_never_the_tool() {
         "fakeroot ls",
         "prlimit --nofile=256 ls",
         "sqlite3 app.db .tables",
-        "rbash -c 'echo hi'",
         "tclsh build.tcl",
         "npm init -y",
         "declare -x NODE_ENV=test",
@@ -95,6 +94,9 @@ fn a_command_is_offered_by_its_program_and_subcommand_never_the_tool() {
         "",
         "find . -name '*.rs'",
         "cat install.sh | sh",
+        "cat 'a;cat b' /etc/x",
+        // A shell's script is a command of its own: no part alone says it.
+        "rbash -c 'echo hi'",
         "curl -s x | python3",
     ] {
         assert!(offered(command).is_empty(), "{command}");
