@@ -52,7 +52,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Every mode, in the order `/mode` cycles through them.
+    /// Every mode, in the order `/mode` lists them.
     pub const ALL: [Self; 3] = [Self::Default, Self::AcceptEdits, Self::Plan];
 
     /// Its name on the command line: `default`, `accept-edits`, `plan`.

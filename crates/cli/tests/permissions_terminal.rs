@@ -54,6 +54,9 @@ fn always_covers_one_prefix_only_and_no_carries_a_reason() {
         tool_result(&server, 3),
         "error: denied: the user refused this call and said: keep the backup, it is mine"
     );
+    // `/mode` lists what "always" allowed.
+    terminal.line("/mode");
+    terminal.wait_for("always allowed this session: Bash(echo:*)");
     terminal.line("/exit");
     terminal.wait_for(&format!("{EXITED} 0]"));
 }

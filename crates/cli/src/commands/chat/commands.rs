@@ -88,7 +88,7 @@ pub(super) const COMMANDS: &[ChatCommand] = &[
         action: Action::Mode,
         name: "mode",
         args: "[MODE]",
-        help: "the permission mode; with MODE (default, accept-edits, plan), switch to it",
+        help: "the permission mode and what \"always\" allowed; with MODE (default, accept-edits, plan), switch to it",
     },
     ChatCommand {
         action: Action::AddDir,

@@ -89,6 +89,13 @@ impl Chat {
                 self.agent.permission_mode().as_str(),
                 modes.join(", ")
             ));
+            // What "always" approved so far, as rules would say it.
+            for rule in self.agent.approved_rules() {
+                warn(&format!(
+                    "  always allowed this session: {}",
+                    terminal_safe(&rule, false)
+                ));
+            }
             return;
         }
         match Mode::parse(name) {
