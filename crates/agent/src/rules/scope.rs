@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use super::Places;
 use crate::grants::{SUBSTITUTION, parts};
-use crate::shell::{file_name, simple_commands};
+use crate::shell::simple_commands;
 
 /// Programs whose operands are data (files, patterns, text), never commands to run: "always"
 /// covers them by program. Test runners run the project's tests, as the project's files say.
@@ -279,11 +279,6 @@ fn command_scope(command: &str) -> Vec<Scope> {
     scopes
 }
 
-/// The program a name stands for: `/usr/bin/git` is `git`.
-fn program_of(word: &str) -> &str {
-    file_name(word)
-}
-
 /// The scope for one simple command.
 fn part_scope(part: &str) -> Option<Scope> {
     let part = part.trim_matches([' ', '\t']);
@@ -296,7 +291,11 @@ fn part_scope(part: &str) -> Option<Scope> {
         return exact();
     };
     let program = argv.first()?;
-    let name = program_of(program);
+    // A program named by a path (`./ls`, `bin/test`) is whatever that file is: only this.
+    if program.contains('/') {
+        return exact();
+    }
+    let name = program.as_str();
     let word = |index: usize| {
         argv.get(index).filter(|word| {
             !is_option(word) && plain_operand(word) && !word.contains(['\'', '"', '\\'])

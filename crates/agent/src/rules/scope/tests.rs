@@ -68,6 +68,8 @@ fn a_command_is_offered_by_its_program_and_subcommand_never_the_tool() {
         "declare -x NODE_ENV=test",
         "gcc -c main.c",
         "git config user.name x",
+        "./ls -la",
+        "/usr/bin/git status",
         "python3 x.py",
         "python3.11 -V",
         "sudo apt update",
