@@ -45,11 +45,11 @@ pub const RETRY_ERROR_TYPES: [&str; 5] = [
     "server_error",
     "rate_limit_exceeded",
 ];
-/// The longest `retry-after` honoured; longer waits fail instead.
 /// How often a request whose connection could not be made (refused, no such host) is tried
 /// again: such a failure rarely passes in seconds, and the user should hear of it at once.
+/// Other failures are retried as [`RetryPolicy`] says.
 pub const MAX_CONNECT_RETRIES: u32 = 1;
-/// The most a request is tried again after other failures is [`RetryPolicy`]'s.
+/// The longest `retry-after` honoured; longer waits fail instead.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_mins(2);
 
 /// How failed requests are retried.
