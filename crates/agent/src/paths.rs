@@ -148,6 +148,22 @@ pub fn folder_to_add(
     Ok(real)
 }
 
+/// `path` with the links of its longest existing part resolved.
+pub(crate) fn real_path(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
+            return path.to_path_buf();
+        };
+        rest.push(name);
+        existing = parent;
+    }
+    let mut real = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
+    real.extend(rest.iter().rev());
+    real
+}
+
 /// `path` relative to the working directory when inside it, for showing to the model.
 pub fn display(context: &ToolContext, path: &Path) -> String {
     match path.strip_prefix(&context.cwd) {

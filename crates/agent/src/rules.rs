@@ -174,7 +174,7 @@ impl StandingRule {
                 let path = input_path(input, places);
                 tools.contains(&tool)
                     && if self.decision == Decision::Allow {
-                        glob.is_match(real_path(&path))
+                        glob.is_match(crate::paths::real_path(&path))
                     } else {
                         matches_path(glob, &path)
                     }
@@ -239,26 +239,6 @@ pub(crate) fn runs(command: &str, words: &str) -> bool {
 /// Whether `path` or, through links, the file it really is matches.
 fn matches_path(glob: &globset::GlobMatcher, path: &std::path::Path) -> bool {
     glob.is_match(path) || std::fs::canonicalize(path).is_ok_and(|real| glob.is_match(real))
-}
-
-/// Where `path` really is: links followed, in the longest part of it that exists.
-fn real_path(path: &std::path::Path) -> PathBuf {
-    if let Ok(real) = std::fs::canonicalize(path) {
-        return real;
-    }
-    let mut missing = Vec::new();
-    let mut existing = path;
-    while let Some(parent) = existing.parent() {
-        missing.extend(existing.file_name());
-        if let Ok(real) = std::fs::canonicalize(parent) {
-            return missing
-                .iter()
-                .rev()
-                .fold(real, |real, name| real.join(name));
-        }
-        existing = parent;
-    }
-    path.to_path_buf()
 }
 
 /// The absolute path a file tool's call names (`path`, else the working directory for a

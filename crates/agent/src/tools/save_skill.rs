@@ -84,7 +84,7 @@ impl Tool for SaveSkill {
                 )));
             }
             // Where it really lands (a linked `.agents` leads elsewhere): shown and written there.
-            let real_dir = real_path(&dir);
+            let real_dir = crate::paths::real_path(&dir);
             let exists = std::fs::symlink_metadata(&dir).is_ok();
             if exists && !skill.overwrite {
                 return Err(ToolError::new(format!(
@@ -270,22 +270,6 @@ impl Draft {
         }
         preview
     }
-}
-
-/// `path` with the links of its longest existing part resolved.
-fn real_path(path: &Path) -> PathBuf {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    while std::fs::symlink_metadata(existing).is_err() {
-        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
-            return path.to_path_buf();
-        };
-        rest.push(name);
-        existing = parent;
-    }
-    let mut real = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
-    real.extend(rest.iter().rev());
-    real
 }
 
 /// A file's path inside the skill: relative, plain names only, none hidden, no skill file.

@@ -73,24 +73,20 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// The command a first message of one word is a typo of (`sesions`: `sessions`), if any: within
-/// two edits of a command's name, and not a name itself.
-fn near_command(prompt: &str) -> Option<&'static str> {
-    const COMMANDS: [&str; 9] = [
-        "run",
-        "chat",
-        "sessions",
-        "config",
-        "completions",
-        "skills",
-        "mcp",
-        "trust",
-        "registry",
-    ];
+/// two edits of a command's name (as the parser knows them), and not a name itself.
+fn near_command(prompt: &str) -> Option<String> {
+    let parser = <Cli as clap::CommandFactory>::command();
+    let names: Vec<&str> = parser
+        .get_subcommands()
+        .filter(|command| !command.is_hide_set())
+        .map(clap::Command::get_name)
+        .filter(|name| *name != "help")
+        .collect();
     let word = prompt.trim();
-    if word.len() < 3 || word.contains(char::is_whitespace) || COMMANDS.contains(&word) {
+    if word.len() < 3 || word.contains(char::is_whitespace) || names.contains(&word) {
         return None;
     }
-    chat::closest_within(word, COMMANDS.into_iter(), 2)
+    chat::closest_within(word, names.into_iter(), 2).map(str::to_string)
 }
 
 /// A command's name as typed.

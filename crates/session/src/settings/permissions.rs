@@ -47,14 +47,16 @@ pub(super) fn from_files(files: &Files) -> Vec<Gathered> {
 pub(super) fn mode_and_dirs(
     args: &crate::Flags,
     files: &Files,
-    home: Option<&Path>,
+    user: &ClaudeUser,
     warnings: &mut Vec<String>,
 ) -> (Mode, Vec<PathBuf>) {
-    let claude = home
-        .map(|home| home.join(".claude/settings.json"))
-        // A file that cannot be read: reading its rules says what is wrong with it.
-        .and_then(|path| read_claude_value(&path).unwrap_or_default());
-    let claude_permissions = claude.as_ref().and_then(|value| value.get("permissions"));
+    // A file that cannot be read: reading its rules says what is wrong with it.
+    let claude_permissions = user
+        .value
+        .as_ref()
+        .ok()
+        .and_then(Option::as_ref)
+        .and_then(|value| value.get("permissions"));
     let mode = args
         .permission_mode
         .or_else(|| {
@@ -96,26 +98,52 @@ pub(super) fn mode_and_dirs(
     (mode, dirs)
 }
 
-/// Claude Code's rules: the project's settings files at `project_root` (`allow` only when
-/// `trusted_project`) and the user's in `home`. A file that cannot be read is a warning, never
-/// an error: it is Claude Code's file.
+/// The user's own Claude Code settings (`~/.claude/settings.json`), read once for the rules,
+/// the mode and the added folders.
+pub(super) struct ClaudeUser {
+    path: Option<PathBuf>,
+    /// Its JSON (`None`: no file), or why it cannot be read.
+    value: Result<Option<serde_json::Value>, String>,
+}
+
+impl ClaudeUser {
+    /// Reads the file in `home`.
+    pub(super) fn read(home: Option<&Path>) -> Self {
+        let path = home.map(|home| home.join(".claude/settings.json"));
+        let value = path.as_deref().map_or(Ok(None), read_claude_value);
+        Self { path, value }
+    }
+}
+
+/// Claude Code's rules: the project's settings files at `project_root` (their `deny` and `ask`)
+/// and the user's. A file that cannot be read is a warning, never an error: it is Claude Code's
+/// file.
 pub(super) fn from_claude(
     project_root: &Path,
-    home: Option<&Path>,
+    user: &ClaudeUser,
     warnings: &mut Vec<String>,
 ) -> Vec<Gathered> {
     // A project's Claude Code files never allow: trust pins the project's `skillet.toml`, not
     // them, so a pull could change what they allow unseen. Their deny and ask rules apply.
-    let mut files: Vec<(PathBuf, bool)> = vec![
-        (project_root.join(".claude/settings.local.json"), false),
-        (project_root.join(".claude/settings.json"), false),
-    ];
-    if let Some(home) = home {
-        files.push((home.join(".claude/settings.json"), true));
+    let mut files: Vec<(PathBuf, bool, Found)> =
+        [".claude/settings.local.json", ".claude/settings.json"]
+            .into_iter()
+            .map(|name| {
+                let path = project_root.join(name);
+                let found = read_claude_value(&path).and_then(|value| rules_in(value.as_ref()));
+                (path, false, found)
+            })
+            .collect();
+    if let Some(path) = &user.path {
+        let found = user
+            .value
+            .clone()
+            .and_then(|value| rules_in(value.as_ref()));
+        files.push((path.clone(), true, found));
     }
     let mut rules = Vec::new();
-    for (path, allow_counts) in files {
-        match read_claude(&path) {
+    for (path, allow_counts, found) in files {
+        match found {
             Ok(None) => {}
             Ok(Some(found)) => {
                 for (decision, rule) in found {
@@ -157,9 +185,12 @@ fn read_claude_value(path: &Path) -> Result<Option<serde_json::Value>, String> {
         .map_err(|error| format!("not JSON: {error}"))
 }
 
-/// The `permissions` of a Claude Code settings file (`None`: no file).
-fn read_claude(path: &Path) -> Result<Option<Vec<(Decision, String)>>, String> {
-    let Some(value) = read_claude_value(path)? else {
+/// A settings file's rules (`None`: no file), or why they cannot be read.
+type Found = Result<Option<Vec<(Decision, String)>>, String>;
+
+/// The `permissions` rules of a Claude Code settings file's JSON (`None`: no file).
+fn rules_in(value: Option<&serde_json::Value>) -> Found {
+    let Some(value) = value else {
         return Ok(None);
     };
     let Some(permissions) = value.get("permissions") else {

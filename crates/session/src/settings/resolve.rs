@@ -180,16 +180,14 @@ impl Settings {
         );
         let sandbox = sandbox_settings(&files);
         let registry_url = registry_url_in(None, var, &files, &mut warnings);
-        let (permission_mode, add_dirs) = super::permissions::mode_and_dirs(
-            args,
-            &files,
-            var(env::HOME).map(PathBuf::from).as_deref(),
-            &mut warnings,
-        );
+        let claude_user =
+            super::permissions::ClaudeUser::read(var(env::HOME).map(PathBuf::from).as_deref());
+        let (permission_mode, add_dirs) =
+            super::permissions::mode_and_dirs(args, &files, &claude_user, &mut warnings);
         let mut permission_rules = super::permissions::from_files(&files);
         permission_rules.extend(super::permissions::from_claude(
             sources.project_root,
-            var(env::HOME).map(PathBuf::from).as_deref(),
+            &claude_user,
             &mut warnings,
         ));
         let data_dir = sources

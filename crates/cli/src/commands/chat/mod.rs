@@ -143,11 +143,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         replay(chat.agent.history());
     }
     if let Some(message) = first_message {
-        // Shown as if typed at the prompt.
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{PROMPT}{}", terminal_safe(message, true));
-        let _ = out.flush();
-        drop(out);
+        show_typed(message);
         let _ = editor.add_history_entry(message);
         chat.exchange(&mut editor, message.to_string());
     }
@@ -161,10 +157,7 @@ impl Chat {
     /// The lines typed at the trust question, in order, as if typed at the prompt now.
     fn kept(&mut self, editor: &mut ChatEditor, kept: Vec<String>) -> Flow {
         for line in kept {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{PROMPT}{}", terminal_safe(&line, true));
-            let _ = out.flush();
-            drop(out);
+            show_typed(&line);
             if self.line(editor, &line) == Flow::Exit {
                 return Flow::Exit;
             }
@@ -190,6 +183,14 @@ impl Chat {
         }
         ExitCode::SUCCESS
     }
+}
+
+/// A line the chat sends without it being typed at the prompt (the first message, lines typed
+/// at the trust question), shown as if it had been.
+fn show_typed(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{PROMPT}{}", terminal_safe(line, true));
+    let _ = out.flush();
 }
 
 /// Runs one turn; Ctrl-C (at an approval prompt too) cancels it and the session goes on. True
