@@ -7,7 +7,8 @@
 //! - `spawn_true`: `/bin/true` started and waited for through a plain
 //!   `tokio::process::Command`, under Landlock alone (the fallback), and in namespaces with and
 //!   without network and in a git repository (the protected layout worked out, placeholders
-//!   made and removed): the sandbox's cost without bash's own start-up.
+//!   made and removed), and in one of 10,000 folders with four nested clones (the walk for
+//!   nested repositories): the sandbox's cost without bash's own start-up.
 //! - `setup`: [`sandbox::probe`] alone (a fresh thread that builds the Landlock ruleset and
 //!   restricts itself), against a bare thread spawn and join: the Landlock set-up cost itself.
 //!
@@ -185,17 +186,34 @@ mod spawn_true {
         });
     }
 
+    fn git_init(dir: &std::path::Path) {
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
     /// Namespaces, the layout worked out and the placeholders made for each command (as for a
-    /// command nobody reviews), in a git repository when `repository`.
-    fn namespaces(bencher: divan::Bencher, policy: &SandboxPolicy, repository: bool) {
+    /// command nobody reviews), in a git repository when `repository`; with `folders` folders
+    /// in it (100 of 100 each), four of them nested clones.
+    fn namespaces(
+        bencher: divan::Bencher,
+        policy: &SandboxPolicy,
+        repository: bool,
+        folders: usize,
+    ) {
         let dir = workdir();
         if repository {
-            let status = std::process::Command::new("git")
-                .args(["init", "-q"])
-                .current_dir(&dir.cwd)
-                .status()
-                .unwrap();
-            assert!(status.success());
+            git_init(&dir.cwd);
+        }
+        for index in 0..folders {
+            let folder = dir.cwd.join(format!("d{}/e{}", index / 100, index % 100));
+            std::fs::create_dir_all(&folder).unwrap();
+            if index % (folders / 4).max(1) == 1 {
+                git_init(&folder);
+            }
         }
         let runtime = runtime();
         bencher.bench_local(|| {
@@ -209,17 +227,24 @@ mod spawn_true {
 
     #[divan::bench(sample_count = SAMPLES, sample_size = 1)]
     fn namespaces_network(bencher: divan::Bencher) {
-        namespaces(bencher, &policy(true), false);
+        namespaces(bencher, &policy(true), false, 0);
     }
 
     #[divan::bench(sample_count = SAMPLES, sample_size = 1)]
     fn namespaces_no_network(bencher: divan::Bencher) {
-        namespaces(bencher, &policy(false), false);
+        namespaces(bencher, &policy(false), false, 0);
     }
 
     #[divan::bench(sample_count = SAMPLES, sample_size = 1)]
     fn namespaces_git_repository(bencher: divan::Bencher) {
-        namespaces(bencher, &policy(true), true);
+        namespaces(bencher, &policy(true), true, 0);
+    }
+
+    /// The walk for nested repositories over 10,000 folders (remembered between commands, so
+    /// each later command checks every folder's times once).
+    #[divan::bench(sample_count = SAMPLES, sample_size = 1)]
+    fn namespaces_git_repository_10k_folders_4_nested(bencher: divan::Bencher) {
+        namespaces(bencher, &policy(true), true, 10_000);
     }
 }
 

@@ -234,8 +234,23 @@ pub fn protection(context: &ToolContext, path: &Path) -> Option<&'static str> {
     }
     // What the sandbox keeps from commands nobody reviews: git's hooks path and includes,
     // agents' settings and servers (one list, [`crate::sandbox::protect`]).
+    if context.sandbox.own.iter().any(|own| path.starts_with(own)) {
+        return Some("is skillet's own configuration, data or cache (trust records, sessions)");
+    }
     let workspaces = context.writable_roots();
-    let layout = crate::sandbox::protect::layout_for(&workspaces, &workspaces, &context.protected);
+    let layout = crate::sandbox::protect::layout_for(
+        &workspaces,
+        &workspaces,
+        &context.sandbox.guarded(&context.protected),
+    );
+    if let Some(home) = layout.home()
+        && path.starts_with(home)
+        && layout.covers(path)
+    {
+        return Some(
+            "is in your home folder's own settings (shells' startup files, tools' configuration)",
+        );
+    }
     if layout.covers(path) {
         return Some(
             "is where git or an agent looks for code to run or instructions (hooks, settings, servers)",

@@ -268,11 +268,7 @@ pub fn registry_source(
         })
         .ok()?;
     // Never a folder other users share (the temp dir): they could swap a verified copy.
-    let Some(cache) = env::path(env::XDG_CACHE_HOME)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| workspace.env.home.as_ref().map(|home| home.join(".cache")))
-        .map(|dir| dir.join("skillet").join("registry"))
-    else {
+    let Some(cache) = crate::settings::user_cache_dir().map(|dir| dir.join("registry")) else {
         report.note(
             "warning: neither XDG_CACHE_HOME nor HOME is set, so registry skills have nowhere to be kept\n  (search_skills searches the local skills only)",
         );

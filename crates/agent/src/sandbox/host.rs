@@ -57,6 +57,9 @@ pub fn run_until<T: Send + 'static>(
     deadline: std::time::Instant,
     read: impl FnOnce(std::process::ChildStdout) -> T + Send + 'static,
 ) -> Option<(bool, T)> {
+    if std::time::Instant::now() >= deadline {
+        return None;
+    }
     let output = command
         .env_remove("GIT_CONFIG_PARAMETERS")
         .env_remove("GIT_CONFIG_COUNT")

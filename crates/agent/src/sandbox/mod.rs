@@ -65,6 +65,26 @@ pub struct SandboxPolicy {
     /// A binary that runs the inner Landlock layer inside the namespaces when started with
     /// [`INNER_ARG`] (skillet's own: [`inner_layer_if_asked`]); none: namespaces alone.
     pub inner: Option<PathBuf>,
+    /// Folders of the program's own that commands nobody reviewed never change, wherever they
+    /// fall inside a writable folder (skillet's: its config with the trust records, its data
+    /// with the sessions, its cache).
+    pub own: Vec<PathBuf>,
+    /// The user's home folder: when a writable folder is it or holds it, its top and hidden
+    /// entries (shells' startup files, tools' settings) stay read-only to commands nobody
+    /// reviewed, and only its visible folders are writable.
+    pub home: Option<PathBuf>,
+}
+
+impl SandboxPolicy {
+    /// What the layout of a command nobody reviewed protects besides its workspaces'
+    /// protected paths: `roots` (the skill roots) and [`SandboxPolicy::own`], and the home folder.
+    pub fn guarded<'a>(&'a self, roots: &'a [PathBuf]) -> protect::Guarded<'a> {
+        protect::Guarded {
+            roots,
+            own: &self.own,
+            home: self.home.as_deref(),
+        }
+    }
 }
 
 /// The first argument that makes a binary the sandbox's inner layer.
@@ -103,6 +123,8 @@ impl Default for SandboxPolicy {
             unix_sockets: false,
             namespaces: true,
             inner: None,
+            own: Vec::new(),
+            home: None,
         }
     }
 }
@@ -208,6 +230,8 @@ pub struct Launch {
     placeholders: Option<placeholders::Made>,
     /// Links on the way to protected paths, and what each read (see [`aftermath`]).
     links: Vec<(PathBuf, PathBuf)>,
+    /// What the layout could not look into ([`protect::Layout::incomplete`]).
+    incomplete: Vec<String>,
 }
 
 impl Launch {
@@ -229,6 +253,7 @@ impl Launch {
             #[cfg(target_os = "linux")]
             placeholders: None,
             links: Vec::new(),
+            incomplete: Vec::new(),
         };
         #[cfg(target_os = "linux")]
         if let Mechanism::Namespaces(bwrap) = &launch.mechanism {
@@ -243,9 +268,11 @@ impl Launch {
             let workspaces: Vec<PathBuf> = std::iter::once(cwd.to_path_buf())
                 .chain(policy.added.iter().cloned())
                 .collect();
-            let layout = protect.map(|roots| protect::layout_for(&workspaces, &writable, roots));
+            let layout = protect
+                .map(|roots| protect::layout_for(&workspaces, &writable, &policy.guarded(roots)));
             if let Some(layout) = &layout {
                 launch.links.clone_from(&layout.links);
+                launch.incomplete.clone_from(&layout.incomplete);
                 launch.placeholders = Some(placeholders::Made::create(
                     |path| sources.lock(path),
                     &layout.missing,
@@ -277,6 +304,12 @@ impl Launch {
     /// what each read: a command can replace them ([`aftermath`]).
     pub fn links(&self) -> &[(PathBuf, PathBuf)] {
         &self.links
+    }
+
+    /// What could not be protected because it could not be looked into (a workspace too large
+    /// to walk for nested repositories): the user is to be told, once.
+    pub fn incomplete(&self) -> &[String] {
+        &self.incomplete
     }
 
     /// Whether protected files must be copied and put back around this command: only where
@@ -346,6 +379,7 @@ pub async fn spawn_landlocked(
         #[cfg(target_os = "linux")]
         placeholders: None,
         links: Vec::new(),
+        incomplete: Vec::new(),
     };
     launch.spawn(command).await
 }

@@ -395,14 +395,36 @@ pub fn args(
         push("--bind", &[folder, folder]);
     }
     if let Some(layout) = layout {
-        for folder in &layout.pinned {
-            push("--bind", &[folder, folder]);
-        }
-        for path in &layout.read_only {
-            push("--ro-bind", &[path, path]);
-        }
-        for (path, placeholder) in &layout.missing {
-            push("--ro-bind", &[sources.of(placeholder), path]);
+        // Outermost first, so a mount inside another lands on top of it: a folder pinned or
+        // bound writable again inside a read-only one, a protected path inside that.
+        let mut mounts: Vec<(&str, &Path, &Path)> = Vec::new();
+        mounts.extend(
+            layout
+                .pinned
+                .iter()
+                .map(|path| ("--bind", &**path, &**path)),
+        );
+        mounts.extend(
+            layout
+                .read_only
+                .iter()
+                .map(|path| ("--ro-bind", &**path, &**path)),
+        );
+        mounts.extend(
+            layout
+                .reopened
+                .iter()
+                .map(|path| ("--bind", &**path, &**path)),
+        );
+        mounts.extend(
+            layout
+                .missing
+                .iter()
+                .map(|(path, placeholder)| ("--ro-bind", sources.of(placeholder), &**path)),
+        );
+        mounts.sort_by_key(|(_, _, target)| target.components().count());
+        for (flag, source, target) in mounts {
+            push(flag, &[source, target]);
         }
     }
     if let Some(inner) = inner {

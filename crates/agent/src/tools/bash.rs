@@ -321,6 +321,9 @@ pub(crate) async fn run_guarded(
         policy = context.sandbox.clone();
         launch = prepare(&policy)?;
     }
+    for incomplete in launch.incomplete() {
+        told_once(context, incomplete);
+    }
     let mut put_back = (unattended && launch.needs_put_back())
         .then(|| PutBack(crate::guard::Guard::watch(&context.cwd, &context.protected)));
     #[cfg(unix)]
@@ -373,6 +376,18 @@ pub(crate) async fn run_guarded(
         }
     }
     output
+}
+
+/// Tells the user `notice` (a `careful:` one) the first time this process meets it.
+fn told_once(context: &ToolContext, notice: &str) {
+    static TOLD: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut told = TOLD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !told.iter().any(|known| known == notice) {
+        told.push(notice.to_string());
+        context.notices.push(format!("careful: {notice}"));
+    }
 }
 
 /// A command's result with `note` added, as a failure: the model is to tell the user.

@@ -134,6 +134,11 @@ impl SandboxSettings {
             pass_env: self.pass_env.clone(),
             unix_sockets: self.unix_sockets,
             inner: std::env::current_exe().ok(),
+            own: [user_config_dir(), user_data_dir(), user_cache_dir()]
+                .into_iter()
+                .flatten()
+                .collect(),
+            home: env::path(env::HOME).filter(|home| home.is_absolute()),
             ..skillet_agent::sandbox::SandboxPolicy::default()
         }
     }
@@ -182,6 +187,14 @@ pub fn user_data_dir() -> Option<PathBuf> {
     env::path(env::XDG_DATA_HOME)
         .filter(|path| path.is_absolute())
         .or_else(|| env::path(env::HOME).map(|home| home.join(".local/share")))
+        .map(|dir| dir.join("skillet"))
+}
+
+/// `$XDG_CACHE_HOME/skillet`, else `~/.cache/skillet`: the embeddings and registry skills.
+pub fn user_cache_dir() -> Option<PathBuf> {
+    env::path(env::XDG_CACHE_HOME)
+        .filter(|path| path.is_absolute())
+        .or_else(|| env::path(env::HOME).map(|home| home.join(".cache")))
         .map(|dir| dir.join("skillet"))
 }
 

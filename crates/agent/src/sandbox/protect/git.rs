@@ -17,19 +17,20 @@ const GIT_DIR_PROTECTED: [&str; 4] = ["config", "config.worktree", "commondir", 
 pub const MAX_GIT_MODULES: usize = 256;
 /// How deep `modules/` folders nest before the search stops.
 const MAX_MODULE_DEPTH: usize = 4;
-/// How long the `git config` calls for one command may take together to list the configs'
-/// hooks paths and includes; past it, the git directories are read-only whole.
+/// How long the `git config` calls for one command may take together (for its workspaces and
+/// the repositories nested in them) to list the configs' hooks paths and includes; past it,
+/// the git directories not read yet are read-only whole.
 pub const GIT_CONFIG_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// The most bytes of a gitfile, `.gitmodules` or config read here.
 const MAX_GIT_FILE_BYTES: u64 = 256 * 1024;
 
 /// The git paths of the repository at `root` (its `.git` a folder or a gitfile). `writable`
 /// are the folders commands may write, `untrusted` those and the temp dir (where no `git` is
-/// taken from).
+/// taken from); the calls to git end by `deadline` (one for every repository of a command).
 pub(super) fn git_paths(
     root: &Path,
-    writable: &[PathBuf],
-    untrusted: &[PathBuf],
+    (writable, untrusted): (&[PathBuf], &[PathBuf]),
+    deadline: std::time::Instant,
     wanted: &mut Vec<(PathBuf, Placeholder)>,
     layout: &mut Layout,
 ) {
@@ -78,10 +79,7 @@ pub(super) fn git_paths(
     layout.git_writable.dedup();
     let mut configs: Vec<PathBuf> = Vec::new();
     for dir in &dirs {
-        for name in GIT_DIR_FILES {
-            wanted.push((dir.join(name), git_placeholder(name)));
-        }
-        wanted.push((dir.join("hooks"), Placeholder::Folder));
+        wanted.extend(protected_entries(dir));
         configs.push(dir.join("config"));
         configs.push(dir.join("config.worktree"));
     }
@@ -99,17 +97,14 @@ pub(super) fn git_paths(
     let mut modules = Vec::new();
     find_modules(&common_dir.join("modules"), 0, &mut modules);
     for module in &modules {
-        for name in GIT_DIR_FILES {
-            wanted.push((module.join(name), git_placeholder(name)));
-        }
-        wanted.push((module.join("hooks"), Placeholder::Folder));
+        wanted.extend(protected_entries(module));
         configs.push(module.join("config"));
     }
     let git = super::super::host::find("git", untrusted);
     // A gitlink's work tree (listed in `.gitmodules` or only in the index) gets a `.git` of the
     // command's making at no path: a repository planted there would run at the user's next
     // `git status`.
-    let submodules = submodules(git.as_deref(), root);
+    let submodules = submodules(git.as_deref(), root, deadline);
     let indexed = super::super::gitlinks::listed(
         git.as_deref(),
         root,
@@ -144,7 +139,7 @@ pub(super) fn git_paths(
     others.dedup();
     others.retain(|config| config.is_file());
     // Where git cannot say, every git directory is read-only whole.
-    if !read_config_paths(root, &git_dir, &others, untrusted, wanted) {
+    if !read_config_paths(root, &git_dir, &others, (untrusted, deadline), wanted) {
         wanted.extend(
             dirs.iter()
                 .chain(&modules)
@@ -162,7 +157,7 @@ fn read_config_paths(
     root: &Path,
     git_dir: &Path,
     others: &[PathBuf],
-    untrusted: &[PathBuf],
+    (untrusted, deadline): (&[PathBuf], std::time::Instant),
     wanted: &mut Vec<(PathBuf, Placeholder)>,
 ) -> bool {
     let git = super::super::host::find("git", untrusted);
@@ -170,7 +165,6 @@ fn read_config_paths(
     sources.extend(others.iter().map(|c| ConfigSource::File(c)));
     let mut unknown = false;
     // One budget for every call: configs made to hang cannot add up.
-    let deadline = std::time::Instant::now() + GIT_CONFIG_TIMEOUT;
     for source in sources {
         let Some(found) = git
             .as_deref()
@@ -239,6 +233,14 @@ fn subfolders(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The protected entries of the git directory `dir`: its config files and hooks.
+pub(super) fn protected_entries(dir: &Path) -> impl Iterator<Item = (PathBuf, Placeholder)> + '_ {
+    GIT_DIR_FILES
+        .iter()
+        .map(move |name| (dir.join(name), git_placeholder(name)))
+        .chain(std::iter::once((dir.join("hooks"), Placeholder::Folder)))
+}
+
 /// A placeholder git reads as harmless: an empty config, and a `commondir` of `.` (the git
 /// directory itself; an empty one stops git).
 fn git_placeholder(name: &str) -> Placeholder {
@@ -303,7 +305,11 @@ pub(in crate::sandbox) fn find_modules(dir: &Path, depth: usize, out: &mut Vec<P
 /// The submodules `.gitmodules` at `root` names, (name, path), as git reads the file (`git
 /// config --file`); where git cannot say, by a plain reading of its `path` lines (names
 /// unknown then: the path stands for the name, as git's default).
-fn submodules(git: Option<&Path>, root: &Path) -> Vec<(String, String)> {
+fn submodules(
+    git: Option<&Path>,
+    root: &Path,
+    deadline: std::time::Instant,
+) -> Vec<(String, String)> {
     let gitmodules = root.join(".gitmodules");
     if !gitmodules.is_file() {
         return Vec::new();
@@ -315,7 +321,6 @@ fn submodules(git: Option<&Path>, root: &Path) -> Vec<(String, String)> {
             .arg(&gitmodules)
             .args(["-z", "--get-regexp", r"^submodule\..*\.path$"])
             .current_dir("/");
-        let deadline = std::time::Instant::now() + GIT_CONFIG_TIMEOUT;
         let (_, bytes) = super::super::host::run_until(command, deadline, |stdout| {
             use std::io::Read as _;
             let mut bytes = Vec::new();

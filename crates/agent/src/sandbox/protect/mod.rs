@@ -49,8 +49,10 @@ pub const PROTECTED_TOP_NAMES: [&str; 18] = [
 ];
 
 pub(in crate::sandbox) mod git;
+mod nested;
 
 pub use git::{GIT_CONFIG_TIMEOUT, MAX_GIT_MODULES};
+pub use nested::{MAX_NESTED_FOLDERS, MAX_NESTED_REPOSITORIES};
 
 /// What a placeholder is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,17 +81,51 @@ pub struct Layout {
     /// no mount pins a link, so a command can replace one (`.githooks -> tools/hooks` by a
     /// folder of its own); [`crate::sandbox::aftermath`] says so after the command.
     pub links: Vec<(PathBuf, PathBuf)>,
+    /// Folders bound writable again inside a read-only one: the visible folders of the home
+    /// folder when a writable folder holds it ([`Guarded::home`]).
+    pub reopened: Vec<PathBuf>,
+    /// The home folder, when it is read-only but for [`Layout::reopened`].
+    pub home: Option<PathBuf>,
+    /// What could not be looked into (a workspace past [`MAX_NESTED_FOLDERS`]): said to the
+    /// user.
+    pub incomplete: Vec<String>,
 }
 
 impl Layout {
     /// Whether `path` (absolute) is read-only under this layout: at or beneath a read-only
-    /// path or a placeholder.
+    /// path or a placeholder, and not in a folder bound writable again inside it.
     pub fn covers(&self, path: &Path) -> bool {
         self.read_only
             .iter()
             .chain(self.missing.iter().map(|(missing, _)| missing))
-            .any(|protected| path.starts_with(protected))
+            .any(|protected| covered(path, protected, &self.reopened))
     }
+
+    /// The home folder, when this layout keeps it read-only but for its visible folders.
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+}
+
+/// Whether `path` lies at or beneath the read-only `protected`, and not inside one of
+/// `reopened` beneath it.
+fn covered(path: &Path, protected: &Path, reopened: &[PathBuf]) -> bool {
+    path.starts_with(protected)
+        && !reopened
+            .iter()
+            .any(|open| open != protected && open.starts_with(protected) && path.starts_with(open))
+}
+
+/// What a command's layout protects besides its workspaces' own protected paths.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Guarded<'a> {
+    /// The skill roots.
+    pub roots: &'a [PathBuf],
+    /// The program's own folders (config, data, cache).
+    pub own: &'a [PathBuf],
+    /// The user's home folder: read-only but for its visible folders when a writable folder
+    /// holds it.
+    pub home: Option<&'a Path>,
 }
 
 /// Works out the layout for a command in `cwd` (a real path) whose writable folders are
@@ -98,36 +134,85 @@ pub fn layout(cwd: &Path, writable: &[PathBuf], skill_roots: &[PathBuf]) -> Layo
     layout_for(
         std::slice::from_ref(&cwd.to_path_buf()),
         writable,
-        skill_roots,
+        &Guarded {
+            roots: skill_roots,
+            ..Guarded::default()
+        },
     )
 }
 
 /// [`layout`] for a command whose workspaces are `workspaces` (real paths: the working
 /// directory first, then the folders added for the session, each protected as the working
-/// directory is, its git repository included), writable folders `writable`.
-pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], skill_roots: &[PathBuf]) -> Layout {
+/// directory is, its git repository included), writable folders `writable`, and what else
+/// `guarded` names.
+pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarded<'_>) -> Layout {
     let mut wanted: Vec<(PathBuf, Placeholder)> = Vec::new();
     let mut layout = Layout::default();
+    home_top(guarded.home, writable, &mut layout);
     if let Some(cwd) = workspaces.first() {
         let untrusted = super::host::untrusted_roots(cwd, writable);
+        // One budget for git's answers about every repository of this command.
+        let deadline = std::time::Instant::now() + GIT_CONFIG_TIMEOUT;
         for workspace in workspaces {
-            workspace_paths(workspace, writable, &untrusted, &mut wanted, &mut layout);
+            workspace_paths(
+                workspace,
+                (writable, &untrusted),
+                deadline,
+                &mut wanted,
+                &mut layout,
+            );
+            let nested = nested::find(workspace);
+            layout.incomplete.extend(nested.incomplete);
+            for repository in &nested.repositories {
+                nested_paths(
+                    repository,
+                    (writable, &untrusted),
+                    deadline,
+                    &mut wanted,
+                    &mut layout,
+                );
+            }
         }
     }
-    for root in skill_roots {
+    for root in guarded.roots {
         wanted.push((root.clone(), Placeholder::Folder));
+    }
+    // As named and where links lead (`~/.config` a link into a dotfiles repository).
+    for own in guarded.own {
+        wanted.push((own.clone(), Placeholder::Folder));
+        wanted.push((crate::paths::real_path(own), Placeholder::Folder));
     }
     let mut all_writable: Vec<PathBuf> = writable.to_vec();
     all_writable.extend(layout.git_writable.iter().cloned());
     for (path, placeholder) in wanted {
         place(&path, placeholder, &all_writable, &mut layout);
     }
+    settle(&mut layout, &all_writable);
+    layout
+}
+
+/// Leaves out what another mount covers already, and pins the folders between each writable
+/// root and the protected paths inside it.
+fn settle(layout: &mut Layout, all_writable: &[PathBuf]) {
     layout.read_only.sort();
     layout.read_only.dedup();
     layout.missing.sort_by(|a, b| a.0.cmp(&b.0));
     layout.missing.dedup_by(|a, b| a.0 == b.0);
     layout.links.sort();
     layout.links.dedup();
+    // A visible folder of the home folder that is protected itself (or lies in a protected
+    // path) is not bound writable again.
+    let home = layout.home.clone();
+    let protected: Vec<PathBuf> = layout
+        .read_only
+        .iter()
+        .chain(layout.missing.iter().map(|(path, _)| path))
+        .filter(|path| Some(*path) != home.as_ref())
+        .cloned()
+        .collect();
+    layout
+        .reopened
+        .retain(|open| !protected.iter().any(|path| open.starts_with(path)));
     // A placeholder inside a read-only path or another placeholder is covered already.
     let covering: Vec<PathBuf> = layout
         .read_only
@@ -135,16 +220,17 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], skill_roots: &[P
         .cloned()
         .chain(layout.missing.iter().map(|(path, _)| path.clone()))
         .collect();
+    let reopened = layout.reopened.clone();
     layout.missing.retain(|(path, _)| {
         !covering
             .iter()
-            .any(|other| other != path && path.starts_with(other))
+            .any(|other| other != path && covered(path, other, &reopened))
     });
     let read_only = layout.read_only.clone();
     layout.read_only.retain(|path| {
         !read_only
             .iter()
-            .any(|other| other != path && path.starts_with(other))
+            .any(|other| other != path && covered(path, other, &reopened))
     });
     // Every folder between a writable root and a protected path is pinned (a mount point
     // cannot be renamed or removed), outermost first so the inner mounts land on top.
@@ -166,19 +252,75 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], skill_roots: &[P
             ancestor = folder.parent();
         }
     }
-    pinned.retain(|folder| !layout.read_only.iter().any(|ro| folder.starts_with(ro)));
+    pinned.retain(|folder| {
+        !layout
+            .read_only
+            .iter()
+            .any(|ro| covered(folder, ro, &layout.reopened))
+    });
     pinned.sort_by_key(|path| path.components().count());
     pinned.dedup();
     layout.pinned = pinned;
-    layout
+}
+
+/// When a writable folder is the home folder or holds it: the home folder read-only, its
+/// visible folders (real ones, not links) writable again. Shells' startup files, `~/.ssh`,
+/// `~/.config` and every dotfile not made yet stay out of reach; so does anything new at the
+/// top of the home folder.
+fn home_top(home: Option<&Path>, writable: &[PathBuf], layout: &mut Layout) {
+    let Some(home) = home.and_then(|home| std::fs::canonicalize(home).ok()) else {
+        return;
+    };
+    if !writable.iter().any(|root| home.starts_with(root)) {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(&home) else {
+        return;
+    };
+    layout.reopened = entries
+        .filter_map(Result::ok)
+        .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .map(|entry| entry.path())
+        .collect();
+    layout.reopened.sort();
+    layout.read_only.push(home.clone());
+    layout.home = Some(home);
+}
+
+/// The protected paths of a repository nested in a workspace ([`nested`]): its git directory
+/// as the workspace's own (config, hooks, what its config points at), and what of the names
+/// protected at a workspace's top it holds already (no placeholders: a missing one matters
+/// only to a tool started in that folder, see docs/sandbox.md's limits).
+fn nested_paths(
+    root: &Path,
+    (writable, untrusted): (&[PathBuf], &[PathBuf]),
+    deadline: std::time::Instant,
+    wanted: &mut Vec<(PathBuf, Placeholder)>,
+    layout: &mut Layout,
+) {
+    wanted.extend(
+        PROTECTED_TOP_NAMES
+            .iter()
+            .map(|name| root.join(name))
+            .filter(|path| std::fs::symlink_metadata(path).is_ok())
+            .filter(|path| !path.ends_with(".git") || !path.is_dir())
+            .map(|path| (path, Placeholder::Folder)),
+    );
+    if std::fs::symlink_metadata(root.join(".git")).is_ok() {
+        git::git_paths(root, (writable, untrusted), deadline, wanted, layout);
+    } else {
+        // A bare repository: the folder is its git directory.
+        wanted.extend(git::protected_entries(root));
+    }
 }
 
 /// The protected paths of one workspace (a working directory, or a folder added for the
 /// session), and of the git repository it is in.
 fn workspace_paths(
     cwd: &Path,
-    writable: &[PathBuf],
-    untrusted: &[PathBuf],
+    (writable, untrusted): (&[PathBuf], &[PathBuf]),
+    deadline: std::time::Instant,
     wanted: &mut Vec<(PathBuf, Placeholder)>,
     layout: &mut Layout,
 ) {
@@ -207,7 +349,7 @@ fn workspace_paths(
         ));
     }
     if let Some(root) = &git_root {
-        git::git_paths(root, writable, untrusted, wanted, layout);
+        git::git_paths(root, (writable, untrusted), deadline, wanted, layout);
     }
 }
 
