@@ -643,6 +643,7 @@ fn matching_config(
     let cache = fixture.cwd.join("embeddings");
     let (index, _) = skillet_library::index::SkillIndex::semantic(
         &fixture.library,
+        &skillet_library::facts::Facts::gather(&fixture.library, None),
         model,
         &cache,
         &mut |_, _| {},

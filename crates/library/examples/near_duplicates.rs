@@ -25,7 +25,14 @@ fn main() {
     let cache = tempfile::tempdir().unwrap();
     let cache_dir = std::env::var_os("SKILLET_EMBED_CACHE")
         .map_or_else(|| cache.path().to_path_buf(), std::path::PathBuf::from);
-    let (index, _) = SkillIndex::semantic(&library, &model, &cache_dir, &mut |_, _| {}).unwrap();
+    let (index, _) = SkillIndex::semantic(
+        &library,
+        &skillet_library::facts::Facts::gather(&library, None),
+        &model,
+        &cache_dir,
+        &mut |_, _| {},
+    )
+    .unwrap();
     let skills = library.skills();
     let bands = [0.70, 0.75, 0.80, 0.85, 0.90, 0.95, 0.98];
     let mut counts = vec![0usize; bands.len()];

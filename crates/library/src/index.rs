@@ -11,6 +11,8 @@ use skillet_retrieval::{
 };
 use skillet_skills::Library;
 
+use crate::facts::Facts;
+
 /// The most of a query matching reads: its first 4 KiB (cut at a character boundary). A
 /// request longer than that says what it needs in its first lines; tokenising all of a pasted
 /// file cost about 145 bytes of memory per byte (3.6 MB took 520 MB).
@@ -128,6 +130,7 @@ impl SkillIndex {
     /// [`refresh_cache`]) and loads the model from `model_dir` for queries.
     pub fn semantic(
         library: &Library,
+        facts: &Facts,
         model_dir: &Path,
         cache_dir: &Path,
         progress: &mut dyn FnMut(usize, usize),
@@ -150,16 +153,13 @@ impl SkillIndex {
             }
         }
         let own = own_texts(library);
-        // The blend weighs each skill's body's words too. Each body is read as it is indexed, so
-        // only one is held at a time; one that cannot be read (gone since discovery, too large,
-        // not UTF-8) leaves the skill blended by its own text, and loading it says why.
-        let bodies = library
-            .skills()
-            .iter()
-            .map(|s| s.read_body().unwrap_or_default());
+        // The blend weighs each skill's body's words too, worked out once per body and kept
+        // ([`Facts`]); a body that cannot be read (gone since discovery, too large, not UTF-8)
+        // leaves the skill blended by its own text, and loading it says why.
+        let bodies = (0..library.skills().len()).map(|index| facts.body_terms(index));
         let matcher = Matcher::new(own.iter().map(String::as_str))
             .with_vectors(dimensions, vectors)
-            .with_bodies(own.iter().map(String::as_str).zip(bodies));
+            .with_body_terms(own.iter().map(String::as_str).zip(bodies));
         stats.elapsed = started.elapsed();
         Ok((
             Self {
@@ -419,6 +419,15 @@ fn own_texts(library: &Library) -> Vec<String> {
         .collect()
 }
 
+/// Where the facts of skills' bodies are kept ([`crate::facts`]): `$XDG_CACHE_HOME/skillet/index`,
+/// else `~/.cache/skillet/index`.
+pub fn facts_dir(xdg_cache_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+    cache_dir(xdg_cache_home, home)
+        .as_deref()
+        .and_then(Path::parent)
+        .map(|skillet| skillet.join(crate::facts::FACTS_DIR))
+}
+
 /// Where the embedding cache lives: `$XDG_CACHE_HOME/skillet/embeddings`, else
 /// `~/.cache/skillet/embeddings`.
 pub fn cache_dir(xdg_cache_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
@@ -490,8 +499,14 @@ mod tests {
         let mut bytes = std::fs::read(&file).unwrap();
         bytes[20 + 24 + 3] ^= 0x40;
         std::fs::write(&file, &bytes).unwrap();
-        let (index, repaired) =
-            SkillIndex::semantic(&library, &model, cache.path(), &mut |_, _| {}).unwrap();
+        let (index, repaired) = SkillIndex::semantic(
+            &library,
+            &Facts::gather(&library, None),
+            &model,
+            cache.path(),
+            &mut |_, _| {},
+        )
+        .unwrap();
         assert_eq!((repaired.embedded, repaired.reused), (1, skills - 1));
         assert!(
             matches!(
@@ -523,8 +538,14 @@ mod tests {
         std::fs::remove_file(&file).unwrap();
         std::fs::create_dir(&file).unwrap();
         std::fs::write(file.join("keep"), b"").unwrap();
-        let (index, stats) =
-            SkillIndex::semantic(&library, &model, cache.path(), &mut |_, _| {}).unwrap();
+        let (index, stats) = SkillIndex::semantic(
+            &library,
+            &Facts::gather(&library, None),
+            &model,
+            cache.path(),
+            &mut |_, _| {},
+        )
+        .unwrap();
         assert_eq!(stats.embedded, library.skills().len());
         assert!(
             matches!(

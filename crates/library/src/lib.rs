@@ -13,6 +13,7 @@
 //! it read ([`model::ModelEnv`]) and is told what happens ([`model::ModelEvent`]), to print or
 //! to log.
 
+pub mod facts;
 pub mod findability;
 pub mod index;
 pub mod model;

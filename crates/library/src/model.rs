@@ -97,6 +97,13 @@ impl ModelEnv {
             .unwrap_or_else(|| self.temp_dir.join(TEMP_EMBEDDINGS_DIR))
     }
 
+    /// The folder of the facts of skills' bodies ([`crate::facts`]), beside the embedding
+    /// cache; none when only the temporary folder could hold it (other users could write there,
+    /// and trust reads these facts).
+    pub fn facts_dir(&self) -> Option<PathBuf> {
+        crate::index::facts_dir(self.xdg_cache_home.as_deref(), self.home.as_deref())
+    }
+
     /// The hub's address: `HF_ENDPOINT`, else [`DEFAULT_ENDPOINT`].
     pub fn endpoint(&self) -> &str {
         self.hf_endpoint.as_deref().unwrap_or(DEFAULT_ENDPOINT)
@@ -368,8 +375,10 @@ pub fn index_with(
     need: Need,
     report: &mut dyn FnMut(ModelEvent<'_>),
 ) -> Option<SkillIndex> {
+    let facts = crate::facts::Facts::gather(library, env.facts_dir().as_deref());
     let built = SkillIndex::semantic(
         library,
+        &facts,
         model_dir,
         &env.embeddings_dir(),
         &mut |done, total| report(ModelEvent::EmbeddingProgress { done, total }),

@@ -27,7 +27,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
-use skillet_skills::{Library, RootKind, Skill, dynamic};
+use skillet_skills::{Library, RootKind, Skill};
+
+use crate::facts::Facts;
 
 /// The file, in the user's config folder, that records the projects trusted or declined.
 pub const TRUST_FILE: &str = "trusted-projects.toml";
@@ -110,12 +112,23 @@ impl Unlocks {
     /// (read from disk now), and `config`, a `skillet.toml` with the grants it asks for (the
     /// caller reads it: the settings are the caller's). Nothing is run.
     pub fn find(root: &Path, library: &Library, config: Option<(PathBuf, Vec<String>)>) -> Self {
+        Self::find_with(root, library, &Facts::gather(library, None), config)
+    }
+
+    /// [`Unlocks::find`] with the commands of the skills' bodies from `facts` (gathered for
+    /// `library`).
+    pub fn find_with(
+        root: &Path,
+        library: &Library,
+        facts: &Facts,
+        config: Option<(PathBuf, Vec<String>)>,
+    ) -> Self {
         let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         let mut skills = Vec::new();
         let mut own = Vec::new();
-        for skill in library.skills() {
+        for (index, skill) in library.skills().iter().enumerate() {
             let projects = is_projects(&root, skill);
-            if let Some(acting) = acting(skill, projects) {
+            if let Some(acting) = acting(skill, facts.commands(index), projects) {
                 if projects {
                     skills.push(acting);
                 } else {
@@ -563,18 +576,11 @@ fn is_projects(root: &Path, skill: &Skill) -> bool {
 /// What a record holds for a skill that acts but cannot be pinned (it stays untrusted).
 const UNPINNABLE: &str = "unpinnable";
 
-/// A skill that acts, read now (its folder canonical; a project's skill with its digest);
+/// A skill that acts, its body's `commands` known (its folder canonical; a project's skill
+/// with its digest read now);
 /// `None` when it does not act (or cannot be read).
-fn acting(skill: &Skill, projects: bool) -> Option<ActingSkill> {
-    let commands: Vec<String> = skill
-        .read_body()
-        .map(|body| {
-            dynamic::commands(&body)
-                .into_iter()
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+fn acting(skill: &Skill, commands: &[String], projects: bool) -> Option<ActingSkill> {
+    let commands = commands.to_vec();
     // A forked skill's model is its choice to make only once trusted (it can pick any, at any
     // cost): pinned as commands and grants are.
     let model = skill.frontmatter.model.clone().filter(|model| {

@@ -77,9 +77,25 @@ impl Bm25 {
         documents: impl IntoIterator<Item = (&'a str, Body)>,
         stemming: Stemming,
     ) -> Self {
+        let documents = documents
+            .into_iter()
+            .map(|(text, body)| (text, body_terms(body.as_ref(), stemming)));
+        Self::build_with_body_terms(documents, stemming)
+    }
+
+    /// [`Bm25::build_with_bodies`] with each body's words worked out before
+    /// ([`body_terms`], each once): the same index, without reading or tokenising a body.
+    pub fn build_with_body_terms<'a, Terms, Term>(
+        documents: impl IntoIterator<Item = (&'a str, Terms)>,
+        stemming: Stemming,
+    ) -> Self
+    where
+        Terms: IntoIterator<Item = Term>,
+        Term: AsRef<str>,
+    {
         let mut postings: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
         let mut lengths = Vec::new();
-        for (index, (text, body)) in documents.into_iter().enumerate() {
+        for (index, (text, body_words)) in documents.into_iter().enumerate() {
             let id = u32::try_from(index).unwrap_or(u32::MAX);
             let words = tokens(text, stemming);
             let mut length = words.len();
@@ -88,11 +104,14 @@ impl Bm25 {
                 let count = counts.entry(word).or_default();
                 *count = count.saturating_add(1);
             }
-            let body_words = body_terms(body.as_ref(), stemming);
-            length += body_words.len();
             for word in body_words {
-                let count = counts.entry(word).or_default();
-                *count = count.saturating_add(1);
+                length += 1;
+                let word = word.as_ref();
+                if let Some(count) = counts.get_mut(word) {
+                    *count = count.saturating_add(1);
+                } else {
+                    counts.insert(word.to_string(), 1);
+                }
             }
             lengths.push(u32::try_from(length).unwrap_or(u32::MAX));
             for (word, count) in counts {

@@ -647,7 +647,7 @@ fn lock(path: &Path) -> Option<File> {
 /// (`.NAME.RANDOM.tmp`), written and synced, renamed over `path`, then the folder synced (best
 /// effort) so the rename survives a crash. Concurrent writers never share a temporary file;
 /// the last rename wins, and every state of `path` is one writer's whole file.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let parent = parent_of(path);
     let name = path
         .file_name()

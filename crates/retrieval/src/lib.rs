@@ -22,7 +22,7 @@ pub use bm25::{B, Bm25, K1, body_terms, query_terms, query_words};
 pub use cache::{
     CacheWarning, EmbeddingCache, InvalidVector, LOCK_WAIT, MAX_DIMENSIONS, MAX_FILE_BYTES,
     NORM_TOLERANCE, PRUNE_AFTER, SaveReport, TOUCH_INTERVAL, UnreadableReason, check_vector,
-    text_hash,
+    text_hash, write_atomically,
 };
 pub use matcher::{
     Explanation, HYBRID_ALPHA, LEXICAL_THRESHOLD, Matcher, Mode, RELEVANCE_THRESHOLD, Ranked,

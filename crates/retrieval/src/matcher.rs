@@ -144,6 +144,24 @@ impl Matcher {
         self
     }
 
+    /// [`Matcher::with_bodies`] with each body's words worked out before
+    /// ([`crate::body_terms`]).
+    #[must_use]
+    pub fn with_body_terms<'a, Terms, Term>(
+        mut self,
+        documents: impl IntoIterator<Item = (&'a str, Terms)>,
+    ) -> Self
+    where
+        Terms: IntoIterator<Item = Term>,
+        Term: AsRef<str>,
+    {
+        let index = Bm25::build_with_body_terms(documents, Stemming::Light);
+        if index.len() == self.len {
+            self.blend_words = Some(index);
+        }
+        self
+    }
+
     /// The index the hybrid blend scores words with.
     fn blend_index(&self) -> &Bm25 {
         self.blend_words.as_ref().unwrap_or(&self.bm25)

@@ -64,7 +64,13 @@ pub fn unlocks(workspace: &Workspace, library: &Library) -> Unlocks {
     let grants = project_grants(&root, user_config_dir().as_deref())
         .ok()
         .flatten();
-    Unlocks::find(&root, library, grants)
+    let facts = skillet_library::facts::Facts::gather(
+        library,
+        crate::settings::user_cache_dir()
+            .map(|dir| dir.join(skillet_library::facts::FACTS_DIR))
+            .as_deref(),
+    );
+    Unlocks::find_with(&root, library, &facts, grants)
 }
 
 /// Settles whether the project of the workspace may act in this session, asking or saying so
