@@ -117,3 +117,125 @@ fn skillets_own_folders_are_read_only_wherever_they_fall() {
     );
     assert!(!config.join("skillet/trust.json").exists());
 }
+
+/// The red team's ways past the first version, each refused.
+mod review {
+    use super::*;
+
+    #[test]
+    fn a_nested_git_link_to_another_repository_opens_nothing() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        // Another repository of the user's, with a linked worktree whose gitfile names it back.
+        let other = sandbox.root.join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        git(&other, &["init", "-q", "-b", "main"]);
+        git(&other, &["commit", "-q", "--allow-empty", "-m", "first"]);
+        let worktree = sandbox.root.join("other-wt");
+        git(
+            &other,
+            &["worktree", "add", "-q", worktree.to_str().unwrap()],
+        );
+        let target = other.join(".git/description");
+        let before = std::fs::read(&target).unwrap();
+        let results = attack(
+            &sandbox,
+            &[
+                &format!(
+                    "mkdir -p x && ln -s {}/.git x/.git && echo linked",
+                    worktree.display()
+                ),
+                &format!("echo changed > {} 2>&1; echo end", target.display()),
+            ],
+        );
+        assert!(results[0].contains("linked"), "{}", results[0]);
+        assert!(results[1].contains("end"), "{}", results[1]);
+        assert_eq!(std::fs::read(&target).unwrap(), before);
+    }
+
+    #[test]
+    fn many_repositories_made_by_a_command_do_not_push_out_one_found_before() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        let lib = sandbox.project.join("vendor/lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        git(&lib, &["init", "-q", "-b", "main"]);
+        let results = attack(
+            &sandbox,
+            &[
+                "for i in $(seq -w 0 70); do mkdir -p a/r$i/.git; done; echo made",
+                &format!("{HOOK} > vendor/lib/.git/hooks/post-checkout 2>&1; echo end"),
+            ],
+        );
+        assert!(results[0].contains("made"), "{}", results[0]);
+        assert!(results[1].contains("end"), "{}", results[1]);
+        assert!(!lib.join(".git/hooks/post-checkout").exists());
+    }
+
+    #[test]
+    fn a_bare_repository_behind_links_or_includes_is_still_protected() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        git(&sandbox.project, &["init", "-q", "--bare", "remote.git"]);
+        let bare = sandbox.project.join("remote.git");
+        // A symbolic link for HEAD, as git once made them (and still reads).
+        std::fs::remove_file(bare.join("HEAD")).unwrap();
+        std::os::unix::fs::symlink("refs/heads/main", bare.join("HEAD")).unwrap();
+        let mut config = std::fs::read_to_string(bare.join("config")).unwrap();
+        config.push_str("[include]\n\tpath = ../shared-remote.cfg\n");
+        std::fs::write(bare.join("config"), config).unwrap();
+        std::fs::write(sandbox.project.join("shared-remote.cfg"), "").unwrap();
+        let results = attack(
+            &sandbox,
+            &[&format!(
+                "{HOOK} > remote.git/hooks/post-receive 2>&1; echo '[core]' >> shared-remote.cfg 2>&1; echo end"
+            )],
+        );
+        assert!(results[0].contains("end"), "{}", results[0]);
+        assert!(!bare.join("hooks/post-receive").exists());
+        assert_eq!(
+            std::fs::read_to_string(sandbox.project.join("shared-remote.cfg")).unwrap(),
+            ""
+        );
+    }
+
+    #[test]
+    fn in_a_dotfiles_repository_what_the_home_folder_links_to_is_read_only() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        // The project is the user's dotfiles: ~/.claude and ~/.gitconfig lead into it.
+        std::fs::create_dir_all(sandbox.project.join("claude")).unwrap();
+        std::fs::write(sandbox.project.join("claude/settings.json"), "{}\n").unwrap();
+        std::fs::write(sandbox.project.join("gitconfig"), "").unwrap();
+        std::os::unix::fs::symlink(sandbox.project.join("claude"), sandbox.home.join(".claude"))
+            .unwrap();
+        std::os::unix::fs::symlink(
+            sandbox.project.join("gitconfig"),
+            sandbox.home.join(".gitconfig"),
+        )
+        .unwrap();
+        let results = attack(
+            &sandbox,
+            &[
+                "echo '{\"permissions\":{\"allow\":[\"Bash(*)\"]}}' > claude/settings.json 2>&1; printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> gitconfig 2>&1; echo end",
+            ],
+        );
+        assert!(results[0].contains("end"), "{}", results[0]);
+        assert_eq!(
+            std::fs::read_to_string(sandbox.project.join("claude/settings.json")).unwrap(),
+            "{}\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(sandbox.project.join("gitconfig")).unwrap(),
+            ""
+        );
+    }
+}

@@ -465,7 +465,10 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 #[cfg(unix)]
-#[expect(clippy::unnecessary_wraps, reason = "other systems' paths may not convert")]
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "other systems' paths may not convert"
+)]
 fn path_from(bytes: &[u8]) -> Option<std::ffi::OsString> {
     use std::os::unix::ffi::OsStrExt as _;
     Some(std::ffi::OsStr::from_bytes(bytes).to_os_string())

@@ -24,13 +24,25 @@ pub const GIT_CONFIG_TIMEOUT: std::time::Duration = std::time::Duration::from_se
 /// The most bytes of a gitfile, `.gitmodules` or config read here.
 const MAX_GIT_FILE_BYTES: u64 = 256 * 1024;
 
+/// How a repository is met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Met {
+    /// A workspace's own: a git directory outside it that names it back is opened for commits,
+    /// and the gitlinks its index holds are listed.
+    Workspace,
+    /// Nested in a workspace ([`super::nested`]): nothing outside the writable folders is
+    /// opened (a `.git` a command made there could name any repository on the machine), and
+    /// its index is not listed (the walk finds what is nested in it).
+    Nested,
+}
+
 /// The git paths of the repository at `root` (its `.git` a folder or a gitfile). `writable`
 /// are the folders commands may write, `untrusted` those and the temp dir (where no `git` is
 /// taken from); the calls to git end by `deadline` (one for every repository of a command).
 pub(super) fn git_paths(
     root: &Path,
     (writable, untrusted): (&[PathBuf], &[PathBuf]),
-    deadline: std::time::Instant,
+    (deadline, met): (std::time::Instant, Met),
     wanted: &mut Vec<(PathBuf, Placeholder)>,
     layout: &mut Layout,
 ) {
@@ -69,7 +81,7 @@ pub(super) fn git_paths(
             if inside {
                 wanted.push((dir.clone(), Placeholder::Folder));
             }
-        } else if belongs && !inside && is_git_dir(dir) {
+        } else if belongs && !inside && met == Met::Workspace && is_git_dir(dir) {
             // Commits from a subfolder or a linked worktree write here: writable, its
             // protected parts not.
             layout.git_writable.push(dir.clone());
@@ -105,12 +117,15 @@ pub(super) fn git_paths(
     // command's making at no path: a repository planted there would run at the user's next
     // `git status`.
     let submodules = submodules(git.as_deref(), root, deadline);
-    let indexed = super::super::gitlinks::listed(
-        git.as_deref(),
-        root,
-        &git_dir,
-        &super::super::gitlinks::Indexes::of(&git_dir, &common_dir),
-    );
+    let indexed = match met {
+        Met::Workspace => super::super::gitlinks::listed(
+            git.as_deref(),
+            root,
+            &git_dir,
+            &super::super::gitlinks::Indexes::of(&git_dir, &common_dir),
+        ),
+        Met::Nested => Ok(std::sync::Arc::default()),
+    };
     let work_trees = submodules
         .iter()
         .map(|(_, path)| PathBuf::from(path))
@@ -153,7 +168,7 @@ pub(super) fn git_paths(
 /// includes (relative to the file that includes them), as the user's own git reads them for
 /// the repository at `root` (with the user's and the system's config: their hooks path may be
 /// relative) and in each of `others`. False when git could not say.
-fn read_config_paths(
+pub(super) fn read_config_paths(
     root: &Path,
     git_dir: &Path,
     others: &[PathBuf],

@@ -48,6 +48,10 @@ pub const PROTECTED_TOP_NAMES: [&str; 18] = [
     ".zed",
 ];
 
+/// The most links among the home folder's hidden entries followed to protect what they lead
+/// to ([`home_link_targets`]).
+pub const MAX_HOME_LINKS: usize = 256;
+
 pub(in crate::sandbox) mod git;
 mod nested;
 
@@ -161,8 +165,25 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
                 &mut wanted,
                 &mut layout,
             );
-            let nested = nested::find(workspace);
+            // The home folder's hidden folders are read-only whole already ([`home_top`]).
+            let home = layout.home.clone();
+            let skip = |folder: &Path| {
+                home.as_deref().is_some_and(|home| {
+                    folder.parent() == Some(home)
+                        && folder
+                            .file_name()
+                            .is_some_and(|name| name.to_string_lossy().starts_with('.'))
+                })
+            };
+            let nested = nested::find(workspace, &skip);
             layout.incomplete.extend(nested.incomplete);
+            wanted.extend(
+                nested
+                    .unreadable
+                    .into_iter()
+                    .filter(|folder| folder != workspace)
+                    .map(|folder| (folder, Placeholder::Folder)),
+            );
             for repository in &nested.repositories {
                 nested_paths(
                     repository,
@@ -176,6 +197,9 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
     }
     for root in guarded.roots {
         wanted.push((root.clone(), Placeholder::Folder));
+    }
+    for target in home_link_targets(guarded.home) {
+        wanted.push((target, Placeholder::Folder));
     }
     // As named and where links lead (`~/.config` a link into a dotfiles repository).
     for own in guarded.own {
@@ -283,9 +307,34 @@ fn home_top(home: Option<&Path>, writable: &[PathBuf], layout: &mut Layout) {
         .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
         .map(|entry| entry.path())
         .collect();
+    // Folders the user's own config makes writable stay so (`~/.cargo`).
+    layout.reopened.extend(
+        writable
+            .iter()
+            .filter(|folder| folder.starts_with(&home) && **folder != home)
+            .cloned(),
+    );
     layout.reopened.sort();
+    layout.reopened.dedup();
     layout.read_only.push(home.clone());
     layout.home = Some(home);
+}
+
+/// The real paths the home folder's hidden entries lead to through links (`~/.config ->
+/// dotfiles/config`, `~/.gitconfig -> dotfiles/gitconfig`): the user's own configuration,
+/// kept read-only wherever it lies inside a writable folder (a dotfiles repository used as the
+/// working directory).
+fn home_link_targets(home: Option<&Path>) -> Vec<PathBuf> {
+    let Some(entries) = home.and_then(|home| std::fs::read_dir(home).ok()) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with('.'))
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_symlink()))
+        .take(MAX_HOME_LINKS)
+        .filter_map(|entry| std::fs::canonicalize(entry.path()).ok())
+        .collect()
 }
 
 /// The protected paths of a repository nested in a workspace ([`nested`]): its git directory
@@ -308,10 +357,20 @@ fn nested_paths(
             .map(|path| (path, Placeholder::Folder)),
     );
     if std::fs::symlink_metadata(root.join(".git")).is_ok() {
-        git::git_paths(root, (writable, untrusted), deadline, wanted, layout);
+        git::git_paths(
+            root,
+            (writable, untrusted),
+            (deadline, git::Met::Nested),
+            wanted,
+            layout,
+        );
     } else {
-        // A bare repository: the folder is its git directory.
+        // A bare repository: the folder is its git directory, and its config may point
+        // elsewhere too; where git cannot say, it is read-only whole.
         wanted.extend(git::protected_entries(root));
+        if !git::read_config_paths(root, root, &[], (untrusted, deadline), wanted) {
+            wanted.push((root.to_path_buf(), Placeholder::Folder));
+        }
     }
 }
 
@@ -349,7 +408,13 @@ fn workspace_paths(
         ));
     }
     if let Some(root) = &git_root {
-        git::git_paths(root, (writable, untrusted), deadline, wanted, layout);
+        git::git_paths(
+            root,
+            (writable, untrusted),
+            (deadline, git::Met::Workspace),
+            wanted,
+            layout,
+        );
     }
 }
 
@@ -411,6 +476,15 @@ fn place(path: &Path, placeholder: Placeholder, writable: &[PathBuf], layout: &m
                     return;
                 }
                 current = next;
+            }
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                // What cannot be looked into (a folder made unsearchable) cannot get a
+                // placeholder: the folder that hides it is read-only whole, so a command cannot
+                // open it again either.
+                layout
+                    .read_only
+                    .push(if current == *root { next } else { current });
+                return;
             }
             Err(_) => {
                 let placeholder = if index + 1 == components.len() {

@@ -66,6 +66,7 @@ impl Stamp {
 }
 
 /// A folder's listing as last read.
+#[expect(clippy::struct_excessive_bools, reason = "what one reading of a folder says")]
 #[derive(Debug, Clone)]
 struct Listing {
     stamp: Stamp,
@@ -77,10 +78,18 @@ struct Listing {
     dot_git: bool,
     /// It holds `HEAD`, `objects` and `refs` (a bare repository, as git's discovery takes it).
     bare: bool,
+    /// It could not be read.
+    unreadable: bool,
 }
 
 /// Every folder's listing as last read, by path.
 static LISTINGS: Mutex<Option<HashMap<PathBuf, Listing>>> = Mutex::new(None);
+
+/// The repositories found in each workspace by earlier walks of this process, in the order
+/// they were first found: protected before any found later, so a command cannot push one out
+/// of [`MAX_NESTED_REPOSITORIES`] or [`MAX_NESTED_FOLDERS`] by making many others, or hide one
+/// by making a folder above it unreadable.
+static KNOWN: Mutex<Option<HashMap<PathBuf, Vec<PathBuf>>>> = Mutex::new(None);
 
 /// What the walk of one workspace found.
 #[derive(Debug, Default)]
@@ -88,21 +97,43 @@ pub struct Found {
     /// Work trees holding a `.git` (its git directory as the gitfile names it), and bare
     /// repositories, inside the workspace but not the workspace itself.
     pub repositories: Vec<PathBuf>,
+    /// Folders that could not be read: kept read-only, since a repository may be in them.
+    pub unreadable: Vec<PathBuf>,
     /// Why the walk could not see everything: said to the user.
     pub incomplete: Option<String>,
 }
 
-/// The repositories nested in `workspace` (a real path).
-pub fn find(workspace: &Path) -> Found {
+/// The repositories nested in `workspace` (a real path), shallowest first, the walk not
+/// entering the folders `skip` names (read-only already). Repositories earlier walks found
+/// come first, and stay while their folder is there.
+pub fn find(workspace: &Path, skip: &dyn Fn(&Path) -> bool) -> Found {
     let now = SystemTime::now();
+    let mut known = KNOWN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let known = known
+        .get_or_insert_with(HashMap::new)
+        .entry(workspace.to_path_buf())
+        .or_default();
+    // Gone only when the kernel says so: one that cannot be looked at now is still protected.
+    let there = |path: &Path| {
+        std::fs::symlink_metadata(path).map_or_else(
+            |error| error.kind() != std::io::ErrorKind::NotFound,
+            |_| true,
+        )
+    };
+    known.retain(|repository| there(&repository.join(".git")) || there(&repository.join("HEAD")));
+    let mut found = Found {
+        repositories: known.clone(),
+        ..Found::default()
+    };
     let mut cache = LISTINGS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let cache = cache.get_or_insert_with(HashMap::new);
-    let mut found = Found::default();
-    let mut stack = vec![workspace.to_path_buf()];
+    let mut queue = std::collections::VecDeque::from([workspace.to_path_buf()]);
     let mut walked = 0_usize;
-    while let Some(folder) = stack.pop() {
+    while let Some(folder) = queue.pop_front() {
         walked += 1;
         if walked > MAX_NESTED_FOLDERS {
             found.incomplete = Some(format!(
@@ -114,7 +145,13 @@ pub fn find(workspace: &Path) -> Found {
         let Some(listing) = listing(cache, &folder, now) else {
             continue;
         };
-        if folder != workspace && (listing.dot_git || listing.bare) {
+        if listing.unreadable {
+            found.unreadable.push(folder.clone());
+        }
+        if folder != workspace
+            && (listing.dot_git || listing.bare)
+            && !found.repositories.contains(&folder)
+        {
             if found.repositories.len() >= MAX_NESTED_REPOSITORIES {
                 found.incomplete = Some(format!(
                     "{} holds more than {MAX_NESTED_REPOSITORIES} nested repositories: those past them are not protected from commands nobody reviewed",
@@ -123,8 +160,15 @@ pub fn find(workspace: &Path) -> Found {
                 break;
             }
             found.repositories.push(folder.clone());
+            known.push(folder.clone());
         }
-        stack.extend(listing.folders.iter().rev().map(|name| folder.join(name)));
+        queue.extend(
+            listing
+                .folders
+                .iter()
+                .map(|name| folder.join(name))
+                .filter(|child| !skip(child)),
+        );
     }
     // Folders no longer met (removed, or beyond the walk) are forgotten with the workspace's
     // others only when the cache grows past what one walk can hold.
@@ -165,9 +209,17 @@ fn read(folder: &Path, stamp: Stamp, now: SystemTime) -> Listing {
         folders: Vec::new(),
         dot_git: false,
         bare: false,
+        unreadable: false,
     };
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return listing;
+    let entries = match std::fs::read_dir(folder) {
+        Ok(entries) => entries,
+        Err(error) => {
+            // What cannot be looked into may hold a repository: kept read-only (a command that
+            // made it unreadable cannot make it readable again).
+            listing.unreadable = error.kind() != std::io::ErrorKind::NotFound;
+            listing.racy = true;
+            return listing;
+        }
     };
     let (mut head, mut objects, mut refs) = (false, false, false);
     for entry in entries.filter_map(Result::ok) {
@@ -180,9 +232,10 @@ fn read(folder: &Path, stamp: Stamp, now: SystemTime) -> Listing {
                 listing.dot_git = true;
                 continue;
             }
-            Some("HEAD") => head = kind.is_file(),
-            Some("objects") => objects = kind.is_dir(),
-            Some("refs") => refs = kind.is_dir(),
+            // Any kind: git takes a link there too.
+            Some("HEAD") => head = true,
+            Some("objects") => objects = true,
+            Some("refs") => refs = true,
             _ => {}
         }
         if kind.is_dir() {
@@ -199,7 +252,7 @@ mod tests {
     use super::*;
 
     fn nested(root: &Path) -> Vec<PathBuf> {
-        let mut found = find(root).repositories;
+        let mut found = find(root, &|_| false).repositories;
         found.sort();
         found
     }
@@ -241,7 +294,8 @@ mod tests {
         assert!(nested(&root).is_empty());
         std::fs::create_dir_all(root.join("a/b/.git")).unwrap();
         assert_eq!(nested(&root), vec![root.join("a/b")]);
-        std::fs::remove_dir_all(root.join("a/b/.git")).unwrap();
+        // Its folder gone: forgotten.
+        std::fs::remove_dir_all(root.join("a/b")).unwrap();
         assert!(nested(&root).is_empty());
     }
 
@@ -281,7 +335,7 @@ mod tests {
         for index in 0..=MAX_NESTED_REPOSITORIES {
             std::fs::create_dir_all(root.join(format!("r{index}/.git"))).unwrap();
         }
-        let found = find(&root);
+        let found = find(&root, &|_| false);
         assert_eq!(found.repositories.len(), MAX_NESTED_REPOSITORIES);
         assert!(found.incomplete.unwrap().contains("nested repositories"));
     }
