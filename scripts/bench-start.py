@@ -14,6 +14,8 @@ embeds every skill once (minutes at 10k), outside the figures. Trees are made by
 scripts/gen_skill_tree.py under $SKILLET_BENCH_DIR (default: the temp dir) and kept.
 
 Usage: scripts/bench-start.py [RUNS] [--100k]   (builds target/release/skillet first)
+  SKILLET_BENCH_SIZES=1000,10000   the sizes (default)
+  SKILLET_BENCH_HOME=DIR           a home kept between invocations (vectors embedded once)
 """
 import http.server
 import json
@@ -30,7 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "skillet")
 ARGS = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
 RUNS = int(ARGS[0]) if ARGS else 5
-SIZES = [1_000, 10_000] + ([100_000] if "--100k" in sys.argv else [])
+SIZES = [int(size) for size in os.environ.get("SKILLET_BENCH_SIZES", "1000,10000").split(",")] + (
+    [100_000] if "--100k" in sys.argv else [])
 first_request = []
 
 ANSWER = json.dumps({
@@ -102,7 +105,9 @@ def main():
         sys.exit("set SKILLET_EMBED_MODEL to the embedding model's folder")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    home = tempfile.mkdtemp()
+    # A home kept between invocations keeps each tree's vectors (SKILLET_BENCH_HOME).
+    home = os.environ.get("SKILLET_BENCH_HOME") or tempfile.mkdtemp()
+    os.makedirs(home, exist_ok=True)
     env = {
         "PATH": os.environ["PATH"], "HOME": home, "HF_HUB_OFFLINE": "1",
         "SKILLET_EMBED_MODEL": model,

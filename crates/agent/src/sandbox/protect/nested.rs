@@ -66,7 +66,10 @@ impl Stamp {
 }
 
 /// A folder's listing as last read.
-#[expect(clippy::struct_excessive_bools, reason = "what one reading of a folder says")]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "what one reading of a folder says"
+)]
 #[derive(Debug, Clone)]
 struct Listing {
     stamp: Stamp,
