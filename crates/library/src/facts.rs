@@ -129,9 +129,12 @@ impl Facts {
     pub fn gather(library: &Library, dir: Option<&Path>) -> Self {
         let now = SystemTime::now();
         let file = dir.map(|dir| dir.join(file_name(library)));
-        let stored = file.as_deref().and_then(load).unwrap_or_default();
+        let stored = file
+            .as_deref()
+            .and_then(load_remembered)
+            .unwrap_or_default();
         let mut facts = Self {
-            words: stored.words,
+            words: stored.words.clone(),
             ..Self::default()
         };
         let mut interned: Option<HashMap<Box<str>, u32>> = None;
@@ -187,9 +190,26 @@ impl Facts {
         let changed = facts.stats.read > 0 || stored.count != facts.entries.len();
         if changed && let Some(file) = &file {
             // Best effort: a cache that cannot be written costs the next start its reading.
-            let _ = facts.save(library, file);
+            if facts.save(library, file).is_ok() {
+                remember(file, || facts.as_stored(library));
+            }
         }
         facts
+    }
+
+    /// These facts as a file would give them back (the ones worth keeping).
+    fn as_stored(&self, library: &Library) -> Stored {
+        Stored {
+            words: self.words.clone(),
+            entries: library
+                .skills()
+                .iter()
+                .zip(&self.entries)
+                .filter(|(_, entry)| entry.readable && entry.stamp.is_some())
+                .map(|(skill, entry)| (skill.file.clone(), entry.clone()))
+                .collect(),
+            count: self.entries.len(),
+        }
     }
 
     /// How the facts were gathered.
@@ -280,6 +300,73 @@ struct Stored {
     entries: HashMap<PathBuf, Entry>,
     /// How many skills the library had when the file was written.
     count: usize,
+}
+
+/// The facts file this process read or wrote last, with what the kernel said of it then: the
+/// index and trust both gather facts at a start, and the second need not read the file again.
+static REMEMBERED: std::sync::Mutex<Option<(PathBuf, FileId, std::sync::Arc<Stored>)>> =
+    std::sync::Mutex::new(None);
+
+/// What identifies one writing of a facts file (each writer renames a new file over it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    len: u64,
+    ino: u64,
+    dev: u64,
+    mtime: (i64, i64),
+    /// Moved by a change of its mode or owner too.
+    ctime: (i64, i64),
+}
+
+impl FileId {
+    #[cfg(unix)]
+    fn of(path: &Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt as _;
+        let metadata = std::fs::symlink_metadata(path).ok()?;
+        Some(Self {
+            len: metadata.len(),
+            ino: metadata.ino(),
+            dev: metadata.dev(),
+            mtime: (metadata.mtime(), metadata.mtime_nsec()),
+            ctime: (metadata.ctime(), metadata.ctime_nsec()),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn of(_path: &Path) -> Option<Self> {
+        None
+    }
+}
+
+/// The facts of `file`: as this process last read or wrote them when the file is still that
+/// one, else read now.
+fn load_remembered(file: &Path) -> Option<std::sync::Arc<Stored>> {
+    let id = FileId::of(file)?;
+    let mut remembered = REMEMBERED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((path, known, stored)) = remembered.as_ref()
+        && path == file
+        && *known == id
+    {
+        return Some(stored.clone());
+    }
+    let stored = std::sync::Arc::new(load(file)?);
+    // Kept only when the file did not change while it was read.
+    if FileId::of(file) == Some(id) {
+        *remembered = Some((file.to_path_buf(), id, stored.clone()));
+    }
+    Some(stored)
+}
+
+/// Remembers what was just written to `file`.
+fn remember(file: &Path, stored: impl FnOnce() -> Stored) {
+    if let Some(id) = FileId::of(file) {
+        let mut remembered = REMEMBERED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *remembered = Some((file.to_path_buf(), id, std::sync::Arc::new(stored())));
+    }
 }
 
 /// Reads a facts file; none when it is missing, not the user's own regular file, or not whole.

@@ -135,13 +135,34 @@ impl SkillIndex {
         cache_dir: &Path,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Self, IndexStats), EmbedError> {
+        Self::semantic_loading(
+            library,
+            facts,
+            ModelLoad::start(model_dir),
+            cache_dir,
+            progress,
+        )
+    }
+
+    /// [`SkillIndex::semantic`] with the model already being loaded (`model`).
+    pub fn semantic_loading(
+        library: &Library,
+        facts: &Facts,
+        model: ModelLoad,
+        cache_dir: &Path,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(Self, IndexStats), EmbedError> {
         let started = Instant::now();
-        let refreshed = refresh(library, model_dir, cache_dir, progress)?;
+        let model_dir = model.dir.clone();
+        let mut model = Some(model);
+        let refreshed = refresh(library, &model_dir, cache_dir, progress, &mut model)?;
         let mut stats = refreshed.stats;
-        // The model embeds queries too; refresh loaded it already when skills needed embedding.
-        let embedder = match refreshed.embedder {
-            Some(embedder) => embedder,
-            None => load(model_dir, refreshed.cache.dimensions())?,
+        // The model embeds queries too; refresh took it already when skills needed embedding.
+        let dimensions = refreshed.cache.dimensions();
+        let embedder = match (refreshed.embedder, model) {
+            (Some(embedder), _) => embedder,
+            (None, Some(model)) => model.finish(dimensions)?,
+            (None, None) => load(&model_dir, dimensions)?,
         };
         let dimensions = refreshed.cache.dimensions();
         let mut vectors = Vec::with_capacity(refreshed.hashes.len() * dimensions);
@@ -296,7 +317,7 @@ pub fn refresh_cache(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<IndexStats, EmbedError> {
     let started = Instant::now();
-    let mut stats = refresh(library, model_dir, cache_dir, progress)?.stats;
+    let mut stats = refresh(library, model_dir, cache_dir, progress, &mut None)?.stats;
     stats.elapsed = started.elapsed();
     Ok(stats)
 }
@@ -310,9 +331,47 @@ struct Refreshed {
     stats: IndexStats,
 }
 
+/// The model being loaded on a thread of its own, started before the rest of an index is
+/// built (the embedding cache read, the body facts gathered, the words indexed), so the two
+/// overlap: loading the model is most of a warm start's cost.
+pub struct ModelLoad {
+    dir: PathBuf,
+    thread: std::thread::JoinHandle<Result<Embedder, EmbedError>>,
+}
+
+impl ModelLoad {
+    /// Starts loading the model in `model_dir`.
+    pub fn start(model_dir: &Path) -> Self {
+        let dir = model_dir.to_path_buf();
+        let thread = std::thread::spawn({
+            let dir = dir.clone();
+            move || Embedder::load(&dir)
+        });
+        Self { dir, thread }
+    }
+
+    /// The loaded model (waiting for it), checked to have `dimensions`.
+    fn finish(self, dimensions: usize) -> Result<Embedder, EmbedError> {
+        // A load that panicked is loaded again here, where the panic shows.
+        let embedder = match self.thread.join() {
+            Ok(loaded) => loaded?,
+            Err(_) => Embedder::load(&self.dir)?,
+        };
+        check_width(embedder, &self.dir, dimensions)
+    }
+}
+
 /// Loads the model, checking it still has the width its fingerprint was read with.
 fn load(model_dir: &Path, dimensions: usize) -> Result<Embedder, EmbedError> {
-    let embedder = Embedder::load(model_dir)?;
+    check_width(Embedder::load(model_dir)?, model_dir, dimensions)
+}
+
+/// `embedder`, when it has the width its fingerprint was read with.
+fn check_width(
+    embedder: Embedder,
+    model_dir: &Path,
+    dimensions: usize,
+) -> Result<Embedder, EmbedError> {
     if embedder.dimensions() != dimensions {
         return Err(EmbedError::ModelChanged {
             dir: model_dir.to_path_buf(),
@@ -326,6 +385,7 @@ fn refresh(
     model_dir: &Path,
     cache_dir: &Path,
     progress: &mut dyn FnMut(usize, usize),
+    loading: &mut Option<ModelLoad>,
 ) -> Result<Refreshed, EmbedError> {
     let skills = library.skills();
     let texts: Vec<String> = skills
@@ -354,7 +414,10 @@ fn refresh(
     let total = missing.len();
     let mut embedder = None;
     if total > 0 {
-        let loaded = load(model_dir, model.dimensions)?;
+        let loaded = match loading.take() {
+            Some(loading) => loading.finish(model.dimensions)?,
+            None => load(model_dir, model.dimensions)?,
+        };
         let mut done = 0;
         for chunk in missing.chunks(PROGRESS_STEP) {
             let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();

@@ -375,11 +375,13 @@ pub fn index_with(
     need: Need,
     report: &mut dyn FnMut(ModelEvent<'_>),
 ) -> Option<SkillIndex> {
+    // The model loads while the body facts are gathered and the words indexed.
+    let model = crate::index::ModelLoad::start(model_dir);
     let facts = crate::facts::Facts::gather(library, env.facts_dir().as_deref());
-    let built = SkillIndex::semantic(
+    let built = SkillIndex::semantic_loading(
         library,
         &facts,
-        model_dir,
+        model,
         &env.embeddings_dir(),
         &mut |done, total| report(ModelEvent::EmbeddingProgress { done, total }),
     );

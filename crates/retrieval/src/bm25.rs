@@ -210,6 +210,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn body_words_worked_out_before_give_the_same_index_bit_for_bit() {
+        let documents = [
+            (
+                "deploy services",
+                "Deploy the services with argocd. Deploying again: services!",
+            ),
+            (
+                "review contracts",
+                "Redline a contract; review its clauses and deploy nothing.",
+            ),
+            ("plain", ""),
+        ];
+        let read = Bm25::build_with_bodies(documents, Stemming::Light);
+        let kept: Vec<(&str, Vec<String>)> = documents
+            .iter()
+            .map(|(text, body)| (*text, body_terms(body, Stemming::Light)))
+            .collect();
+        let given = Bm25::build_with_body_terms(kept, Stemming::Light);
+        assert_eq!(read.lengths, given.lengths);
+        assert_eq!(
+            read.average_length.to_bits(),
+            given.average_length.to_bits()
+        );
+        for query in [
+            "deploy services",
+            "redline contract clauses",
+            "argo cd",
+            "nothing at all",
+        ] {
+            let bits = |index: &Bm25| -> Vec<u32> {
+                index
+                    .scores(query)
+                    .iter()
+                    .map(|score| score.to_bits())
+                    .collect()
+            };
+            assert_eq!(bits(&read), bits(&given), "{query}");
+        }
+    }
+
+    #[test]
     fn rare_words_weigh_more_and_joined_words_match() {
         let index = Bm25::build(
             [
