@@ -684,3 +684,31 @@ fn the_log_says_when_ranking_is_by_words_only() {
         "{said}"
     );
 }
+
+/// With the embedding cache and the body facts warm (one server ran before), the first search
+/// of a new server ranks as every later one: by words and meaning, not by words while the model
+/// loads.
+#[test]
+fn a_warm_start_ranks_its_first_search_by_meaning_too() {
+    let Some(model) = skillet_test_support::embedding_model_or_skip("the warm MCP start") else {
+        return;
+    };
+    let (sandbox, skills) = library();
+    let ranking_of_first_search = || {
+        let mut command = mcp_command(&sandbox, &skills);
+        command.env("SKILLET_EMBED_MODEL", &model);
+        let child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut server = common::mcp_client::Server::start(child);
+        let found = server.call("search_skills", json!({"query": "fill a pdf form"}));
+        found["structuredContent"]["ranking"].clone()
+    };
+    // The first server embeds the skills and keeps the facts (a small library: well within the
+    // wait); the second starts warm.
+    let _ = ranking_of_first_search();
+    assert_eq!(ranking_of_first_search(), "hybrid");
+}

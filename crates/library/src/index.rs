@@ -114,6 +114,9 @@ pub struct SkillIndex {
     matcher: Matcher,
     embedder: Option<Embedder>,
     names: Vec<String>,
+    /// The last query embedded, and its vector: a session's first message is ranked for the
+    /// catalog and again for suggestions.
+    last_query: std::sync::Mutex<Option<(String, Vec<f32>)>>,
 }
 
 impl SkillIndex {
@@ -123,6 +126,7 @@ impl SkillIndex {
             matcher: Matcher::new(own_texts(library).iter().map(String::as_str)),
             embedder: None,
             names: names(library),
+            last_query: std::sync::Mutex::default(),
         }
     }
 
@@ -187,9 +191,29 @@ impl SkillIndex {
                 matcher,
                 embedder: Some(embedder),
                 names: names(library),
+                last_query: std::sync::Mutex::default(),
             },
             stats,
         ))
+    }
+
+    /// `query`'s vector: the one remembered when it was the last query, else embedded now.
+    fn query_vector(
+        &self,
+        embedder: &Embedder,
+        query: &str,
+    ) -> Result<Option<Vec<f32>>, EmbedError> {
+        if let Ok(last) = self.last_query.lock()
+            && let Some((text, vector)) = last.as_ref()
+            && text == query
+        {
+            return Ok(Some(vector.clone()));
+        }
+        let vector = embedder.embed(&[query])?.pop();
+        if let (Some(vector), Ok(mut last)) = (&vector, self.last_query.lock()) {
+            *last = Some((query.to_string(), vector.clone()));
+        }
+        Ok(vector)
     }
 
     /// The `k` best skills for a request, and the mode actually used (lexical when there is no
@@ -214,7 +238,9 @@ impl SkillIndex {
     ) -> Result<Ranking, EmbedError> {
         let query = capped_query(query);
         let vector = match (&self.embedder, mode) {
-            (Some(embedder), Mode::Semantic | Mode::Hybrid) => embedder.embed(&[query])?.pop(),
+            (Some(embedder), Mode::Semantic | Mode::Hybrid) => {
+                self.query_vector(embedder, query)?
+            }
             _ => None,
         };
         let (mode, ranked) = self.matcher.rank(query, vector.as_deref(), mode, k);
@@ -236,7 +262,9 @@ impl SkillIndex {
     ) -> Result<RankedExplained, EmbedError> {
         let query = capped_query(query);
         let vector = match (&self.embedder, mode) {
-            (Some(embedder), Mode::Semantic | Mode::Hybrid) => embedder.embed(&[query])?.pop(),
+            (Some(embedder), Mode::Semantic | Mode::Hybrid) => {
+                self.query_vector(embedder, query)?
+            }
             _ => None,
         };
         // One ranking: its head is the answer, the rest places the skill asked about.

@@ -127,8 +127,13 @@ impl Unlocks {
         let mut skills = Vec::new();
         let mut own = Vec::new();
         for (index, skill) in library.skills().iter().enumerate() {
+            let commands = facts.commands(index);
+            // Whose a skill is takes its folder's real path: asked only of those that act.
+            if !acts(skill, commands) {
+                continue;
+            }
             let projects = is_projects(&root, skill);
-            if let Some(acting) = acting(skill, facts.commands(index), projects) {
+            if let Some(acting) = acting(skill, commands, projects) {
                 if projects {
                     skills.push(acting);
                 } else {
@@ -580,21 +585,11 @@ const UNPINNABLE: &str = "unpinnable";
 /// with its digest read now);
 /// `None` when it does not act (or cannot be read).
 fn acting(skill: &Skill, commands: &[String], projects: bool) -> Option<ActingSkill> {
-    let commands = commands.to_vec();
-    // A forked skill's model is its choice to make only once trusted (it can pick any, at any
-    // cost): pinned as commands and grants are.
-    let model = skill.frontmatter.model.clone().filter(|model| {
-        !model.trim().is_empty()
-            && !model.trim().eq_ignore_ascii_case("inherit")
-            && skill
-                .frontmatter
-                .context
-                .as_deref()
-                .is_some_and(|context| context.eq_ignore_ascii_case("fork"))
-    });
-    if commands.is_empty() && skill.frontmatter.allowed_tools.is_empty() && model.is_none() {
+    if !acts(skill, commands) {
         return None;
     }
+    let commands = commands.to_vec();
+    let model = forked_model(skill);
     Some(ActingSkill {
         name: skill.name.clone(),
         dir: canonical(&skill.dir),
@@ -603,6 +598,28 @@ fn acting(skill: &Skill, commands: &[String], projects: bool) -> Option<ActingSk
         model,
         digest: if projects { skill_digest(skill) } else { None },
     })
+}
+
+/// A forked skill's model: its choice to make only once trusted (it can pick any, at any cost),
+/// pinned as commands and grants are.
+fn forked_model(skill: &Skill) -> Option<String> {
+    skill.frontmatter.model.clone().filter(|model| {
+        !model.trim().is_empty()
+            && !model.trim().eq_ignore_ascii_case("inherit")
+            && skill
+                .frontmatter
+                .context
+                .as_deref()
+                .is_some_and(|context| context.eq_ignore_ascii_case("fork"))
+    })
+}
+
+/// Whether a skill acts: its body runs commands, it grants tools, or it forks on a model of its
+/// choosing.
+fn acts(skill: &Skill, commands: &[String]) -> bool {
+    !commands.is_empty()
+        || !skill.frontmatter.allowed_tools.is_empty()
+        || forked_model(skill).is_some()
 }
 
 /// The digest of a skill's folder: every entry beneath it (hidden ones included), in name

@@ -108,9 +108,11 @@ pub enum ServeError {
 }
 
 /// Serves `shared` on stdin and stdout until the client leaves. The embedding model loads on a
-/// blocking thread once the session is up, so `initialize` is answered at once; searches rank
-/// by words until it is ready.
+/// blocking thread from the start, so `initialize` is answered at once; a search that comes
+/// before it is ready waits for it (at most [`state::RANKING_WAIT`]), then ranks by words.
 pub async fn serve_stdio(shared: Shared) -> Result<(), ServeError> {
+    let loader = shared.clone();
+    tokio::task::spawn_blocking(move || loader.load_model());
     let server = SkilletServer::new(shared.clone());
     let (transport, writer) = stdio::checked();
     let service = server
@@ -131,8 +133,6 @@ pub async fn serve_stdio(shared: Shared) -> Result<(), ServeError> {
         "serving {} over stdio to {client}",
         plural(shared.snapshot().library.skills().len(), "skill")
     ));
-    let loader = shared.clone();
-    tokio::task::spawn_blocking(move || loader.load_model());
     let _watcher = watch(&shared).await;
     let following = tokio::spawn(remote::follow(shared.clone()));
     let waited = service.waiting().await;

@@ -111,7 +111,15 @@ pub struct Shared {
     source_count: Arc<Mutex<Option<usize>>>,
     /// The source's versions fetched so far (by exact version), at most [`MAX_FETCHED`].
     fetched: Arc<Mutex<HashMap<SkillRef, FetchedSkill>>>,
+    /// True once the model was looked for and the library indexed with it (or without one).
+    ranked: tokio::sync::watch::Sender<bool>,
 }
+
+/// How long a search that arrives while the model loads waits for it, so a warm start answers
+/// its first search as every later one; past it, the search is answered by words (and says
+/// so). A warm load takes well under a second; a first one that embeds a large library takes
+/// minutes.
+pub const RANKING_WAIT: Duration = Duration::from_secs(5);
 
 /// The most fetched versions whose verified copies are remembered (past it, all are forgotten
 /// and fetched again when asked for).
@@ -156,7 +164,15 @@ impl Shared {
             source: None,
             source_count: Arc::new(Mutex::new(None)),
             fetched: Arc::new(Mutex::new(HashMap::new())),
+            ranked: tokio::sync::watch::Sender::new(false),
         }
+    }
+
+    /// Waits (at most [`RANKING_WAIT`]) until the library is ranked as it will be: by meaning
+    /// once the model has loaded, or by words when there is none.
+    pub async fn ranking_settled(&self) {
+        let mut ranked = self.ranked.subscribe();
+        let _ = tokio::time::timeout(RANKING_WAIT, ranked.wait_for(|ranked| *ranked)).await;
     }
 
     /// The verified copy of `skill` fetched before, when it names a version and the copy is
@@ -289,6 +305,7 @@ impl Shared {
             );
         }
         if self.model_dir.set(found).is_err() {
+            self.ranked.send_replace(true);
             return;
         }
         let _swapping = self.swap_lock();
@@ -298,6 +315,7 @@ impl Shared {
         let mut snapshot = Snapshot::new(library, index, ranking);
         snapshot.manifests = Arc::clone(&current.manifests);
         self.replace(snapshot);
+        self.ranked.send_replace(true);
     }
 
     /// Takes the library discovered again (the watcher saw the roots change) and indexes it (by

@@ -88,6 +88,13 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         resume,
     } = start;
     let add_dirs = folders_to_add(workspace, settings, report)?;
+    // Whether commands can run in namespaces is found by starting one (bwrap's `true`): that
+    // waits on another process, so it runs while the index is built.
+    let sandbox_status = {
+        let policy = settings.sandbox.policy();
+        let cwd = workspace.env.cwd.clone();
+        std::thread::spawn(move || skillet_agent::sandbox::probe(&policy, &cwd))
+    };
     let provider = session_provider(settings, resume.as_ref(), report)?;
     let rules = permission_rules(workspace, settings);
     for (rule, why) in rules.dead() {
@@ -173,7 +180,10 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
     if let Some(summary) = agent.catalog_report().summary() {
         report.note(&format!("warning: {summary}"));
     }
-    if let Some(notice) = agent.sandbox_status().notice() {
+    let sandbox_status = sandbox_status
+        .join()
+        .unwrap_or_else(|_| agent.sandbox_status());
+    if let Some(notice) = sandbox_status.notice() {
         report.note(&format!("warning: {notice}"));
     }
     Ok(agent)
