@@ -97,14 +97,7 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
     };
     let provider = session_provider(settings, resume.as_ref(), report)?;
     let rules = permission_rules(workspace, settings);
-    for (rule, why) in rules.dead() {
-        report.note(&format!(
-            "warning: the permission rule `{}` ({}, in {}) never acts: {why}",
-            rule.text,
-            rule.decision.as_str(),
-            rule.source
-        ));
-    }
+    warn_dead_rules(&rules, report);
     let config = AgentConfig {
         cwd: workspace.env.cwd.clone(),
         max_tokens: settings.max_tokens,
@@ -187,6 +180,18 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         report.note(&format!("warning: {notice}"));
     }
     Ok(agent)
+}
+
+/// Says which standing rules never act (a deny that can never match, an ask on reading).
+fn warn_dead_rules(rules: &skillet_agent::rules::Rules, report: &mut dyn Report) {
+    for (rule, why) in rules.dead() {
+        report.note(&format!(
+            "warning: the permission rule `{}` ({}, in {}) never acts: {why}",
+            rule.text,
+            rule.decision.as_str(),
+            rule.source
+        ));
+    }
 }
 
 /// The folders added to the session: one `--add-dir` names that cannot be added stops the
