@@ -2,6 +2,9 @@
 
 use std::collections::HashMap;
 
+/// The index's maps: keyed by skills' words, hashed with a per-process seed.
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 use crate::tokenize::{Stemming, tokens};
 
 /// BM25's term-frequency saturation.
@@ -58,7 +61,7 @@ pub fn body_terms(body: &str, stemming: Stemming) -> Vec<String> {
 #[derive(Debug, Clone, Default)]
 pub struct Bm25 {
     stemming: Stemming,
-    postings: HashMap<String, Vec<(u32, u16)>>,
+    postings: Map<String, Vec<(u32, u16)>>,
     lengths: Vec<u32>,
     average_length: f32,
 }
@@ -93,13 +96,13 @@ impl Bm25 {
         Terms: IntoIterator<Item = Term>,
         Term: AsRef<str>,
     {
-        let mut postings: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
+        let mut postings: Map<String, Vec<(u32, u16)>> = Map::default();
         let mut lengths = Vec::new();
         for (index, (text, body_words)) in documents.into_iter().enumerate() {
             let id = u32::try_from(index).unwrap_or(u32::MAX);
             let words = tokens(text, stemming);
             let mut length = words.len();
-            let mut counts: HashMap<String, u16> = HashMap::new();
+            let mut counts: Map<String, u16> = Map::default();
             for word in words {
                 let count = counts.entry(word).or_default();
                 *count = count.saturating_add(1);
