@@ -239,3 +239,89 @@ mod review {
         );
     }
 }
+
+/// The second red team's ways past the fixed version, each refused.
+mod review2 {
+    use super::*;
+
+    #[test]
+    fn repositories_made_in_one_session_do_not_push_out_a_real_one_in_the_next() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        let lib = sandbox.project.join("vendor/lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        git(&lib, &["init", "-q", "-b", "main"]);
+        // Session 1: seventy repositories named before the real one.
+        let made = attack(
+            &sandbox,
+            &["for i in $(seq -w 0 70); do mkdir -p a$i/.git; done; echo made"],
+        );
+        assert!(made[0].contains("made"), "{}", made[0]);
+        // Session 2, a new process.
+        let results = attack(
+            &sandbox,
+            &[&format!(
+                "{HOOK} > vendor/lib/.git/hooks/post-checkout 2>&1; echo end"
+            )],
+        );
+        assert!(results[0].contains("end"), "{}", results[0]);
+        assert!(!lib.join(".git/hooks/post-checkout").exists());
+    }
+
+    #[test]
+    fn a_bare_repositorys_head_cannot_be_renamed_away() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        git(&sandbox.project, &["init", "-q", "--bare", "remote.git"]);
+        let bare = sandbox.project.join("remote.git");
+        let results = attack(
+            &sandbox,
+            &[
+                "mv remote.git/HEAD remote.git/HEAD.bak 2>&1; echo moved",
+                &format!("{HOOK} > remote.git/hooks/post-receive 2>&1; echo end"),
+            ],
+        );
+        assert!(results[1].contains("end"), "{}", results[1]);
+        assert!(bare.join("HEAD").is_file());
+        assert!(!bare.join("hooks/post-receive").exists());
+    }
+
+    #[test]
+    fn links_deeper_in_the_home_folder_and_dangling_ones_protect_where_they_lead() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        // GNU stow's layout: ~/.config/git -> the dotfiles repository; and a dangling
+        // ~/.gitconfig.local the user's git config includes.
+        std::fs::create_dir_all(sandbox.project.join("git")).unwrap();
+        std::fs::write(sandbox.project.join("git/config"), "").unwrap();
+        std::fs::create_dir_all(sandbox.home.join(".config")).unwrap();
+        std::os::unix::fs::symlink(
+            sandbox.project.join("git"),
+            sandbox.home.join(".config/git"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            sandbox.project.join("gitconfig.local"),
+            sandbox.home.join(".gitconfig.local"),
+        )
+        .unwrap();
+        let results = attack(
+            &sandbox,
+            &[
+                "printf '[core]\\n\\tfsmonitor = touch PWNED\\n' >> git/config 2>&1; printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > gitconfig.local 2>&1; echo end",
+            ],
+        );
+        assert!(results[0].contains("end"), "{}", results[0]);
+        assert_eq!(
+            std::fs::read_to_string(sandbox.project.join("git/config")).unwrap(),
+            ""
+        );
+        assert!(!sandbox.project.join("gitconfig.local").is_file());
+    }
+}

@@ -73,6 +73,10 @@ pub struct SandboxPolicy {
     /// entries (shells' startup files, tools' settings) stay read-only to commands nobody
     /// reviewed, and only its visible folders are writable.
     pub home: Option<PathBuf>,
+    /// Where the sandbox keeps what it learnt between processes (the repositories nested in
+    /// each workspace, so none can be pushed out of reach by a command of an earlier session);
+    /// it should lie in one of [`SandboxPolicy::own`]. None: learnt anew by each process.
+    pub state: Option<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -83,6 +87,7 @@ impl SandboxPolicy {
             roots,
             own: &self.own,
             home: self.home.as_deref(),
+            state: self.state.as_deref(),
         }
     }
 }
@@ -125,6 +130,7 @@ impl Default for SandboxPolicy {
             inner: None,
             own: Vec::new(),
             home: None,
+            state: None,
         }
     }
 }

@@ -139,6 +139,7 @@ impl SandboxSettings {
                 .flatten()
                 .collect(),
             home: env::path(env::HOME).filter(|home| home.is_absolute()),
+            state: user_cache_dir().map(|dir| dir.join("sandbox")),
             ..skillet_agent::sandbox::SandboxPolicy::default()
         }
     }

@@ -306,7 +306,12 @@ pub(in crate::sandbox) fn find_modules(dir: &Path, depth: usize, out: &mut Vec<P
             continue;
         }
         let path = entry.path();
-        if path.join("HEAD").is_file() {
+        // Any kind of HEAD, or what else a git directory holds: a command that renamed HEAD
+        // away (a deinitialised submodule's) does not hide the repository.
+        let is_repository = ["HEAD", "config", "objects"]
+            .iter()
+            .any(|name| std::fs::symlink_metadata(path.join(name)).is_ok());
+        if is_repository {
             find_modules(&path.join("modules"), depth + 1, out);
             out.push(path);
         } else {

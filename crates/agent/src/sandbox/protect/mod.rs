@@ -48,15 +48,15 @@ pub const PROTECTED_TOP_NAMES: [&str; 18] = [
     ".zed",
 ];
 
-/// The most links among the home folder's hidden entries followed to protect what they lead
-/// to ([`home_link_targets`]).
-pub const MAX_HOME_LINKS: usize = 256;
+/// The most entries of the home folder's hidden folders looked at for links whose targets to
+/// protect ([`home_link_targets`]).
+pub const MAX_HOME_ENTRIES: usize = 10_000;
 
 pub(in crate::sandbox) mod git;
 mod nested;
 
 pub use git::{GIT_CONFIG_TIMEOUT, MAX_GIT_MODULES};
-pub use nested::{MAX_NESTED_FOLDERS, MAX_NESTED_REPOSITORIES};
+pub use nested::{MAX_NESTED_FOLDERS, MAX_NESTED_READ_ONLY, MAX_NESTED_REPOSITORIES};
 
 /// What a placeholder is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,6 +130,9 @@ pub struct Guarded<'a> {
     /// The user's home folder: read-only but for its visible folders when a writable folder
     /// holds it.
     pub home: Option<&'a Path>,
+    /// Where the sandbox keeps what it learnt between processes (the repositories nested in
+    /// each workspace); a folder of the program's own, read-only to commands.
+    pub state: Option<&'a Path>,
 }
 
 /// Works out the layout for a command in `cwd` (a real path) whose writable folders are
@@ -175,8 +178,12 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
                             .is_some_and(|name| name.to_string_lossy().starts_with('.'))
                 })
             };
-            let nested = nested::find(workspace, &skip);
+            let nested = nested::find(workspace, &skip, guarded.state);
             layout.incomplete.extend(nested.incomplete);
+            if nested.overflow {
+                // Fail closed: a workspace with more repositories than can be protected.
+                layout.read_only.push(workspace.clone());
+            }
             wanted.extend(
                 nested
                     .unreadable
@@ -184,7 +191,10 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
                     .filter(|folder| folder != workspace)
                     .map(|folder| (folder, Placeholder::Folder)),
             );
-            for repository in &nested.repositories {
+            let (read, beyond) = nested
+                .repositories
+                .split_at(nested.repositories.len().min(MAX_NESTED_REPOSITORIES));
+            for repository in read {
                 nested_paths(
                     repository,
                     (writable, &untrusted),
@@ -192,6 +202,19 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
                     &mut wanted,
                     &mut layout,
                 );
+            }
+            // Past the repositories whose configs git reads: each git directory read-only
+            // whole (commits there fail for commands nobody reviewed; nothing is planted).
+            for repository in beyond {
+                let dot_git = repository.join(".git");
+                if std::fs::symlink_metadata(&dot_git).is_ok() {
+                    wanted.push((dot_git.clone(), Placeholder::Folder));
+                    wanted.extend(
+                        git::resolve_git_dir(&dot_git).map(|dir| (dir, Placeholder::Folder)),
+                    );
+                } else {
+                    wanted.push((repository.clone(), Placeholder::Folder));
+                }
             }
         }
     }
@@ -320,21 +343,52 @@ fn home_top(home: Option<&Path>, writable: &[PathBuf], layout: &mut Layout) {
     layout.home = Some(home);
 }
 
-/// The real paths the home folder's hidden entries lead to through links (`~/.config ->
-/// dotfiles/config`, `~/.gitconfig -> dotfiles/gitconfig`): the user's own configuration,
-/// kept read-only wherever it lies inside a writable folder (a dotfiles repository used as the
-/// working directory).
+/// Where the links among the home folder's hidden entries lead (`~/.config -> dotfiles/config`,
+/// `~/.gitconfig -> dotfiles/gitconfig`, and as GNU stow lays them out one or two folders down:
+/// `~/.config/git -> ../../dotfiles/git/.config/git`, `~/.local/bin/tool`): the user's own
+/// configuration, kept read-only wherever it lies inside a writable folder (a dotfiles
+/// repository used as the working directory). Each link's own target, as written: where it
+/// does not exist yet it gets a placeholder, and where it is a link again, that link is noted
+/// and followed ([`place`]). At most [`MAX_HOME_ENTRIES`] entries are looked at, shallowest
+/// first, three folders deep.
 fn home_link_targets(home: Option<&Path>) -> Vec<PathBuf> {
-    let Some(entries) = home.and_then(|home| std::fs::read_dir(home).ok()) else {
+    let Some(home) = home else {
         return Vec::new();
     };
-    entries
+    let mut targets = Vec::new();
+    let mut queue: std::collections::VecDeque<(PathBuf, usize)> = std::fs::read_dir(home)
+        .into_iter()
+        .flatten()
         .filter_map(Result::ok)
         .filter(|entry| entry.file_name().to_string_lossy().starts_with('.'))
-        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_symlink()))
-        .take(MAX_HOME_LINKS)
-        .filter_map(|entry| std::fs::canonicalize(entry.path()).ok())
-        .collect()
+        .map(|entry| (entry.path(), 1))
+        .collect();
+    let mut seen = 0_usize;
+    while let Some((path, depth)) = queue.pop_front() {
+        seen += 1;
+        if seen > MAX_HOME_ENTRIES {
+            break;
+        }
+        let Ok(metadata) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if metadata.file_type().is_symlink() {
+            if let (Ok(target), Some(parent)) = (std::fs::read_link(&path), path.parent())
+                && let Some(target) = skillet_skills::confine::normalize(&parent.join(target))
+            {
+                targets.push(target);
+            }
+        } else if metadata.is_dir() && depth < 3 {
+            queue.extend(
+                std::fs::read_dir(&path)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Result::ok)
+                    .map(|entry| (entry.path(), depth + 1)),
+            );
+        }
+    }
+    targets
 }
 
 /// The protected paths of a repository nested in a workspace ([`nested`]): its git directory
@@ -366,8 +420,10 @@ fn nested_paths(
         );
     } else {
         // A bare repository: the folder is its git directory, and its config may point
-        // elsewhere too; where git cannot say, it is read-only whole.
+        // elsewhere too; where git cannot say, it is read-only whole. Its HEAD too: renamed
+        // away, git would not take the folder for a repository until it came back.
         wanted.extend(git::protected_entries(root));
+        wanted.push((root.join("HEAD"), Placeholder::File(b"")));
         if !git::read_config_paths(root, root, &[], (untrusted, deadline), wanted) {
             wanted.push((root.to_path_buf(), Placeholder::Folder));
         }

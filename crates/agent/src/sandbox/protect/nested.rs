@@ -21,9 +21,13 @@ use std::time::{Duration, SystemTime};
 /// The most folders of one workspace walked for nested repositories; past it the rest is not
 /// looked into, and the user is told once.
 pub const MAX_NESTED_FOLDERS: usize = 100_000;
-/// The most nested repositories of one workspace protected; past it the rest are not, and the
-/// user is told once.
+/// The most nested repositories of one workspace protected as the workspace's own is (their
+/// configs read by git); past it, each further one's git directory is read-only whole.
 pub const MAX_NESTED_REPOSITORIES: usize = 64;
+/// The most nested repositories of one workspace protected at all; past it the working
+/// directory is read-only whole to commands nobody reviewed (a command that made that many
+/// cannot push a real one out of reach), and the user is told once.
+pub const MAX_NESTED_READ_ONLY: usize = 1024;
 /// A folder changed this close before the walk may change again within the same timestamp
 /// (the kernel stamps with a clock of a few milliseconds' grain): its listing is not trusted
 /// next time.
@@ -88,10 +92,10 @@ struct Listing {
 /// Every folder's listing as last read, by path.
 static LISTINGS: Mutex<Option<HashMap<PathBuf, Listing>>> = Mutex::new(None);
 
-/// The repositories found in each workspace by earlier walks of this process, in the order
-/// they were first found: protected before any found later, so a command cannot push one out
-/// of [`MAX_NESTED_REPOSITORIES`] or [`MAX_NESTED_FOLDERS`] by making many others, or hide one
-/// by making a folder above it unreadable.
+/// The repositories found in each workspace by earlier walks, in the order they were first
+/// found, kept in the sandbox's state folder between processes: protected before any found
+/// later, so a command cannot push one out of the caps by making many others (in this session
+/// or one before), or hide one by making a folder above it unreadable or renaming its `HEAD`.
 static KNOWN: Mutex<Option<HashMap<PathBuf, Vec<PathBuf>>>> = Mutex::new(None);
 
 /// What the walk of one workspace found.
@@ -104,12 +108,14 @@ pub struct Found {
     pub unreadable: Vec<PathBuf>,
     /// Why the walk could not see everything: said to the user.
     pub incomplete: Option<String>,
+    /// More than [`MAX_NESTED_READ_ONLY`] repositories: the workspace is to be read-only.
+    pub overflow: bool,
 }
 
 /// The repositories nested in `workspace` (a real path), shallowest first, the walk not
 /// entering the folders `skip` names (read-only already). Repositories earlier walks found
 /// come first, and stay while their folder is there.
-pub fn find(workspace: &Path, skip: &dyn Fn(&Path) -> bool) -> Found {
+pub fn find(workspace: &Path, skip: &dyn Fn(&Path) -> bool, state: Option<&Path>) -> Found {
     let now = SystemTime::now();
     let mut known = KNOWN
         .lock()
@@ -117,15 +123,26 @@ pub fn find(workspace: &Path, skip: &dyn Fn(&Path) -> bool) -> Found {
     let known = known
         .get_or_insert_with(HashMap::new)
         .entry(workspace.to_path_buf())
-        .or_default();
+        .or_insert_with(|| {
+            state
+                .map(|state| load_known(state, workspace))
+                .unwrap_or_default()
+        });
+    let before = known.clone();
     // Gone only when the kernel says so: one that cannot be looked at now is still protected.
+    // A command cannot make one stop looking like a repository: its `.git` is a mount point, a
+    // bare one's config, hooks and HEAD are read-only.
     let there = |path: &Path| {
         std::fs::symlink_metadata(path).map_or_else(
             |error| error.kind() != std::io::ErrorKind::NotFound,
             |_| true,
         )
     };
-    known.retain(|repository| there(&repository.join(".git")) || there(&repository.join("HEAD")));
+    known.retain(|repository| {
+        [".git", "HEAD", "config", "objects", "refs"]
+            .iter()
+            .any(|name| there(&repository.join(name)))
+    });
     let mut found = Found {
         repositories: known.clone(),
         ..Found::default()
@@ -155,11 +172,12 @@ pub fn find(workspace: &Path, skip: &dyn Fn(&Path) -> bool) -> Found {
             && (listing.dot_git || listing.bare)
             && !found.repositories.contains(&folder)
         {
-            if found.repositories.len() >= MAX_NESTED_REPOSITORIES {
+            if found.repositories.len() >= MAX_NESTED_READ_ONLY {
                 found.incomplete = Some(format!(
-                    "{} holds more than {MAX_NESTED_REPOSITORIES} nested repositories: those past them are not protected from commands nobody reviewed",
+                    "{} holds more than {MAX_NESTED_READ_ONLY} nested repositories: it is read-only to commands nobody reviewed",
                     workspace.display()
                 ));
+                found.overflow = true;
                 break;
             }
             found.repositories.push(folder.clone());
@@ -173,12 +191,72 @@ pub fn find(workspace: &Path, skip: &dyn Fn(&Path) -> bool) -> Found {
                 .filter(|child| !skip(child)),
         );
     }
+    if *known != before
+        && let Some(state) = state
+    {
+        save_known(state, workspace, known);
+    }
     // Folders no longer met (removed, or beyond the walk) are forgotten with the workspace's
     // others only when the cache grows past what one walk can hold.
     if cache.len() > 4 * MAX_NESTED_FOLDERS {
         cache.clear();
     }
     found
+}
+
+/// The file of `workspace`'s known repositories in the state folder.
+fn known_file(state: &Path, workspace: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt as _;
+    // FNV-1a: the same name in every skillet build.
+    let hash = workspace
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    state.join(format!("nested-{hash:016x}"))
+}
+
+/// The repositories known in `workspace` from earlier processes: paths beneath it, one per
+/// NUL-ended record, at most [`MAX_NESTED_READ_ONLY`].
+fn load_known(state: &Path, workspace: &Path) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let Ok(mut file) = skillet_skills::open_regular(&known_file(state, workspace)) else {
+        return Vec::new();
+    };
+    let mut bytes = Vec::new();
+    if skillet_skills::read_capped(&mut file, &mut bytes, 4 * 1024 * 1024).is_err() {
+        return Vec::new();
+    }
+    bytes
+        .split(|byte| *byte == 0)
+        .filter(|record| !record.is_empty())
+        .map(|record| PathBuf::from(std::ffi::OsStr::from_bytes(record)))
+        .filter(|path| path.starts_with(workspace) && path != workspace)
+        .take(MAX_NESTED_READ_ONLY)
+        .collect()
+}
+
+/// Keeps `known` for later processes (best effort: a state folder that cannot be written
+/// costs only what this protects across sessions).
+fn save_known(state: &Path, workspace: &Path, known: &[PathBuf]) {
+    use std::os::unix::ffi::OsStrExt as _;
+    use std::os::unix::fs::DirBuilderExt as _;
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(state);
+    let mut bytes = Vec::new();
+    for path in known {
+        bytes.extend_from_slice(path.as_os_str().as_bytes());
+        bytes.push(0);
+    }
+    let file = known_file(state, workspace);
+    let partial = file.with_extension(format!("{}", std::process::id()));
+    if std::fs::write(&partial, bytes).is_ok() && std::fs::rename(&partial, &file).is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
 }
 
 /// `folder`'s listing: the remembered one when the folder is as it was, else read again.
@@ -255,7 +333,7 @@ mod tests {
     use super::*;
 
     fn nested(root: &Path) -> Vec<PathBuf> {
-        let mut found = find(root, &|_| false).repositories;
+        let mut found = find(root, &|_| false, None).repositories;
         found.sort();
         found
     }
@@ -335,11 +413,36 @@ mod tests {
     fn past_the_caps_the_walk_says_so() {
         let temp = tempfile::tempdir().unwrap();
         let root = temp.path().canonicalize().unwrap();
-        for index in 0..=MAX_NESTED_REPOSITORIES {
+        for index in 0..=MAX_NESTED_READ_ONLY {
             std::fs::create_dir_all(root.join(format!("r{index}/.git"))).unwrap();
         }
-        let found = find(&root, &|_| false);
-        assert_eq!(found.repositories.len(), MAX_NESTED_REPOSITORIES);
-        assert!(found.incomplete.unwrap().contains("nested repositories"));
+        let found = find(&root, &|_| false, None);
+        assert_eq!(found.repositories.len(), MAX_NESTED_READ_ONLY);
+        assert!(found.overflow);
+        assert!(found.incomplete.unwrap().contains("read-only"));
+    }
+
+    #[test]
+    fn repositories_found_before_are_known_to_a_later_process_first() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap().join("work");
+        let state = temp.path().canonicalize().unwrap().join("state");
+        std::fs::create_dir_all(root.join("vendor/lib/.git")).unwrap();
+        assert_eq!(
+            find(&root, &|_| false, Some(&state)).repositories,
+            vec![root.join("vendor/lib")]
+        );
+        // A later process: what this one remembers is gone, the file is not.
+        KNOWN.lock().unwrap().as_mut().unwrap().remove(&root);
+        for index in 0..10 {
+            std::fs::create_dir_all(root.join(format!("a{index}/.git"))).unwrap();
+        }
+        let found = find(&root, &|_| false, Some(&state));
+        assert_eq!(
+            found.repositories[0],
+            root.join("vendor/lib"),
+            "known first"
+        );
+        assert_eq!(found.repositories.len(), 11);
     }
 }
