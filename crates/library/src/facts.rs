@@ -129,12 +129,14 @@ impl Facts {
     pub fn gather(library: &Library, dir: Option<&Path>) -> Self {
         let now = SystemTime::now();
         let file = dir.map(|dir| dir.join(file_name(library)));
-        let stored = file
+        let mut stored = file
             .as_deref()
-            .and_then(load_remembered)
+            .and_then(take_remembered)
             .unwrap_or_default();
+        // Handed over by a gathering before in this process: its entries are moved, not copied.
+        let handed_over = stored.handed_over;
         let mut facts = Self {
-            words: stored.words.clone(),
+            words: std::mem::take(&mut stored.words),
             ..Self::default()
         };
         let mut interned: Option<HashMap<Box<str>, u32>> = None;
@@ -144,7 +146,12 @@ impl Facts {
                 && let Some(entry) = stored.entries.get(&skill.file)
                 && entry.stamp == Some(stamp)
             {
-                facts.entries.push(entry.clone());
+                let entry = if handed_over {
+                    stored.entries.remove(&skill.file).unwrap_or_default()
+                } else {
+                    entry.clone()
+                };
+                facts.entries.push(entry);
                 facts.stats.reused += 1;
                 continue;
             }
@@ -188,10 +195,17 @@ impl Facts {
             facts.entries.push(entry);
         }
         let changed = facts.stats.read > 0 || stored.count != facts.entries.len();
-        if changed && let Some(file) = &file {
-            // Best effort: a cache that cannot be written costs the next start its reading.
-            if facts.save(library, file).is_ok() {
-                remember(file, || facts.as_stored(library));
+        if let Some(file) = &file {
+            if changed {
+                // Best effort: a cache that cannot be written costs the next start its reading.
+                if facts.save(library, file).is_ok() {
+                    remember(file, facts.as_stored(library));
+                }
+            } else if !handed_over {
+                // Read from the file: handed to the next gathering of this process (the index
+                // after trust), which takes it.
+                stored.words.clone_from(&facts.words);
+                remember(file, stored);
             }
         }
         facts
@@ -209,6 +223,7 @@ impl Facts {
                 .map(|(skill, entry)| (skill.file.clone(), entry.clone()))
                 .collect(),
             count: self.entries.len(),
+            handed_over: false,
         }
     }
 
@@ -300,11 +315,14 @@ struct Stored {
     entries: HashMap<PathBuf, Entry>,
     /// How many skills the library had when the file was written.
     count: usize,
+    /// It was handed over from a gathering before (the memo taken): its entries may be moved.
+    handed_over: bool,
 }
 
-/// The facts file this process read or wrote last, with what the kernel said of it then: the
-/// index and trust both gather facts at a start, and the second need not read the file again.
-static REMEMBERED: std::sync::Mutex<Option<(PathBuf, FileId, std::sync::Arc<Stored>)>> =
+/// The facts file this process read or wrote last, with what the kernel said of it then, until
+/// the next gathering takes it: trust and the index both gather facts at a start, and the
+/// second need not read the file again (nor is a copy kept once it has).
+static REMEMBERED: std::sync::Mutex<Option<(PathBuf, FileId, Stored)>> =
     std::sync::Mutex::new(None);
 
 /// What identifies one writing of a facts file (each writer renames a new file over it).
@@ -338,34 +356,31 @@ impl FileId {
     }
 }
 
-/// The facts of `file`: as this process last read or wrote them when the file is still that
-/// one, else read now.
-fn load_remembered(file: &Path) -> Option<std::sync::Arc<Stored>> {
+/// The facts of `file`: as the gathering before handed them over when the file is still that
+/// one (taken: no copy stays), else read now.
+fn take_remembered(file: &Path) -> Option<Stored> {
     let id = FileId::of(file)?;
-    let mut remembered = REMEMBERED
+    let remembered = REMEMBERED
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((path, known, stored)) = remembered.as_ref()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some((path, known, mut stored)) = remembered
         && path == file
-        && *known == id
+        && known == id
     {
-        return Some(stored.clone());
+        stored.handed_over = true;
+        return Some(stored);
     }
-    let stored = std::sync::Arc::new(load(file)?);
-    // Kept only when the file did not change while it was read.
-    if FileId::of(file) == Some(id) {
-        *remembered = Some((file.to_path_buf(), id, stored.clone()));
-    }
-    Some(stored)
+    load(file).filter(|_| FileId::of(file) == Some(id))
 }
 
-/// Remembers what was just written to `file`.
-fn remember(file: &Path, stored: impl FnOnce() -> Stored) {
+/// Hands `stored` (what `file` holds now) to the next gathering.
+fn remember(file: &Path, stored: Stored) {
     if let Some(id) = FileId::of(file) {
-        let mut remembered = REMEMBERED
+        *REMEMBERED
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *remembered = Some((file.to_path_buf(), id, std::sync::Arc::new(stored())));
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((file.to_path_buf(), id, stored));
     }
 }
 
@@ -432,6 +447,7 @@ fn load(file: &Path) -> Option<Stored> {
         words,
         entries,
         count,
+        handed_over: false,
     })
 }
 
