@@ -64,11 +64,11 @@ pub fn unlocks(workspace: &Workspace, library: &Library) -> Unlocks {
     let grants = project_grants(&root, user_config_dir().as_deref())
         .ok()
         .flatten();
+    // Where the index keeps them too: one derivation of the folder, so trust and the index
+    // share one gathering.
     let facts = skillet_library::facts::Facts::gather(
         library,
-        crate::settings::user_cache_dir()
-            .map(|dir| dir.join(skillet_library::facts::FACTS_DIR))
-            .as_deref(),
+        crate::builder::model_env(None).facts_dir().as_deref(),
     );
     Unlocks::find_with(&root, library, &facts, grants)
 }

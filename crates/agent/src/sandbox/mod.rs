@@ -92,6 +92,22 @@ impl SandboxPolicy {
     }
 }
 
+/// A file name standing for `path` (16 hex digits of its FNV-1a hash): the same in every
+/// skillet build, so processes of different builds find each other's files (a workspace's
+/// placeholder lock, its known nested repositories).
+#[cfg(unix)]
+fn path_name(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let hash = path
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    format!("{hash:016x}")
+}
+
 /// The first argument that makes a binary the sandbox's inner layer.
 #[cfg(unix)]
 pub use inherited::close_on_exec_inherited;

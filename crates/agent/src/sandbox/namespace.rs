@@ -138,16 +138,7 @@ impl Sources {
     /// ([`super::placeholders`]): one per working directory (named by a stable hash of its
     /// path), so commands elsewhere never keep this one's placeholders in place.
     pub fn lock(&self, cwd: &Path) -> PathBuf {
-        use std::os::unix::ffi::OsStrExt as _;
-        // FNV-1a: the same name in every skillet build.
-        let hash = cwd
-            .as_os_str()
-            .as_bytes()
-            .iter()
-            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-                (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-            });
-        self.locks.join(format!("{hash:016x}"))
+        self.locks.join(super::path_name(cwd))
     }
 
     /// The source for a placeholder.

@@ -148,8 +148,18 @@ fn skills_added_removed_renamed_and_swapped_for_links_give_the_right_facts() {
 #[test]
 fn a_racy_file_is_read_again() {
     let fixture = fixture();
+    // Changed "just now" as the clock reads it (a modification time ahead of it), however
+    // slow the machine: within the racy window, so not trusted as unchanged.
+    let ahead = SystemTime::now() + Duration::from_mins(1);
+    for name in ["alpha", "beta"] {
+        fs::File::options()
+            .write(true)
+            .open(fixture.skills.join(name).join("SKILL.md"))
+            .unwrap()
+            .set_times(fs::FileTimes::new().set_modified(ahead))
+            .unwrap();
+    }
     let library = library(&fixture);
-    // Written just now: within the racy window, so not trusted as unchanged.
     let _ = Facts::gather(&library, Some(&fixture.cache));
     let again = Facts::gather(&library, Some(&fixture.cache));
     assert_eq!(again.stats().reused, 0);

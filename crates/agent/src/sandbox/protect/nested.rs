@@ -206,16 +206,7 @@ pub fn find(workspace: &Path, skip: &dyn Fn(&Path) -> bool, state: Option<&Path>
 
 /// The file of `workspace`'s known repositories in the state folder.
 fn known_file(state: &Path, workspace: &Path) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt as _;
-    // FNV-1a: the same name in every skillet build.
-    let hash = workspace
-        .as_os_str()
-        .as_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-        });
-    state.join(format!("nested-{hash:016x}"))
+    state.join(format!("nested-{}", super::super::path_name(workspace)))
 }
 
 /// The repositories known in `workspace` from earlier processes: paths beneath it, one per
