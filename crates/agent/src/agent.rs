@@ -127,6 +127,14 @@ impl Agent {
                 source.label()
             );
         }
+        if let Some(text) = config
+            .tool_source
+            .as_ref()
+            .and_then(|source| source.prompt())
+        {
+            system.push_str("\n\n");
+            system.push_str(&text);
+        }
         // A resumed session keeps the tools it was given: one that had search_skills answers
         // its calls (saying so when there is nothing to search now).
         let search = search
@@ -408,6 +416,16 @@ impl Agent {
     /// which sends its stored prompt (with the instructions as they were) and reads none.
     pub fn instructions(&self) -> &Instructions {
         &self.instructions
+    }
+
+    /// Where the tools from beyond skillet stand (other MCP servers: `/mcp`); `None` when the
+    /// session has none.
+    pub fn tool_source_report(&self) -> Option<String> {
+        self.core
+            .config
+            .tool_source
+            .as_ref()
+            .map(|source| source.report())
     }
 
     /// What the catalog budget cut, to tell the user.

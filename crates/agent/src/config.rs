@@ -66,6 +66,9 @@ pub struct AgentConfig {
     /// Skills beyond the folders, such as the shared registry: with one, `search_skills` is
     /// offered and searches it too, and its skills load by reference as text only.
     pub skill_source: Option<Arc<dyn skillet_library::source::SkillSource>>,
+    /// Tools from beyond skillet (other MCP servers'), fixed for the session; subagents get
+    /// them too.
+    pub tool_source: Option<Arc<dyn crate::tool::ToolSource>>,
 }
 
 /// What is done with the skills that match a user message (always by appending to that
@@ -112,6 +115,7 @@ impl AgentConfig {
             skill_shell: true,
             save_skills: None,
             skill_source: None,
+            tool_source: None,
         }
     }
 }

@@ -40,8 +40,49 @@ pub enum Rule {
     /// A rule naming a tool with an argument skillet cannot read (`Read(./secrets/**)`): allows
     /// nothing, refuses the whole tool.
     Unread(Vec<&'static str>),
+    /// Tools of other MCP servers: `mcp__SERVER` and `mcp__SERVER__*` (every tool of the
+    /// server), `mcp__SERVER__TOOL` (that tool), as Claude Code writes them.
+    Mcp(McpPattern),
     /// A tool skillet does not have (`WebFetch`): allows and refuses nothing.
     Unknown(String),
+}
+
+/// Which MCP tools a rule names ([`Rule::Mcp`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpPattern {
+    /// Every tool of this server (`mcp__github`, `mcp__github__*`).
+    Server(String),
+    /// This tool (`mcp__github__create_issue`).
+    Tool(String),
+}
+
+impl McpPattern {
+    /// Reads `mcp__…` rule text; `None` when it is not one.
+    fn parse(text: &str) -> Option<Self> {
+        let rest = text.strip_prefix("mcp__")?;
+        let valid = |part: &str| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        match rest.split_once("__") {
+            None if valid(rest) => Some(Self::Server(format!("mcp__{rest}__"))),
+            Some((server, "*")) if valid(server) => Some(Self::Server(format!("mcp__{server}__"))),
+            Some((server, tool)) if valid(server) && valid(tool) => {
+                Some(Self::Tool(text.to_string()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether it names this tool.
+    pub fn matches(&self, tool: &str) -> bool {
+        match self {
+            Self::Server(prefix) => tool.starts_with(prefix.as_str()),
+            Self::Tool(name) => tool == name,
+        }
+    }
 }
 
 /// The tools a name in a rule stands for.
@@ -73,7 +114,10 @@ impl Rule {
             _ => (text, None),
         };
         let Some(tools) = tools_named(name) else {
-            return Self::Unknown(text.to_string());
+            return match (McpPattern::parse(name), argument) {
+                (Some(pattern), None | Some("*")) => Self::Mcp(pattern),
+                _ => Self::Unknown(text.to_string()),
+            };
         };
         match argument {
             None | Some("*") => Self::Tools(tools),
@@ -102,7 +146,11 @@ impl Rule {
     /// Whether this rule lets a whole call run without asking (`Tools`); a `bash` command is
     /// allowed part by part ([`ActiveSkill::allows`], [`Rule::allows_part`]).
     fn allows_call(&self, tool: &str) -> bool {
-        matches!(self, Self::Tools(tools) if tools.contains(&tool))
+        match self {
+            Self::Tools(tools) => tools.contains(&tool),
+            Self::Mcp(pattern) => pattern.matches(tool),
+            _ => false,
+        }
     }
 
     /// Whether this rule allows one simple command (no separators in it).
@@ -111,7 +159,7 @@ impl Rule {
             Self::BashPrefix(prefix) => starts_with_words(part, prefix),
             Self::BashExact(exact) => part.trim_matches(SHELL_BLANKS) == exact,
             Self::Tools(tools) => tools.contains(&"bash"),
-            Self::Unread(_) | Self::Unknown(_) => false,
+            Self::Unread(_) | Self::Unknown(_) | Self::Mcp(_) => false,
         }
     }
 
@@ -125,6 +173,7 @@ impl Rule {
                 tool == "bash"
                     && command(input).is_some_and(|command| crate::rules::runs(command, words))
             }
+            Self::Mcp(pattern) => pattern.matches(tool),
             Self::Unknown(_) => false,
         }
     }

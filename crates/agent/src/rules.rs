@@ -9,6 +9,8 @@
 //!   in the home folder, `/x` from the project's root, `./x` and `x/y` from the working
 //!   directory; a name with no `/` (`.env`) matches at any depth.
 //! - A tool name alone (`Edit`, `Grep`, `search_skills`): every call of it.
+//! - Other MCP servers' tools: `mcp__github` or `mcp__github__*` (every tool of the server),
+//!   `mcp__github__create_issue` (one tool).
 //!
 //! Deny wins over ask over allow, whatever the order or the specificity. A command is denied
 //! (or asked about) when any simple command in it, as the shell splits it (chains, pipes,
@@ -180,6 +182,7 @@ impl StandingRule {
                     }
             }
             Matcher::Call(Rule::Tools(tools)) => tools.contains(&tool),
+            Matcher::Call(Rule::Mcp(pattern)) => pattern.matches(tool),
             Matcher::Call(Rule::BashPrefix(words) | Rule::BashExact(words)) => {
                 tool == "bash"
                     && input
@@ -386,7 +389,7 @@ impl Rules {
         if let Some(rule) = allow.clone().find(|rule| {
             matches!(
                 rule.matcher,
-                Matcher::Path { .. } | Matcher::Call(Rule::Tools(_))
+                Matcher::Path { .. } | Matcher::Call(Rule::Tools(_) | Rule::Mcp(_))
             ) && rule.touches(tool, input, &self.places)
         }) {
             return Some(rule);

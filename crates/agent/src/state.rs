@@ -43,7 +43,13 @@ pub(crate) fn build_core(
     (subagent, search): (Option<Arc<dyn Subagent>>, bool),
     shared: &Shared,
 ) -> Core {
-    let tools = ToolTable::with(subagent.is_some(), search);
+    let tools = ToolTable::with(subagent.is_some(), search).and(
+        config
+            .tool_source
+            .as_ref()
+            .map(|source| source.tools())
+            .unwrap_or_default(),
+    );
     let context = ToolContext {
         cwd: config.cwd.clone(),
         skills: Arc::clone(skills),

@@ -31,7 +31,7 @@ impl ToolError {
 /// One tool: a name, a description and an input schema for the model, and the call.
 pub trait Tool: Send + Sync {
     /// The name the model calls it by.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// What it does, for the model.
     fn description(&self, context: &ToolContext) -> String;
     /// JSON Schema of its input.
@@ -44,6 +44,19 @@ pub trait Tool: Send + Sync {
         input: &'a Value,
         context: &'a ToolContext,
     ) -> BoxFuture<'a, Result<String, ToolError>>;
+}
+
+/// Tools from beyond skillet (other MCP servers' tools): fixed for the session, so the
+/// tools array and the system prompt never change under the prompt cache.
+pub trait ToolSource: Send + Sync {
+    /// The tools it adds after skillet's own, in a fixed order.
+    fn tools(&self) -> Vec<std::sync::Arc<dyn Tool>>;
+    /// What the system prompt says of them (none: nothing).
+    fn prompt(&self) -> Option<String>;
+    /// Where they stand, for the user (`/mcp`).
+    fn report(&self) -> String {
+        String::new()
+    }
 }
 
 /// A step of the model's visible plan.

@@ -308,6 +308,15 @@ impl SkillIndex {
         }
     }
 
+    /// Vectors of any texts from the model this index ranks with (`None` without a model):
+    /// other documents (MCP tools) ranked by the same meaning.
+    pub fn embed_texts(&self, texts: &[&str]) -> Result<Option<Vec<Vec<f32>>>, EmbedError> {
+        match &self.embedder {
+            Some(embedder) => Ok(Some(embedder.embed(texts)?)),
+            None => Ok(None),
+        }
+    }
+
     /// The skill whose text means most nearly what skill `document`'s does, and their cosine
     /// (`None` without a model, or for a skill without a usable vector).
     pub fn closest(&self, document: usize) -> Option<(usize, f32)> {

@@ -105,6 +105,9 @@ pub struct Unlocks {
     pub own: Vec<ActingSkill>,
     /// Its `skillet.toml`, when that asks for a grant.
     pub config: Option<ConfigGrants>,
+    /// Its `.mcp.json`, when that names MCP servers: commands the repository chose, started
+    /// only once the project is trusted (each line a server as it would start).
+    pub servers: Option<ConfigGrants>,
 }
 
 impl Unlocks {
@@ -153,12 +156,30 @@ impl Unlocks {
             skills,
             own,
             config,
+            servers: None,
         }
+    }
+
+    /// With the project's MCP servers file (`path`, and each server as it would start),
+    /// pinned by the digest of its bytes as they are now.
+    #[must_use]
+    pub fn with_servers(mut self, servers: Option<(PathBuf, Vec<String>)>) -> Self {
+        self.servers = servers
+            .filter(|(_, lines)| !lines.is_empty())
+            .map(|(path, grants)| ConfigGrants {
+                digest: file_digest(&path).unwrap_or_else(|_| "unreadable".into()),
+                path,
+                grants,
+            });
+        self
     }
 
     /// Whether trust would unlock nothing.
     pub fn is_empty(&self) -> bool {
-        self.skills.is_empty() && self.own.is_empty() && self.config.is_none()
+        self.skills.is_empty()
+            && self.own.is_empty()
+            && self.config.is_none()
+            && self.servers.is_none()
     }
 
     /// What trust unlocks, for the user to read before deciding: each acting skill with every
@@ -219,6 +240,16 @@ impl Unlocks {
                 let _ = writeln!(text, "    {}", one_line(grant));
             }
         }
+        if let Some(servers) = &self.servers {
+            let _ = writeln!(
+                text,
+                "- {} starts MCP servers:",
+                one_line(&servers.path.display().to_string())
+            );
+            for server in &servers.grants {
+                let _ = writeln!(text, "    {}", one_line(server));
+            }
+        }
         text
     }
 
@@ -231,6 +262,7 @@ impl Unlocks {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |elapsed| elapsed.as_secs()),
             config: self.config.as_ref().map(|config| config.digest.clone()),
+            servers: self.servers.as_ref().map(|servers| servers.digest.clone()),
             skills: self
                 .skills
                 .iter()
@@ -280,6 +312,15 @@ impl Unlocks {
                 }
                 Some(_) => {}
             }
+        }
+        match (&record.servers, &self.servers) {
+            (None, Some(servers)) => {
+                changes.push(format!("{}: new MCP servers", servers.path.display()));
+            }
+            (Some(pinned), Some(servers)) if *pinned != servers.digest => {
+                changes.push(format!("{}: changed", servers.path.display()));
+            }
+            _ => {}
         }
         match (&record.config, &self.config) {
             (None, Some(config)) => changes.push(format!("{}: new grants", config.path.display())),
@@ -341,6 +382,9 @@ pub struct Record {
     /// Each acting skill's folder (relative to the root) and its digest.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub skills: BTreeMap<String, String>,
+    /// The digest of its `.mcp.json`, when that named servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<String>,
 }
 
 /// The trust file's content.
@@ -489,6 +533,8 @@ pub struct SkillTrust {
     /// The project's root and the pinned digest of each acting skill folder inside it (both
     /// canonical); `None`: the project is not trusted.
     pinned: Option<(PathBuf, HashMap<PathBuf, String>)>,
+    /// The project's MCP servers file and the digest it was trusted with.
+    servers: Option<(PathBuf, String)>,
 }
 
 impl SkillTrust {
@@ -503,12 +549,27 @@ impl SkillTrust {
                     .filter_map(|skill| Some((skill.dir.clone(), skill.digest.clone()?)))
                     .collect(),
             )),
+            servers: unlocks
+                .servers
+                .as_ref()
+                .map(|servers| (servers.path.clone(), servers.digest.clone())),
         }
+    }
+
+    /// The project's MCP servers file as trusted, with its digest: its servers start only
+    /// when the bytes read to start them have this digest ([`digest_of`]).
+    pub fn trusted_servers(&self) -> Option<(&Path, &str)> {
+        self.servers
+            .as_ref()
+            .map(|(path, digest)| (path.as_path(), digest.as_str()))
     }
 
     /// No trust: no skill's commands run and no grant applies.
     pub fn untrusted() -> Self {
-        Self { pinned: None }
+        Self {
+            pinned: None,
+            servers: None,
+        }
     }
 
     /// Whether the project is trusted.
@@ -727,6 +788,11 @@ impl PinWalk {
 }
 
 /// The digest of one regular file.
+/// The digest of bytes as a file's is pinned (SHA-256, hex).
+pub fn digest_of(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 fn file_digest(path: &Path) -> std::io::Result<String> {
     let mut file = skillet_skills::open_regular(path).map_err(std::io::Error::other)?;
     let mut hasher = Sha256::new();

@@ -95,6 +95,13 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         let cwd = workspace.env.cwd.clone();
         std::thread::spawn(move || skillet_agent::sandbox::probe(&policy, &cwd))
     };
+    // MCP servers start on their own thread while the rest is built; the tools are taken
+    // (and the session waits for the servers' start) only when the agent is made.
+    let mcp_hub = crate::mcp::start(
+        crate::mcp::servers(workspace, settings, skill_trust, report),
+        workspace.env.cwd.clone(),
+        report,
+    );
     let provider = session_provider(settings, resume.as_ref(), report)?;
     let rules = permission_rules(workspace, settings);
     warn_dead_rules(&rules, report);
@@ -110,6 +117,9 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         mode: settings.permission_mode,
         skill_match: settings.skill_match,
         skill_index: skill_index(settings, library, report),
+        tool_source: mcp_hub.map(|hub| {
+            crate::mcp::tools(hub, settings, report) as Arc<dyn skillet_agent::tool::ToolSource>
+        }),
         first_message: first_message.map(str::to_string),
         protected: workspace.skill_roots(),
         sandbox: settings.sandbox.policy(),

@@ -70,7 +70,19 @@ pub fn unlocks(workspace: &Workspace, library: &Library) -> Unlocks {
         library,
         crate::builder::model_env(None).facts_dir().as_deref(),
     );
-    Unlocks::find_with(&root, library, &facts, grants)
+    Unlocks::find_with(&root, library, &facts, grants).with_servers(project_servers(&root))
+}
+
+/// The project's `.mcp.json`, and each server in it as it would start (none there, or none in
+/// it: `None`).
+fn project_servers(root: &std::path::Path) -> Option<(std::path::PathBuf, Vec<String>)> {
+    let path = root.join(skillet_mcp_client::MCP_JSON);
+    let lines = match skillet_mcp_client::config::read_capped(&path) {
+        Ok(Some(text)) => skillet_mcp_client::config::mcp_json_lines(&text),
+        Ok(None) => return None,
+        Err(why) => vec![format!("(unreadable: {why}; nothing in it starts)")],
+    };
+    Some((path, lines))
 }
 
 /// Settles whether the project of the workspace may act in this session, asking or saying so

@@ -238,6 +238,8 @@ pub fn scope_of(tool: &str, input: &Value, places: &Places) -> Vec<Scope> {
             .map(Scope::Rule)
             .into_iter()
             .collect(),
+        // Another server's tool: that tool, whatever its arguments (the rule it would take).
+        mcp if mcp.starts_with("mcp__") && mcp.len() <= 128 => vec![Scope::Rule(mcp.to_string())],
         _ => Vec::new(),
     }
 }

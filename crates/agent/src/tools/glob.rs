@@ -13,7 +13,7 @@ pub const MAX_GLOB_RESULTS: usize = 500;
 pub struct Glob;
 
 impl Tool for Glob {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "glob"
     }
 

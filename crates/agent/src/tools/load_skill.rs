@@ -29,7 +29,7 @@ pub const MAX_ENUM_SKILLS: usize = 200;
 pub struct LoadSkill;
 
 impl Tool for LoadSkill {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         NAME
     }
 

@@ -20,7 +20,7 @@ use crate::tool::{Tool, ToolContext};
 
 /// The tools of a session, in a fixed order.
 pub struct ToolTable {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<std::sync::Arc<dyn Tool>>,
 }
 
 impl ToolTable {
@@ -32,24 +32,35 @@ impl ToolTable {
     /// The standard tools, plus `search_skills` when the catalog could not list every skill or
     /// a skill source is searched too.
     pub fn with(with_task: bool, with_search: bool) -> Self {
-        let mut tools: Vec<Box<dyn Tool>> = vec![
-            Box::new(load_skill::LoadSkill),
-            Box::new(bash::Bash),
-            Box::new(read_file::ReadFile),
-            Box::new(write_file::WriteFile),
-            Box::new(edit_file::EditFile),
-            Box::new(glob::Glob),
-            Box::new(grep::Grep),
-            Box::new(todo_write::TodoWrite),
-            Box::new(save_skill::SaveSkill),
+        let mut tools: Vec<std::sync::Arc<dyn Tool>> = vec![
+            std::sync::Arc::new(load_skill::LoadSkill),
+            std::sync::Arc::new(bash::Bash),
+            std::sync::Arc::new(read_file::ReadFile),
+            std::sync::Arc::new(write_file::WriteFile),
+            std::sync::Arc::new(edit_file::EditFile),
+            std::sync::Arc::new(glob::Glob),
+            std::sync::Arc::new(grep::Grep),
+            std::sync::Arc::new(todo_write::TodoWrite),
+            std::sync::Arc::new(save_skill::SaveSkill),
         ];
         if with_search {
-            tools.push(Box::new(search_skills::SearchSkills));
+            tools.push(std::sync::Arc::new(search_skills::SearchSkills));
         }
         if with_task {
-            tools.push(Box::new(task::Task));
+            tools.push(std::sync::Arc::new(task::Task));
         }
         Self { tools }
+    }
+
+    /// These tools, then `more` (another source's), leaving out any whose name is taken.
+    #[must_use]
+    pub fn and(mut self, more: Vec<std::sync::Arc<dyn Tool>>) -> Self {
+        for tool in more {
+            if self.get(tool.name()).is_none() {
+                self.tools.push(tool);
+            }
+        }
+        self
     }
 
     /// The tool with this name.

@@ -30,7 +30,7 @@ pub use crate::tool::SaveSkills;
 pub struct SaveSkill;
 
 impl Tool for SaveSkill {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "save_skill"
     }
 

@@ -21,7 +21,7 @@ pub const MAX_TOP_K: usize = 25;
 pub struct SearchSkills;
 
 impl Tool for SearchSkills {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "search_skills"
     }
 

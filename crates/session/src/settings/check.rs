@@ -50,6 +50,21 @@ impl FileConfig {
             "\"project\" or \"user\"",
         )?;
         one_of(
+            "mcp.tool_search",
+            &self.mcp.as_ref().and_then(|mcp| mcp.tool_search.clone()),
+            &["auto", "on", "off"],
+            "\"auto\", \"on\" or \"off\"",
+        )?;
+        for (name, server) in self.mcp_servers.iter().flatten() {
+            let origin = skillet_mcp_client::Origin::User(path.to_path_buf());
+            if let Err(error) = skillet_mcp_client::ServerConfig::from_file(name, server, origin) {
+                return Err(SettingsError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!("[mcp_servers.{name}]: {}", error.message),
+                });
+            }
+        }
+        one_of(
             "permissions.default_mode",
             &self
                 .permissions

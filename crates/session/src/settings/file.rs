@@ -45,6 +45,22 @@ pub struct FileConfig {
     pub registry_url: Option<String>,
     /// Standing permission rules.
     pub permissions: Option<PermissionsFile>,
+    /// MCP servers whose tools the agent uses (`[mcp_servers.NAME]`, as Codex writes them);
+    /// a project's start commands the repository chose, so they are a grant.
+    pub mcp_servers: Option<std::collections::BTreeMap<String, skillet_mcp_client::ServerFile>>,
+    /// How their tools reach the model.
+    pub mcp: Option<McpFile>,
+}
+
+/// The `[mcp]` table: how MCP servers' tools are disclosed.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpFile {
+    /// `auto` (the default: offered natively while their definitions fit `inline_tokens`,
+    /// else found through `search_tools`), `on` (always searched) or `off` (always native).
+    pub tool_search: Option<String>,
+    /// The budget in tokens for definitions offered natively.
+    pub inline_tokens: Option<usize>,
 }
 
 /// The `[permissions]` table: rules in Claude Code's spelling (`Bash(git status:*)`,
@@ -238,9 +254,27 @@ impl FileConfig {
             sandbox,
             registry_url,
             permissions,
+            mcp_servers,
+            mcp,
         } = self;
         let mut grants = Vec::new();
         let g = &mut grants;
+        // Servers start commands (or send requests) the file chose: each is a grant, shown
+        // as it would start.
+        let mcp_servers = mcp_servers.filter(|servers| {
+            for (name, server) in servers.iter().filter(|(_, s)| s.enabled != Some(false)) {
+                let shown = match (&server.command, &server.url) {
+                    (Some(command), _) => std::iter::once(command.as_str())
+                        .chain(server.args.iter().flatten().map(String::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    (None, Some(url)) => super::redacted_url(url),
+                    (None, None) => String::new(),
+                };
+                g.push(("mcp_servers", format!("mcp_servers.{name} = {shown:?}")));
+            }
+            servers.values().all(|s| s.enabled == Some(false))
+        });
         // `false` is the default and only narrows, so it stays.
         let yes = granting(yes, g, "yes", |yes| *yes);
         let _ = granting(provider, g, "provider", |_| true);
@@ -308,6 +342,8 @@ impl FileConfig {
             sandbox,
             registry_url: None,
             permissions,
+            mcp_servers,
+            mcp,
         };
         (narrowed, grants)
     }

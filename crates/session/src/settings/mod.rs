@@ -101,6 +101,11 @@ pub struct Settings {
     pub flagged_dirs: usize,
     /// Standing permission rules, each with where it came from ([`permissions`]).
     pub permission_rules: Vec<permissions::Gathered>,
+    /// The MCP servers the user's file names, then a trusted project's (a name in both: the
+    /// user's); a project's `.mcp.json` is read by the session builder, once trusted.
+    pub mcp_servers: Vec<skillet_mcp_client::ServerConfig>,
+    /// How their tools reach the model.
+    pub mcp_disclosure: skillet_mcp_client::Disclosure,
     /// What the user should be told: keys a project file may not set, and values in a file
     /// that the environment overrides.
     pub warnings: Vec<String>,

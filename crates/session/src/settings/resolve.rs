@@ -222,6 +222,8 @@ impl Settings {
             flagged_dirs: args.add_dirs.len(),
             add_dirs,
             permission_rules,
+            mcp_servers: mcp_servers(&files, sources.project_root)?,
+            mcp_disclosure: mcp_disclosure(&files),
             warnings,
             explanation: Explanation {
                 files: files.looked,
@@ -230,6 +232,57 @@ impl Settings {
             },
         })
     }
+}
+
+/// The servers of every file (the user's first: a name a project's file repeats is the
+/// user's); a project's file has none left unless it is trusted ([`FileConfig`]'s grants).
+fn mcp_servers(
+    files: &super::layers::Files,
+    project_root: &std::path::Path,
+) -> Result<Vec<skillet_mcp_client::ServerConfig>, SettingsError> {
+    let project_file = project_root.join(super::CONFIG_FILE);
+    let mut servers: Vec<skillet_mcp_client::ServerConfig> = Vec::new();
+    for (path, file) in files.layers.iter().rev() {
+        let origin = if *path == project_file {
+            skillet_mcp_client::Origin::Project(path.clone())
+        } else {
+            skillet_mcp_client::Origin::User(path.clone())
+        };
+        for (name, server) in file.mcp_servers.iter().flatten() {
+            if servers.iter().any(|known| known.name == *name) {
+                continue;
+            }
+            match skillet_mcp_client::ServerConfig::from_file(name, server, origin.clone()) {
+                Ok(Some(server)) => servers.push(server),
+                Ok(None) => {}
+                Err(error) => {
+                    return Err(SettingsError::Parse {
+                        path: path.clone(),
+                        message: format!("[mcp_servers.{name}]: {}", error.message),
+                    });
+                }
+            }
+        }
+    }
+    Ok(servers)
+}
+
+/// The `[mcp]` table of the first file that has one (checked already).
+fn mcp_disclosure(files: &super::layers::Files) -> skillet_mcp_client::Disclosure {
+    let mut disclosure = skillet_mcp_client::Disclosure::default();
+    if let Some((mcp, _)) = files.value(|f| f.mcp.clone()) {
+        if let Some(search) = mcp
+            .tool_search
+            .as_deref()
+            .and_then(skillet_mcp_client::ToolSearch::parse)
+        {
+            disclosure.tool_search = search;
+        }
+        if let Some(tokens) = mcp.inline_tokens {
+            disclosure.inline_tokens = tokens;
+        }
+    }
+    disclosure
 }
 
 /// A provider as a value to compare and show.

@@ -28,6 +28,19 @@ const FILE_KEYS: &[&str] = &[
     "deny",
     "default_mode",
     "additional_directories",
+    "mcp_servers",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "startup_timeout_sec",
+    "tool_timeout_sec",
+    "trust_read_only",
+    "mcp",
+    "tool_search",
+    "inline_tokens",
 ];
 /// A key this close to a known one (in edits) is suggested as a typo of it.
 const MAX_TYPO_EDITS: usize = 2;
@@ -50,6 +63,11 @@ pub(super) fn toml_message(error: &toml::de::Error, text: &str) -> String {
             "expected a table ([permissions])",
         ),
         ("expected struct FileConfig", "expected a table"),
+        (
+            "expected struct ServerFile",
+            "expected a table ([mcp_servers.NAME])",
+        ),
+        ("expected struct McpFile", "expected a table ([mcp])"),
         (
             "expected a sequence",
             "expected a list in brackets, such as [\"/home/me/.cargo\"] or [\"Bash(git status:*)\"]",

@@ -23,6 +23,7 @@ pub(super) enum Action {
     Clear,
     Mode,
     AddDir,
+    Mcp,
     Exit,
 }
 
@@ -95,6 +96,12 @@ pub(super) const COMMANDS: &[ChatCommand] = &[
         name: "add-dir",
         args: "DIR",
         help: "let file tools read and write beneath DIR, and commands write there, for the session",
+    },
+    ChatCommand {
+        action: Action::Mcp,
+        name: "mcp",
+        args: "",
+        help: "the MCP servers whose tools the model has, where each stands, and their tools",
     },
     ChatCommand {
         action: Action::Exit,

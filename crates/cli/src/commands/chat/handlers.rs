@@ -42,6 +42,10 @@ impl Chat {
             Action::Exit => return Ok(Slash::Exit),
             Action::Mode => self.mode(arguments),
             Action::AddDir => self.add_dir(arguments),
+            Action::Mcp => warn(&self.agent.tool_source_report().map_or_else(
+                || "no MCP servers in this session\n  hint: add [mcp_servers.NAME] to ~/.config/skillet/skillet.toml (command = \"…\" or url = \"…\"), or trust a project whose .mcp.json names some".to_string(),
+                |report| terminal_safe(&report, true).into_owned(),
+            )),
             Action::Help => warn(&help_text()),
             Action::Skills => warn(&skills_table(&self.skills)),
             Action::Cost => warn(&self.cost()),
