@@ -14,8 +14,16 @@
 //!   path, by a folder of the command's own): the mount protects where the link led, and no
 //!   mount pins the link itself.
 //!
-//! Nothing is undone: what the command left is the user's to look at, with the command that
-//! shows it and the one that drops it.
+//! - **A ref moved to a commit that changes a protected path** (a branch, a stash: checking it
+//!   out brings `.husky/pre-commit` back outside any sandbox): refs and objects stay writable
+//!   for commits ([`super::moved_refs`]).
+//! - **A link planted in git's directory** (`COMMIT_EDITMSG -> config`, `logs/HEAD ->
+//!   ~/.bashrc`): git writes and appends through links, so the user's own `git commit` would
+//!   write the command's text into `config` or any file of theirs. Git makes no links there,
+//!   so a link the command added is removed, and said.
+//!
+//! Otherwise nothing is undone: what the command left is the user's to look at, with the
+//! command that shows it and the one that drops it.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +34,8 @@ use super::protect::git::{common_dir, resolve_git_dir};
 const MAX_PENDING_ENTRIES: usize = 1_024;
 /// The most gitlinks named in one finding.
 const NAMED: usize = 5;
+/// The most entries of git's directories looked at for links (past it, the rest are not).
+pub const MAX_GIT_DIR_ENTRIES: usize = 20_000;
 
 /// A repository as a command found it.
 struct Repository {
@@ -36,6 +46,10 @@ struct Repository {
     indexes: Indexes,
     gitlinks: Listing,
     pending: Vec<Pending>,
+    /// The links in its git directories before the command (a user's own stay).
+    links: std::collections::BTreeSet<PathBuf>,
+    /// Its refs before the command ([`super::moved_refs`]).
+    refs: std::collections::BTreeMap<String, String>,
 }
 
 /// What was there before a command, to compare with after it.
@@ -55,6 +69,8 @@ impl Aftermath {
             let indexes = Indexes::of(&git_dir, &common_dir);
             let gitlinks = listed(git.as_deref(), &root, &git_dir, &indexes);
             let pending = pending(&git_dir);
+            let links = git_dir_links(&git_dir, &common_dir);
+            let refs = super::moved_refs::read(&git_dir, &common_dir);
             Some(Repository {
                 root,
                 git_dir,
@@ -63,6 +79,8 @@ impl Aftermath {
                 indexes,
                 gitlinks,
                 pending,
+                links,
+                refs,
             })
         });
         Self { links, repository }
@@ -83,6 +101,33 @@ impl Aftermath {
         let Some(repository) = &self.repository else {
             return findings;
         };
+        for link in
+            git_dir_links(&repository.git_dir, &repository.common_dir).difference(&repository.links)
+        {
+            let target = std::fs::read_link(link)
+                .map(|target| target.display().to_string())
+                .unwrap_or_default();
+            findings.push(match std::fs::remove_file(link) {
+                Ok(()) => format!(
+                    "the command made {} a link to {target}; git writes through such links (the user's own `git commit` would write into {target}), and git makes none there, so skillet removed it",
+                    link.display()
+                ),
+                Err(error) => format!(
+                    "the command made {} a link to {target}, and skillet could not remove it ({error}): git writes through it, so remove it before running git here",
+                    link.display()
+                ),
+            });
+        }
+        let refs = super::moved_refs::read(&repository.git_dir, &repository.common_dir);
+        if refs != repository.refs {
+            findings.extend(super::moved_refs::findings(
+                repository.git.as_deref(),
+                &repository.root,
+                &repository.git_dir,
+                &repository.refs,
+                &refs,
+            ));
+        }
         let indexes = Indexes::of(&repository.git_dir, &repository.common_dir);
         if indexes != repository.indexes {
             let after = listed(
@@ -183,4 +228,38 @@ fn pending(git_dir: &Path) -> Vec<Pending> {
             }
         })
         .collect()
+}
+
+/// Every link in the git directory `git_dir` and its common directory `common_dir` (objects
+/// left out: git writes them new, never through a path), at most [`MAX_GIT_DIR_ENTRIES`]
+/// entries looked at.
+fn git_dir_links(git_dir: &Path, common_dir: &Path) -> std::collections::BTreeSet<PathBuf> {
+    let mut links = std::collections::BTreeSet::new();
+    let mut queue: std::collections::VecDeque<PathBuf> =
+        [git_dir.to_path_buf(), common_dir.to_path_buf()].into();
+    let mut seen_dirs = std::collections::BTreeSet::new();
+    let mut entries = 0;
+    while let Some(dir) = queue.pop_front() {
+        if !seen_dirs.insert(dir.clone()) {
+            continue;
+        }
+        let Ok(listing) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in listing.filter_map(Result::ok) {
+            entries += 1;
+            if entries > MAX_GIT_DIR_ENTRIES {
+                return links;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_symlink() {
+                links.insert(entry.path());
+            } else if kind.is_dir() && entry.file_name() != "objects" {
+                queue.push_back(entry.path());
+            }
+        }
+    }
+    links
 }

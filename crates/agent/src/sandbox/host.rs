@@ -48,10 +48,26 @@ pub fn trusted(path: &Path, untrusted: &[PathBuf]) -> bool {
             .any(|root| path.starts_with(root) || real.starts_with(root))
 }
 
-/// Runs the host's git `command` (its config from the command line and environment dropped,
-/// no input, errors unread) until `deadline`, its output read by `read` beside it: whether it
-/// exited with 0, and what `read` made of it. None when it did not start or did not end in
-/// time (then it is killed).
+/// Variables the host's git keeps from skillet's environment: what finds programs and the
+/// user's own git config (whose hooks path and includes matter). Nothing else reaches it, no
+/// key above all: whatever a repository makes it run sees none.
+const GIT_KEPT_VARIABLES: [&str; 4] = ["PATH", "HOME", "XDG_CONFIG_HOME", "LANG"];
+
+/// Config every host git (and every git it starts, submodules' included) runs with: nothing a
+/// repository wrote may run or fetch. A partial clone's missing object would otherwise be
+/// fetched through the repository's own `uploadpack` command. (The commands it runs, `ls-files`
+/// and `config`, run no hooks; the hooks path is read, so it is not set here.)
+const GIT_SAFE_CONFIG: [(&str, &str); 3] = [
+    ("core.fsmonitor", "false"),
+    ("protocol.allow", "never"),
+    ("submodule.recurse", "false"),
+];
+
+/// Runs the host's git `command` until `deadline`, its output read by `read` beside it:
+/// whether it exited with 0, and what `read` made of it. None when it did not start or did not
+/// end in time (then it is killed). It gets no input, its errors are unread, and its
+/// environment is only [`GIT_KEPT_VARIABLES`] with [`GIT_SAFE_CONFIG`] and no lazy fetching,
+/// prompts or protocols, which the gits it starts inherit.
 pub fn run_until<T: Send + 'static>(
     mut command: std::process::Command,
     deadline: std::time::Instant,
@@ -60,9 +76,23 @@ pub fn run_until<T: Send + 'static>(
     if std::time::Instant::now() >= deadline {
         return None;
     }
+    command.env_clear();
+    for name in GIT_KEPT_VARIABLES {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    command
+        .env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PROTOCOL_FROM_USER", "0")
+        .env("GIT_CONFIG_COUNT", GIT_SAFE_CONFIG.len().to_string());
+    for (index, (key, value)) in GIT_SAFE_CONFIG.iter().enumerate() {
+        command
+            .env(format!("GIT_CONFIG_KEY_{index}"), key)
+            .env(format!("GIT_CONFIG_VALUE_{index}"), value);
+    }
     let output = command
-        .env_remove("GIT_CONFIG_PARAMETERS")
-        .env_remove("GIT_CONFIG_COUNT")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())

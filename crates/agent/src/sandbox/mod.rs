@@ -28,6 +28,8 @@ pub mod gitlinks;
 pub mod host;
 #[cfg(unix)]
 mod inherited;
+#[cfg(unix)]
+pub mod moved_refs;
 #[cfg(target_os = "linux")]
 mod namespace;
 #[cfg(target_os = "linux")]

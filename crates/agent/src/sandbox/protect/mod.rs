@@ -25,7 +25,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Names protected at the top of the working directory: folders and files other tools (and
 /// skillet's next session) read as instructions or run.
-pub const PROTECTED_TOP_NAMES: [&str; 18] = [
+pub const PROTECTED_TOP_NAMES: [&str; 29] = [
     ".git",
     ".gitmodules",
     ".envrc",
@@ -33,10 +33,24 @@ pub const PROTECTED_TOP_NAMES: [&str; 18] = [
     "AGENTS.md",
     "AGENTS.override.md",
     "CLAUDE.md",
+    "CLAUDE.local.md",
+    "GEMINI.md",
     ".agents",
     ".claude",
     ".opencode",
     ".mcp.json",
+    // Other agents' folders and rule files: servers and hooks they start, what steers them.
+    ".codex",
+    ".gemini",
+    ".cursor",
+    ".cursorrules",
+    ".windsurfrules",
+    ".continue",
+    // Tools that run the project's settings in the user's shell: mise's hooks and sourced
+    // files on `cd`, yarn's `yarnPath` on any `yarn`.
+    "mise.toml",
+    ".mise.toml",
+    ".yarnrc.yml",
     // Hook managers: what git's hooks run (husky's `.husky/_` sources `.husky/*`).
     ".husky",
     ".pre-commit-config.yaml",
@@ -450,6 +464,11 @@ fn workspace_paths(
             // file nor see an empty one git would list as untracked (and `git add -A` commit).
             .map(|name| (cwd.join(name), Placeholder::Folder)),
     );
+    wanted.extend(
+        envrc_sources(cwd)
+            .into_iter()
+            .map(|path| (path, Placeholder::Folder)),
+    );
     if std::fs::symlink_metadata(cwd.join(".git")).is_err() {
         // No `.git` here: git would take the working directory itself for a bare repository
         // if a command made one (`HEAD`, `objects`, `refs`); a folder named `HEAD` is no
@@ -472,6 +491,72 @@ fn workspace_paths(
             layout,
         );
     }
+}
+
+/// The largest `.envrc` read for what it sources.
+const MAX_ENVRC_BYTES: u64 = 64 * 1024;
+
+/// What the `.envrc` in `cwd` has direnv read besides itself, which direnv's `allow` does not
+/// cover (it pins `.envrc` alone): `source_env`/`source_env_if_exists` and plain `source`/`.`
+/// files, `dotenv` files
+/// (`.env` by default), and `use flake`/`use nix`'s Nix files. A `PATH_add` folder is not:
+/// builds write there (see docs/sandbox.md's limits).
+fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
+    let Ok(mut file) = skillet_skills::open_regular(&cwd.join(".envrc")) else {
+        return Vec::new();
+    };
+    let mut bytes = Vec::new();
+    if skillet_skills::read_capped(&mut file, &mut bytes, MAX_ENVRC_BYTES).is_err() {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .map(|word| word.trim_matches(['"', '\'', ';']))
+            .collect();
+        let (Some(command), rest) = (words.first(), words.get(1..).unwrap_or(&[])) else {
+            continue;
+        };
+        let named: Vec<&str> = match *command {
+            // The first word is the file; the rest are its arguments.
+            "source_env" | "source_env_if_exists" | "source" | "." => {
+                rest.first().copied().into_iter().collect()
+            }
+            "dotenv" | "dotenv_if_exists" => {
+                if rest.is_empty() {
+                    vec![".env"]
+                } else {
+                    rest.to_vec()
+                }
+            }
+            "use" if rest.first() == Some(&"flake") => vec!["flake.nix", "flake.lock"],
+            "use" if rest.first() == Some(&"nix") => {
+                let files: Vec<&str> = rest[1..]
+                    .iter()
+                    .copied()
+                    .filter(|word| !word.starts_with('-'))
+                    .collect();
+                if files.is_empty() {
+                    vec!["shell.nix", "default.nix"]
+                } else {
+                    files
+                }
+            }
+            _ => Vec::new(),
+        };
+        found.extend(
+            named
+                .into_iter()
+                .filter(|name| !name.is_empty() && !name.contains('$'))
+                .filter_map(|name| skillet_skills::confine::normalize(&cwd.join(name))),
+        );
+    }
+    found
 }
 
 /// Adds `path` to the layout: read-only where it exists (through a link, the real file), a

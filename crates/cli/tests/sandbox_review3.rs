@@ -1,0 +1,186 @@
+//! What the third review of the sandbox broke, end to end through `skillet run --yes` with the
+//! model's `bash` calls scripted: the host's own git fetching through a repository's command,
+//! links planted in git's directory, refs moved to commits that change protected paths, files
+//! an allowed `.envrc` reads, and other tools' settings.
+
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+mod common;
+
+use std::process::Command as StdCommand;
+
+use common::escapes::{HOOK, assert_not_pwned, attack, git, namespaces, repository};
+
+/// A submodule whose index names a `.gitmodules` blob it does not have, in a partial clone
+/// whose `uploadpack` is the payload: a git that looks into it (`ls-files
+/// --recurse-submodules`) fetches the blob through that command.
+const LAZY_FETCH: &str = r#"set -e; W=$(pwd)
+git init -q sub; cd sub
+git -c user.email=a@b -c user.name=a commit -q --allow-empty -m s
+git config core.repositoryformatversion 1
+git config extensions.partialClone origin
+git config remote.origin.url "$W/sub"; git config remote.origin.promisor true
+git config remote.origin.uploadpack "env > PAYLOAD; git-upload-pack"
+git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),subsub
+git update-index --add --info-only --cacheinfo 100644,1111111111111111111111111111111111111111,.gitmodules
+H=$(git rev-parse HEAD); cd ..
+B=$(printf '[submodule "sub"]\n\tpath = sub\n\turl = ./sub\n' | git hash-object -w --stdin)
+git update-index --add --cacheinfo 100644,$B,.gitmodules
+git update-index --add --cacheinfo 160000,$H,sub
+echo planted"#;
+
+#[test]
+fn skillets_own_git_never_fetches_through_a_repositorys_command_nor_sees_the_key() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // What `git clone --recurse-submodules` writes, even with no submodules.
+    git(&sandbox.project, &["config", "submodule.active", "."]);
+    let payload = sandbox.root.join("PWNED_env");
+    let setup = LAZY_FETCH.replace("PAYLOAD", &payload.display().to_string());
+    let first = attack(&sandbox, &[&setup]);
+    assert!(first[0].contains("planted"), "{}", first[0]);
+    // The next session's first command lists the index again.
+    let second = attack(&sandbox, &["echo hello"]);
+    assert!(second[0].contains("hello"), "{}", second[0]);
+    assert!(
+        !payload.exists(),
+        "the host's git ran the repository's uploadpack: {}",
+        std::fs::read_to_string(&payload).unwrap_or_default()
+    );
+}
+
+#[test]
+fn a_link_planted_in_git_s_directory_is_removed_before_the_users_commit_writes_through_it() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let config_before = std::fs::read(sandbox.project.join(".git/config")).unwrap();
+    let victim = sandbox.root.join("bashrc");
+    std::fs::write(&victim, "# mine\n").unwrap();
+    let results = attack(
+        &sandbox,
+        &[&format!(
+            "ln -sf config .git/COMMIT_EDITMSG && ln -sf {} .git/MERGE_MSG && \
+             printf '[core]\\n\\tfsmonitor = \"touch PWNED; false\"\\n' > .git/SQUASH_MSG && \
+             echo changed > README.md && echo end",
+            victim.display()
+        )],
+    );
+    assert!(results[0].contains("end"), "{}", results[0]);
+    assert!(
+        results[0].contains("skillet removed it"),
+        "the model and user are told: {}",
+        results[0]
+    );
+    for name in ["COMMIT_EDITMSG", "MERGE_MSG"] {
+        let link = sandbox.project.join(".git").join(name);
+        assert!(
+            !std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink()),
+            "{name} is still a link"
+        );
+    }
+    // The user commits with their editor (a no-op one here), then looks at the status.
+    let _ = StdCommand::new("git")
+        .args(["-c", "user.email=u@example.com", "-c", "user.name=u"])
+        .args(["commit", "-qa"])
+        .env("GIT_EDITOR", "true")
+        .current_dir(&sandbox.project)
+        .output();
+    assert_eq!(
+        std::fs::read(sandbox.project.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "# mine\n");
+    assert_not_pwned(&sandbox);
+}
+
+#[test]
+fn a_ref_moved_to_a_commit_that_changes_a_protected_path_is_told_with_the_way_back() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let old = String::from_utf8(git(&sandbox.project, &["rev-parse", "HEAD"]).stdout).unwrap();
+    let plant = format!(
+        "set -e; export GIT_INDEX_FILE=$TMPDIR/idx; git read-tree main; \
+         B=$({HOOK} | git hash-object -w --stdin); \
+         git update-index --add --cacheinfo 100755,$B,.husky/post-checkout; \
+         C=$(git -c user.email=a@b -c user.name=a commit-tree $(git write-tree) -p main -m tidy); \
+         git update-ref refs/heads/main $C; git update-ref refs/heads/feature $C; echo moved"
+    );
+    // An ordinary commit, for comparison: nothing protected changes, nothing is said.
+    let ordinary = "echo more > more.txt && git add more.txt && \
+                    git -c user.email=a@b -c user.name=a commit -q -m more && echo committed";
+    let results = attack(&sandbox, &[&plant, ordinary]);
+    assert!(results[0].contains("moved"), "{}", results[0]);
+    assert!(
+        results[0].contains("refs/heads/main") && results[0].contains(".husky/post-checkout"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[0].contains(&format!("git update-ref refs/heads/main {}", old.trim())),
+        "the way back is given: {}",
+        results[0]
+    );
+    assert!(
+        results[0].contains("git update-ref -d refs/heads/feature"),
+        "{}",
+        results[0]
+    );
+    assert!(results[1].contains("committed"), "{}", results[1]);
+    assert!(!results[1].contains("[skillet:"), "{}", results[1]);
+}
+
+#[test]
+fn what_an_envrc_sources_and_other_agents_settings_are_read_only() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    std::fs::write(
+        sandbox.project.join(".envrc"),
+        "source_env_if_exists .envrc.local\ndotenv\nsource ./scripts/env.sh arg # comment\nuse flake\nPATH_add bin\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(sandbox.project.join("scripts")).unwrap();
+    std::fs::write(sandbox.project.join("scripts/env.sh"), "export A=1\n").unwrap();
+    let written = [
+        ".envrc.local",
+        ".env",
+        "scripts/env.sh",
+        "flake.nix",
+        "CLAUDE.local.md",
+        "GEMINI.md",
+        ".codex/config.toml",
+        ".cursor/mcp.json",
+        ".gemini/settings.json",
+        "mise.toml",
+        ".yarnrc.yml",
+    ];
+    let command = written
+        .iter()
+        .map(|path| format!("mkdir -p $(dirname {path}) 2>/dev/null; echo 'touch PWNED' > {path} 2>/dev/null && echo wrote {path}"))
+        .chain(std::iter::once("mkdir -p bin && echo ok > bin/tool && echo wrote bin".to_string()))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let results = attack(&sandbox, &[&command]);
+    for path in written {
+        assert!(
+            !results[0].contains(&format!("wrote {path}\n"))
+                && !results[0].ends_with(&format!("wrote {path}")),
+            "{path} was written: {}",
+            results[0]
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("scripts/env.sh")).unwrap(),
+        "export A=1\n"
+    );
+    // A PATH_add folder is not protected: builds write there (a documented limit).
+    assert!(results[0].contains("wrote bin"), "{}", results[0]);
+}
