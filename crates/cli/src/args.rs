@@ -58,7 +58,8 @@ pub enum Command {
     /// Discover, inspect, validate and create skills
     #[command(subcommand)]
     Skills(SkillsCommand),
-    /// Serve the skill library to MCP clients (Claude Code, Cursor, VS Code, …) on stdio
+    /// Serve the skill library to MCP clients (Claude Code, Cursor, VS Code, …) on stdio;
+    /// `skillet mcp list` shows the MCP servers whose tools skillet's own agent uses
     Mcp(McpArgs),
     /// Trust this project: let its skills run their commands and grant tools, and its
     /// skillet.toml grant what only you may (shows what that unlocks first)
@@ -218,7 +219,11 @@ pub struct TrustArgs {
 
 /// `skillet mcp`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct McpArgs {
+    /// What else to do than serve
+    #[command(subcommand)]
+    pub action: Option<McpAction>,
     /// Serve over streamable HTTP at http://ADDR/mcp instead of stdio (ADDR: PORT or HOST:PORT;
     /// 127.0.0.1 unless a host is given)
     #[arg(long, value_name = "ADDR")]
@@ -233,6 +238,14 @@ pub struct McpArgs {
     /// SKILLET_REGISTRY_URL, else registry_url in skillet.toml)
     #[arg(long, value_name = "URL")]
     pub registry: Option<String>,
+}
+
+/// `skillet mcp`'s actions besides serving.
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// The MCP servers skillet's agent uses here (your skillet.toml's, a trusted project's
+    /// .mcp.json): each started, with its state and tools
+    List,
 }
 
 /// `skillet chat` and plain `skillet`.

@@ -17,11 +17,11 @@ use crate::settings::Settings;
 /// user's). What is left out is said through `report`.
 pub fn servers(
     workspace: &Workspace,
-    settings: &Settings,
+    configured: &[ServerConfig],
     trust: &SkillTrust,
     report: &mut dyn Report,
 ) -> Vec<ServerConfig> {
-    let mut servers = settings.mcp_servers.clone();
+    let mut servers = configured.to_vec();
     let path = workspace.project_root().join(skillet_mcp_client::MCP_JSON);
     for server in project_servers(&path, trust, report) {
         if servers.iter().any(|known| known.name == server.name) {
@@ -135,4 +135,25 @@ pub fn tools(hub: Arc<Hub>, settings: &Settings, report: &mut dyn Report) -> Arc
         }
     }
     Arc::new(McpTools::new(hub, settings.mcp_disclosure))
+}
+
+/// `skillet mcp list`: every server this project's sessions would start (trust as recorded,
+/// never asked), started, and where each stands; `None` when there are none.
+pub fn list(
+    workspace: &Workspace,
+    library: &skillet_skills::Library,
+    report: &mut dyn Report,
+) -> Result<Option<String>, crate::settings::SettingsError> {
+    let decided = crate::trust::decide(workspace, library, crate::trust::Asking::Never, report);
+    let root = workspace.project_root();
+    let configured = crate::settings::mcp_servers(&crate::settings::Sources::of_this_process(
+        &root,
+        decided.project_trusted,
+    ))?;
+    let servers = servers(workspace, &configured, &decided.skills, report);
+    let Some(hub) = start(servers, workspace.env.cwd.clone(), report) else {
+        return Ok(None);
+    };
+    hub.wait_started();
+    Ok(Some(hub.describe()))
 }

@@ -239,6 +239,12 @@ fn withheld(unlocks: &Unlocks) -> String {
     if unlocks.config.is_some() {
         parts.push("its skillet.toml grants nothing".to_string());
     }
+    if let Some(servers) = &unlocks.servers {
+        parts.push(format!(
+            "the {} its .mcp.json names do not start",
+            plural(servers.grants.len(), "MCP server")
+        ));
+    }
     parts.join("; ")
 }
 

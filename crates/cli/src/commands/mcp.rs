@@ -11,6 +11,9 @@ use crate::args::McpArgs;
 use crate::{EXIT_FAILURE, UsageError};
 
 pub fn run(context: &Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
+    if let Some(crate::args::McpAction::List) = args.action {
+        return list(context);
+    }
     let http = args.http.as_deref().map(http_address).transpose()?;
     if let Some(text) = crate::env::var(crate::env::SKILLET_LOG) {
         let level = skillet_mcp::LogLevel::parse(&text).ok_or_else(|| {
@@ -74,4 +77,22 @@ fn http_address(text: &str) -> Result<SocketAddr, UsageError> {
         UsageError::new(format!("--http {text}: not an address"))
             .with_hint("give a port (8808, on 127.0.0.1) or HOST:PORT (127.0.0.1:8808, [::1]:8808)")
     })
+}
+
+/// `skillet mcp list`: the servers skillet's agent would use here, started, on stdout.
+fn list(context: &Context) -> anyhow::Result<ExitCode> {
+    let library = super::session::library(context);
+    let listed = skillet_session::mcp::list(
+        context,
+        &library,
+        &mut super::session::stderr_report(),
+    )
+    .map_err(|error| UsageError::new(error.to_string()))?;
+    match listed {
+        Some(text) => print!("{}", crate::output::terminal_safe(&text, true)),
+        None => println!(
+            "no MCP servers: add [mcp_servers.NAME] (command = \"…\", args = […], or url = \"…\") to ~/.config/skillet/skillet.toml, or trust a project whose .mcp.json names some"
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
 }

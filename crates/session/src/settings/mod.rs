@@ -45,6 +45,15 @@ pub use explain::{Explanation, Origin, default_budget_why};
 pub use layers::{project_grants, registry_url};
 pub use resolve::provider_name;
 
+/// The MCP servers the config files name (the user's, a trusted project's), without the rest
+/// of the settings: `skillet mcp list` needs no provider.
+pub fn mcp_servers(
+    sources: &Sources<'_>,
+) -> Result<Vec<skillet_mcp_client::ServerConfig>, SettingsError> {
+    let files = layers::read_files(sources)?;
+    resolve::mcp_servers(&files, sources.project_root)
+}
+
 /// The config file's name, in the project root and in the user config folder.
 pub const CONFIG_FILE: &str = "skillet.toml";
 /// The model used with Anthropic when none is configured.

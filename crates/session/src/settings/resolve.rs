@@ -236,7 +236,7 @@ impl Settings {
 
 /// The servers of every file (the user's first: a name a project's file repeats is the
 /// user's); a project's file has none left unless it is trusted ([`FileConfig`]'s grants).
-fn mcp_servers(
+pub(super) fn mcp_servers(
     files: &super::layers::Files,
     project_root: &std::path::Path,
 ) -> Result<Vec<skillet_mcp_client::ServerConfig>, SettingsError> {
