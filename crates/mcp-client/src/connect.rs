@@ -177,6 +177,7 @@ async fn connect_stdio(
     else {
         return Err(ConnectError("its pipes could not be made".into()));
     };
+    let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
     let child = ChildGuard { child };
     let stderr = Arc::new(Mutex::new(Vec::new()));
     let kept = Arc::clone(&stderr);
@@ -198,9 +199,12 @@ async fn connect_stdio(
         inner: stdout,
         line: 0,
         ended: Arc::clone(&ended),
+        pid,
     };
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(capped, stdin)
-        .with_max_line_length(MAX_MESSAGE_BYTES + 1);
+        // Past ours, so the line ends the connection here rather than being dropped there (a
+        // dropped answer would leave its call waiting for the tool timeout).
+        .with_max_line_length(2 * MAX_MESSAGE_BYTES);
     match client_info().serve(transport).await {
         Ok(service) => Ok(Connection {
             service,
@@ -309,11 +313,14 @@ pub(crate) async fn list_tools(
 }
 
 /// A server's stdout, ended with an error once a line passes [`MAX_MESSAGE_BYTES`]: the
-/// transport sees the end of the stream, and the reason is kept for the user.
+/// server is killed, the transport sees the end of the stream, and the reason is kept for the
+/// user.
 struct Capped<R> {
     inner: R,
     line: usize,
     ended: Arc<Mutex<Option<String>>>,
+    /// The server's process (group), ended with the connection: its calls fail at once.
+    pid: Option<i32>,
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for Capped<R> {
@@ -339,6 +346,11 @@ impl<R: AsyncRead + Unpin> AsyncRead for Capped<R> {
                                 "it sent a message over {MAX_MESSAGE_BYTES} bytes, so skillet closed the connection"
                             )
                         });
+                    }
+                    #[cfg(unix)]
+                    if let Some(pid) = self.pid.and_then(rustix::process::Pid::from_raw) {
+                        let _ =
+                            rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
                     }
                     return Poll::Ready(Err(std::io::Error::new(
                         std::io::ErrorKind::InvalidData,

@@ -82,12 +82,9 @@ fn http_address(text: &str) -> Result<SocketAddr, UsageError> {
 /// `skillet mcp list`: the servers skillet's agent would use here, started, on stdout.
 fn list(context: &Context) -> anyhow::Result<ExitCode> {
     let library = super::session::library(context);
-    let listed = skillet_session::mcp::list(
-        context,
-        &library,
-        &mut super::session::stderr_report(),
-    )
-    .map_err(|error| UsageError::new(error.to_string()))?;
+    let listed =
+        skillet_session::mcp::list(context, &library, &mut super::session::stderr_report())
+            .map_err(|error| UsageError::new(error.to_string()))?;
     match listed {
         Some(text) => print!("{}", crate::output::terminal_safe(&text, true)),
         None => println!(
