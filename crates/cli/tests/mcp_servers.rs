@@ -17,19 +17,17 @@ use serde_json::{Value, json};
 use skillet_test_support::{MockServer, Turn};
 
 fn python() -> Option<PathBuf> {
-    match std::env::var_os("SKILLET_MCP_PYTHON") {
-        Some(python) => Some(PathBuf::from(python)),
-        None => {
-            assert!(
-                std::env::var_os("SKILLET_REQUIRE_MCP_CLIENT").is_none(),
-                "SKILLET_REQUIRE_MCP_CLIENT is set but SKILLET_MCP_PYTHON is not"
-            );
-            skillet_test_support::skip(
-                "SKIPPED: MCP client tests: set SKILLET_MCP_PYTHON to a python with `mcp` 2.x (scripts/fetch-mcp-client.sh)",
-            );
-            None
-        }
+    if let Some(python) = std::env::var_os("SKILLET_MCP_PYTHON") {
+        return Some(PathBuf::from(python));
     }
+    assert!(
+        std::env::var_os("SKILLET_REQUIRE_MCP_CLIENT").is_none(),
+        "SKILLET_REQUIRE_MCP_CLIENT is set but SKILLET_MCP_PYTHON is not"
+    );
+    skillet_test_support::skip(
+        "SKIPPED: MCP client tests: set SKILLET_MCP_PYTHON to a python with `mcp` 2.x (scripts/fetch-mcp-client.sh)",
+    );
+    None
 }
 
 fn server_script() -> PathBuf {
@@ -273,7 +271,9 @@ fn hostile_servers_leave_the_session_working_and_are_told_once() {
     let out = run(skillet_at(&sandbox, Some(&server)).args(["run", "--yes", "go"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        started.elapsed() < std::time::Duration::from_secs(60),
+        // Not a speed target: a guard that no call waited for the default tool timeout (60 s)
+        // (the flood's answer is dropped at 4 MiB and its server killed, not waited out).
+        started.elapsed() < std::time::Duration::from_mins(1),
         "took {:?}",
         started.elapsed()
     );

@@ -84,7 +84,7 @@ pub fn tool_defs(
     let mut defs: Vec<ToolDef> = Vec::with_capacity(tools.len());
     for tool in tools {
         let shown = crate::connect::short(&tool.name);
-        match tool_def(server, tool) {
+        match tool_def(server, &tool) {
             Ok(def) if defs.iter().any(|other| other.qualified == def.qualified) => {
                 problems.push(format!(
                     "MCP server `{server}`: the tool `{shown}` is left out: its name reads as another tool's ({})",
@@ -100,7 +100,7 @@ pub fn tool_defs(
     defs
 }
 
-fn tool_def(server: &str, tool: rmcp::model::Tool) -> Result<ToolDef, String> {
+fn tool_def(server: &str, tool: &rmcp::model::Tool) -> Result<ToolDef, String> {
     let name = tool.name.to_string();
     if name.is_empty()
         || name.chars().count() > MAX_SERVER_TOOL_NAME
@@ -129,7 +129,7 @@ fn tool_def(server: &str, tool: rmcp::model::Tool) -> Result<ToolDef, String> {
         qualified: qualified_name(server, &name),
         name,
         description,
-        schema: clean_schema(schema, 0),
+        schema: clean_schema(schema),
         read_only,
     })
 }
@@ -196,7 +196,7 @@ fn check_values(value: &Value, depth: usize, prose: bool) -> Result<(), String> 
 }
 
 /// The schema with its descriptions and titles cleaned (and capped).
-fn clean_schema(value: Value, depth: usize) -> Value {
+fn clean_schema(value: Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.into_iter()
@@ -205,18 +205,13 @@ fn clean_schema(value: Value, depth: usize) -> Value {
                         ("description" | "title", Value::String(text)) => {
                             Value::String(clean(&text, MAX_DESCRIPTION_CHARS))
                         }
-                        (_, inner) => clean_schema(inner, depth + 1),
+                        (_, inner) => clean_schema(inner),
                     };
                     (key, inner)
                 })
                 .collect(),
         ),
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|item| clean_schema(item, depth + 1))
-                .collect(),
-        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(clean_schema).collect()),
         other => other,
     }
 }

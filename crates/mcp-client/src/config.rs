@@ -22,9 +22,9 @@ pub const MAX_SERVER_NAME: usize = 24;
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one tool call may take, unless the server's config says otherwise (Codex's
 /// default).
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_mins(1);
 /// The longest timeout a config may set, either kind.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+pub const MAX_TIMEOUT: Duration = Duration::from_mins(10);
 
 /// One `[mcp_servers.NAME]` table of `skillet.toml`. Unknown keys are errors.
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -417,7 +417,10 @@ pub fn mcp_json_lines(text: &str) -> Vec<String> {
             };
             if let Some(env) = server.get("env").and_then(serde_json::Value::as_object) {
                 let names: Vec<&str> = env.keys().map(String::as_str).collect();
-                line.push_str(&format!(" (env: {})", names.join(", ")));
+                let _ = std::fmt::Write::write_fmt(
+                    &mut line,
+                    format_args!(" (env: {})", names.join(", ")),
+                );
             }
             line
         })

@@ -4,7 +4,6 @@
 //! the session goes on without it. Dropping the hub ends every server (stdio ones with their
 //! process group).
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -117,6 +116,10 @@ impl Server {
     }
 }
 
+/// Reads a variable of skillet's environment (what stdio servers may inherit and
+/// `${VAR}` reads).
+pub type Environment = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// The session's MCP servers.
 pub struct Hub {
     handle: tokio::runtime::Handle,
@@ -137,8 +140,8 @@ impl Hub {
     /// once: [`Hub::wait_started`] waits for them.
     pub fn start(
         configs: Vec<ServerConfig>,
-        cwd: PathBuf,
-        environment: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+        cwd: &std::path::Path,
+        environment: &Environment,
     ) -> std::io::Result<Self> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -177,8 +180,8 @@ impl Hub {
         for server in &servers {
             let server = Arc::clone(server);
             let done = done.clone();
-            let cwd = cwd.clone();
-            let environment = Arc::clone(&environment);
+            let cwd = cwd.to_path_buf();
+            let environment = Arc::clone(environment);
             handle.spawn(async move {
                 start_one(&server, &cwd, environment.as_ref()).await;
                 let _ = done.send(());

@@ -32,9 +32,12 @@ pub fn render(server: &str, tool: &str, result: &Value) -> (String, bool) {
     let total = joined.chars().count();
     let mut text = crate::catalog::clean(&joined, MAX_RESULT_CHARS);
     if total > MAX_RESULT_CHARS {
-        text.push_str(&format!(
-            "\n[cut: the result was {total} characters; skillet keeps {MAX_RESULT_CHARS}. Ask the tool for less.]"
-        ));
+        let _ = std::fmt::Write::write_fmt(
+            &mut text,
+            format_args!(
+                "\n[cut: the result was {total} characters; skillet keeps {MAX_RESULT_CHARS}. Ask the tool for less.]"
+            ),
+        );
     }
     let text = skillet_skills::neutralize_tags(&text, &[RESULT_TAG]).into_owned();
     (

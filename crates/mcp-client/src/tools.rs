@@ -215,6 +215,10 @@ struct NativeTool {
 }
 
 impl Tool for NativeTool {
+    #[expect(
+        clippy::misnamed_getters,
+        reason = "the model calls it by its qualified name"
+    )]
     fn name(&self) -> &str {
         &self.def.qualified
     }
@@ -251,7 +255,7 @@ struct SearchTools {
 }
 
 impl Tool for SearchTools {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "search_tools"
     }
 
@@ -331,7 +335,7 @@ struct CallTool {
 }
 
 impl Tool for CallTool {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "call_tool"
     }
 
@@ -364,28 +368,27 @@ impl Tool for CallTool {
         Box::pin(async move {
             let name = string_arg(input, "name")?;
             let arguments = input.get("arguments").cloned().unwrap_or_else(|| json!({}));
-            let def = match self
+            let known = self
                 .hub
                 .tools()
                 .into_iter()
-                .find(|tool| tool.qualified == name)
-            {
-                Some(def) => def,
-                None => {
-                    // A server may have added it since the last listing.
-                    self.hub.refresh().await;
-                    self.hub
-                        .tools()
-                        .into_iter()
-                        .find(|tool| tool.qualified == name)
-                        .ok_or_else(|| {
-                            tell_failures(&self.hub, context);
-                            ToolError::new(format!(
-                                "no MCP tool is named {:?}; search_tools finds them by what they do",
-                                crate::connect::short(name)
-                            ))
-                        })?
-                }
+                .find(|tool| tool.qualified == name);
+            let def = if let Some(def) = known {
+                def
+            } else {
+                // A server may have added it since the last listing.
+                self.hub.refresh().await;
+                self.hub
+                    .tools()
+                    .into_iter()
+                    .find(|tool| tool.qualified == name)
+                    .ok_or_else(|| {
+                        tell_failures(&self.hub, context);
+                        ToolError::new(format!(
+                            "no MCP tool is named {:?}; search_tools finds them by what they do",
+                            crate::connect::short(name)
+                        ))
+                    })?
             };
             call(&self.hub, &def, &arguments, context).await
         })

@@ -97,11 +97,7 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
     };
     // MCP servers start on their own thread while the rest is built; the tools are taken
     // (and the session waits for the servers' start) only when the agent is made.
-    let mcp_hub = crate::mcp::start(
-        crate::mcp::servers(workspace, &settings.mcp_servers, skill_trust, report),
-        workspace.env.cwd.clone(),
-        report,
-    );
+    let mcp_hub = crate::mcp::start_for(workspace, settings, skill_trust, report);
     let provider = session_provider(settings, resume.as_ref(), report)?;
     let rules = permission_rules(workspace, settings);
     warn_dead_rules(&rules, report);

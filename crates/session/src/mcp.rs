@@ -2,7 +2,7 @@
 //! it is trusted, from the very bytes that were trusted), started together while the rest of
 //! the session is built, and their tools handed to the agent.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use skillet_library::trust::SkillTrust;
@@ -96,17 +96,25 @@ fn project_servers(path: &Path, trust: &SkillTrust, report: &mut dyn Report) -> 
     }
 }
 
-/// Starts `servers` (stdio ones in `cwd`) on the hub's own thread; `None` when there are none
-/// or the thread cannot be made (said).
-pub fn start(
-    servers: Vec<ServerConfig>,
-    cwd: PathBuf,
+/// Starts the servers of a session ([`servers`]) in its working directory.
+pub fn start_for(
+    workspace: &Workspace,
+    settings: &Settings,
+    trust: &SkillTrust,
     report: &mut dyn Report,
 ) -> Option<Arc<Hub>> {
+    let servers = servers(workspace, &settings.mcp_servers, trust, report);
+    start(servers, &workspace.env.cwd, report)
+}
+
+/// Starts `servers` (stdio ones in `cwd`) on the hub's own thread; `None` when there are none
+/// or the thread cannot be made (said).
+pub fn start(servers: Vec<ServerConfig>, cwd: &Path, report: &mut dyn Report) -> Option<Arc<Hub>> {
     if servers.is_empty() {
         return None;
     }
-    match Hub::start(servers, cwd, Arc::new(crate::env::var)) {
+    let environment: skillet_mcp_client::hub::Environment = Arc::new(crate::env::var);
+    match Hub::start(servers, cwd, &environment) {
         Ok(hub) => Some(Arc::new(hub)),
         Err(error) => {
             report.note(&format!(
@@ -151,7 +159,7 @@ pub fn list(
         decided.project_trusted,
     ))?;
     let servers = servers(workspace, &configured, &decided.skills, report);
-    let Some(hub) = start(servers, workspace.env.cwd.clone(), report) else {
+    let Some(hub) = start(servers, &workspace.env.cwd, report) else {
         return Ok(None);
     };
     hub.wait_started();

@@ -221,7 +221,7 @@ pub fn withheld(name: &std::ffi::OsStr, value: &std::ffi::OsStr, pass: &[String]
 pub struct Bash;
 
 impl Tool for Bash {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "bash"
     }
 

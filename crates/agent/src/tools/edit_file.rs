@@ -10,7 +10,7 @@ use crate::tools::change;
 pub struct EditFile;
 
 impl Tool for EditFile {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "edit_file"
     }
 

@@ -13,7 +13,7 @@ pub const MAX_GLOB_RESULTS: usize = 500;
 pub struct Glob;
 
 impl Tool for Glob {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "glob"
     }
 

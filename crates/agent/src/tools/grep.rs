@@ -19,7 +19,7 @@ pub const MAX_GREP_FILE_BYTES: u64 = 5 * 1024 * 1024;
 pub struct Grep;
 
 impl Tool for Grep {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "grep"
     }
 

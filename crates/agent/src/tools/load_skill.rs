@@ -29,7 +29,7 @@ pub const MAX_ENUM_SKILLS: usize = 200;
 pub struct LoadSkill;
 
 impl Tool for LoadSkill {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         NAME
     }
 

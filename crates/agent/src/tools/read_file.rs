@@ -23,7 +23,7 @@ pub const MAX_FILE_BYTES: u64 = 20 * 1024 * 1024;
 pub struct ReadFile;
 
 impl Tool for ReadFile {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "read_file"
     }
 

@@ -30,7 +30,7 @@ pub use crate::tool::SaveSkills;
 pub struct SaveSkill;
 
 impl Tool for SaveSkill {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "save_skill"
     }
 

@@ -21,7 +21,7 @@ pub const MAX_TOP_K: usize = 25;
 pub struct SearchSkills;
 
 impl Tool for SearchSkills {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "search_skills"
     }
 

@@ -9,7 +9,7 @@ use crate::tool::{BoxFuture, Tool, ToolContext, ToolError, ToolKind, string_arg}
 pub struct Task;
 
 impl Tool for Task {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "task"
     }
 

@@ -13,7 +13,7 @@ pub const STATUSES: [&str; 3] = ["pending", "in_progress", "done"];
 pub struct TodoWrite;
 
 impl Tool for TodoWrite {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "todo_write"
     }
 

@@ -11,7 +11,7 @@ use crate::tools::change;
 pub struct WriteFile;
 
 impl Tool for WriteFile {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "write_file"
     }
 

@@ -85,11 +85,10 @@ fn list(context: &Context) -> anyhow::Result<ExitCode> {
     let listed =
         skillet_session::mcp::list(context, &library, &mut super::session::stderr_report())
             .map_err(|error| UsageError::new(error.to_string()))?;
-    match listed {
-        Some(text) => print!("{}", crate::output::terminal_safe(&text, true)),
-        None => println!(
-            "no MCP servers: add [mcp_servers.NAME] (command = \"…\", args = […], or url = \"…\") to ~/.config/skillet/skillet.toml, or trust a project whose .mcp.json names some"
-        ),
-    }
+    let text = listed.map_or_else(
+        || "no MCP servers: add [mcp_servers.NAME] (command = \"…\", args = […], or url = \"…\") to ~/.config/skillet/skillet.toml, or trust a project whose .mcp.json names some\n".to_string(),
+        |text| crate::output::terminal_safe(&text, true).into_owned(),
+    );
+    std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

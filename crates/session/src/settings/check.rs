@@ -7,6 +7,20 @@ use super::file::FileConfig;
 use super::{Origin, SettingsError};
 
 impl FileConfig {
+    /// Each `[mcp_servers.NAME]` table read as a server would be.
+    fn check_mcp_servers(&self, path: &Path) -> Result<(), SettingsError> {
+        for (name, server) in self.mcp_servers.iter().flatten() {
+            let origin = skillet_mcp_client::Origin::User(path.to_path_buf());
+            if let Err(error) = skillet_mcp_client::ServerConfig::from_file(name, server, origin) {
+                return Err(SettingsError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!("[mcp_servers.{name}]: {}", error.message),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Checks every value, whether or not it will be used: a typo in a value a flag or the
     /// environment overrides is still a typo.
     pub(super) fn check(&self, path: &Path) -> Result<(), SettingsError> {
@@ -55,15 +69,7 @@ impl FileConfig {
             &["auto", "on", "off"],
             "\"auto\", \"on\" or \"off\"",
         )?;
-        for (name, server) in self.mcp_servers.iter().flatten() {
-            let origin = skillet_mcp_client::Origin::User(path.to_path_buf());
-            if let Err(error) = skillet_mcp_client::ServerConfig::from_file(name, server, origin) {
-                return Err(SettingsError::Parse {
-                    path: path.to_path_buf(),
-                    message: format!("[mcp_servers.{name}]: {}", error.message),
-                });
-            }
-        }
+        self.check_mcp_servers(path)?;
         one_of(
             "permissions.default_mode",
             &self

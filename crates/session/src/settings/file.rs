@@ -259,22 +259,8 @@ impl FileConfig {
         } = self;
         let mut grants = Vec::new();
         let g = &mut grants;
-        // Servers start commands (or send requests) the file chose: each is a grant, shown
-        // as it would start.
-        let mcp_servers = mcp_servers.filter(|servers| {
-            for (name, server) in servers.iter().filter(|(_, s)| s.enabled != Some(false)) {
-                let shown = match (&server.command, &server.url) {
-                    (Some(command), _) => std::iter::once(command.as_str())
-                        .chain(server.args.iter().flatten().map(String::as_str))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    (None, Some(url)) => super::redacted_url(url),
-                    (None, None) => String::new(),
-                };
-                g.push(("mcp_servers", format!("mcp_servers.{name} = {shown:?}")));
-            }
-            servers.values().all(|s| s.enabled == Some(false))
-        });
+        // Servers start commands (or send requests) the file chose: each is a grant.
+        let mcp_servers = mcp_grants(mcp_servers, g);
         // `false` is the default and only narrows, so it stays.
         let yes = granting(yes, g, "yes", |yes| *yes);
         let _ = granting(provider, g, "provider", |_| true);
@@ -378,6 +364,28 @@ impl SandboxFile {
 
 /// `value` when it only narrows what the user allows; when `widens` says it grants, `None`, and
 /// `key = value` added to `grants` (as the trust question shows it).
+/// The `[mcp_servers]` side of [`FileConfig::split_grants`]: each enabled server is a grant,
+/// shown as it would start; only a file whose servers are all disabled keeps them.
+fn mcp_grants(
+    servers: Option<std::collections::BTreeMap<String, skillet_mcp_client::ServerFile>>,
+    g: &mut Vec<(&'static str, String)>,
+) -> Option<std::collections::BTreeMap<String, skillet_mcp_client::ServerFile>> {
+    servers.filter(|servers| {
+        for (name, server) in servers.iter().filter(|(_, s)| s.enabled != Some(false)) {
+            let shown = match (&server.command, &server.url) {
+                (Some(command), _) => std::iter::once(command.as_str())
+                    .chain(server.args.iter().flatten().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                (None, Some(url)) => super::redacted_url(url),
+                (None, None) => String::new(),
+            };
+            g.push(("mcp_servers", format!("mcp_servers.{name} = {shown:?}")));
+        }
+        servers.values().all(|s| s.enabled == Some(false))
+    })
+}
+
 fn granting<T: std::fmt::Debug>(
     value: Option<T>,
     grants: &mut Vec<(&'static str, String)>,
