@@ -184,3 +184,175 @@ fn what_an_envrc_sources_and_other_agents_settings_are_read_only() {
     // A PATH_add folder is not protected: builds write there (a documented limit).
     assert!(results[0].contains("wrote bin"), "{}", results[0]);
 }
+
+/// What the review of the fixes above broke: the checks after a command failed open.
+mod review4 {
+    use super::*;
+
+    /// Leaves `$C`, a commit on `main` that adds a hook the user's git would run (its own
+    /// each time: the time in nanoseconds is in it).
+    const EVIL: &str = "export GIT_INDEX_FILE=$TMPDIR/idx-$$; git read-tree main; \
+        B=$(printf '#!/bin/sh\\ntouch PWNED%s\\n' $(date +%N) | git hash-object -w --stdin); \
+        git update-index --add --cacheinfo 100755,$B,.husky/pre-commit; \
+        C=$(git -c user.email=a@b -c user.name=a commit-tree $(git write-tree) -p main -m tidy); \
+        unset GIT_INDEX_FILE";
+
+    fn told(result: &str, what: &str) {
+        assert!(
+            result.contains("[skillet:") && result.contains(what),
+            "{what} not told: {result}"
+        );
+    }
+
+    #[test]
+    fn refs_past_the_old_cap_a_detached_head_a_symbolic_ref_and_replacements_are_told() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        git(
+            &sandbox.project,
+            &[
+                "symbolic-ref",
+                "refs/remotes/origin/HEAD",
+                "refs/remotes/origin/main",
+            ],
+        );
+        git(
+            &sandbox.project,
+            &["update-ref", "refs/remotes/origin/main", "HEAD"],
+        );
+        let results = attack(
+            &sandbox,
+            &[
+                &format!(
+                    "{EVIL}; for i in $(seq 10 30); do git update-ref refs/heads/a$i HEAD; done; git update-ref refs/heads/main $C; echo ok"
+                ),
+                &format!("{EVIL}; git update-ref --no-deref HEAD $C; echo ok"),
+                &format!("{EVIL}; echo $C > .git/refs/remotes/origin/HEAD; echo ok"),
+                &format!("{EVIL}; git replace $C $(git rev-parse HEAD) 2>&1; echo ok"),
+            ],
+        );
+        told(&results[0], "refs/heads/main");
+        told(&results[0], ".husky/pre-commit");
+        told(&results[1], "HEAD to a commit");
+        told(&results[2], "refs/remotes/origin/HEAD");
+        told(&results[3], "refs/replace/");
+    }
+
+    #[test]
+    fn protected_paths_staged_in_the_index_are_told() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        let results = attack(
+            &sandbox,
+            &[
+                "B=$(printf '#!/bin/sh\\ntouch PWNED\\n' | git hash-object -w --stdin); \
+               git update-index --add --cacheinfo 100755,$B,.husky/pre-commit; \
+               git update-index --add --cacheinfo 100644,$B,.envrc; echo ok",
+            ],
+        );
+        told(&results[0], "staged");
+        told(&results[0], ".husky/pre-commit");
+        told(&results[0], "git restore --staged");
+    }
+
+    #[test]
+    fn links_and_fifos_anywhere_in_git_s_directory_are_removed_however_many_entries() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        let victim = sandbox.root.join("victim_rc");
+        std::fs::write(&victim, "# mine\n").unwrap();
+        let results = attack(
+            &sandbox,
+            &[&format!(
+                "cd .git && for i in $(seq 1 20010); do : > pad$i; done; cd ..; \
+                 git branch objects/x; mkdir -p .git/logs/refs/heads/objects; \
+                 rm -f .git/logs/refs/heads/objects/x; ln -s {victim} .git/logs/refs/heads/objects/x; \
+                 rm -f .git/logs/HEAD; ln -s {victim} .git/logs/HEAD; \
+                 mkfifo .git/COMMIT_EDITMSG; echo ok",
+                victim = victim.display()
+            )],
+        );
+        assert!(results[0].contains("ok"), "{}", results[0]);
+        for path in ["logs/HEAD", "logs/refs/heads/objects/x", "COMMIT_EDITMSG"] {
+            let path = sandbox.project.join(".git").join(path);
+            assert!(
+                !std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file() && !m.is_dir()),
+                "{} is still there",
+                path.display()
+            );
+        }
+        let _ = StdCommand::new("git")
+            .args(["-c", "user.email=u@example.com", "-c", "user.name=u"])
+            .args(["commit", "-q", "--allow-empty", "-m", "mine"])
+            .current_dir(&sandbox.project)
+            .output();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "# mine\n");
+    }
+
+    #[test]
+    fn what_envrc_lines_of_every_shape_and_yarns_path_name_is_read_only() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        std::fs::write(
+            sandbox.project.join(".envrc"),
+            "[ -f .env.local ] && source .env.local\n\
+             source_env_if_exists \"$PWD/.envrc.local\"\n\
+             if [ -f .envrc.private ]; then source_env .envrc.private; fi\n\
+             export FOO=1; dotenv_if_exists .env.dev\n",
+        )
+        .unwrap();
+        std::fs::write(
+            sandbox.project.join(".yarnrc.yml"),
+            "yarnPath: .yarn/releases/yarn-4.5.0.cjs\nplugins:\n  - path: .yarn/plugins/tool.cjs\n",
+        )
+        .unwrap();
+        let written = [
+            ".env.local",
+            ".envrc.local",
+            ".envrc.private",
+            ".env.dev",
+            ".yarn/releases/yarn-4.5.0.cjs",
+            ".yarn/plugins/tool.cjs",
+        ];
+        let command = written
+            .iter()
+            .map(|path| format!("mkdir -p $(dirname {path}) 2>/dev/null; echo x > {path} 2>/dev/null && echo wrote {path}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let results = attack(&sandbox, &[&format!("{command}; echo end")]);
+        assert!(results[0].contains("end"), "{}", results[0]);
+        for path in written {
+            assert!(
+                !results[0].contains(&format!("wrote {path}\n")),
+                "{path}: {}",
+                results[0]
+            );
+        }
+    }
+
+    #[test]
+    fn a_hooks_path_in_the_users_git_config_global_is_protected() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        let global = sandbox.root.join("gitconfig");
+        std::fs::write(&global, "[core]\n\thooksPath = .githooks\n").unwrap();
+        let server = common::escapes::scripted(&[
+            "mkdir -p .githooks 2>&1; printf '#!/bin/sh\\ntouch PWNED\\n' > .githooks/pre-commit 2>&1 && echo planted",
+        ]);
+        let mut skillet = common::escapes::skillet(&sandbox, &server);
+        skillet.env("GIT_CONFIG_GLOBAL", &global);
+        let results = common::escapes::attack_through(&server, 1, &mut skillet);
+        assert!(!results[0].contains("planted"), "{}", results[0]);
+        assert!(!sandbox.project.join(".githooks/pre-commit").exists());
+    }
+}

@@ -17,10 +17,9 @@
 //! - **A ref moved to a commit that changes a protected path** (a branch, a stash: checking it
 //!   out brings `.husky/pre-commit` back outside any sandbox): refs and objects stay writable
 //!   for commits ([`super::moved_refs`]).
-//! - **A link planted in git's directory** (`COMMIT_EDITMSG -> config`, `logs/HEAD ->
-//!   ~/.bashrc`): git writes and appends through links, so the user's own `git commit` would
-//!   write the command's text into `config` or any file of theirs. Git makes no links there,
-//!   so a link the command added is removed, and said.
+//! - **A link or FIFO planted in git's directory** ([`super::planted`]): removed, and said.
+//! - **Protected paths staged in the index** (the work tree's files there are read-only to the
+//!   command, so the index differing from them is the command's doing): told.
 //!
 //! Otherwise nothing is undone: what the command left is the user's to look at, with the
 //! command that shows it and the one that drops it.
@@ -34,8 +33,6 @@ use super::protect::git::{common_dir, resolve_git_dir};
 const MAX_PENDING_ENTRIES: usize = 1_024;
 /// The most gitlinks named in one finding.
 const NAMED: usize = 5;
-/// The most entries of git's directories looked at for links (past it, the rest are not).
-pub const MAX_GIT_DIR_ENTRIES: usize = 20_000;
 
 /// A repository as a command found it.
 struct Repository {
@@ -46,10 +43,10 @@ struct Repository {
     indexes: Indexes,
     gitlinks: Listing,
     pending: Vec<Pending>,
-    /// The links in its git directories before the command (a user's own stay).
-    links: std::collections::BTreeSet<PathBuf>,
+    /// The links and FIFOs in its git directories before the command (a user's own stay).
+    planted: super::planted::Entries,
     /// Its refs before the command ([`super::moved_refs`]).
-    refs: std::collections::BTreeMap<String, String>,
+    refs: super::moved_refs::Refs,
 }
 
 /// What was there before a command, to compare with after it.
@@ -69,7 +66,7 @@ impl Aftermath {
             let indexes = Indexes::of(&git_dir, &common_dir);
             let gitlinks = listed(git.as_deref(), &root, &git_dir, &indexes);
             let pending = pending(&git_dir);
-            let links = git_dir_links(&git_dir, &common_dir);
+            let planted = super::planted::walk(&git_dir, &common_dir);
             let refs = super::moved_refs::read(&git_dir, &common_dir);
             Some(Repository {
                 root,
@@ -79,7 +76,7 @@ impl Aftermath {
                 indexes,
                 gitlinks,
                 pending,
-                links,
+                planted,
                 refs,
             })
         });
@@ -101,33 +98,17 @@ impl Aftermath {
         let Some(repository) = &self.repository else {
             return findings;
         };
-        for link in
-            git_dir_links(&repository.git_dir, &repository.common_dir).difference(&repository.links)
-        {
-            let target = std::fs::read_link(link)
-                .map(|target| target.display().to_string())
-                .unwrap_or_default();
-            findings.push(match std::fs::remove_file(link) {
-                Ok(()) => format!(
-                    "the command made {} a link to {target}; git writes through such links (the user's own `git commit` would write into {target}), and git makes none there, so skillet removed it",
-                    link.display()
-                ),
-                Err(error) => format!(
-                    "the command made {} a link to {target}, and skillet could not remove it ({error}): git writes through it, so remove it before running git here",
-                    link.display()
-                ),
-            });
-        }
-        let refs = super::moved_refs::read(&repository.git_dir, &repository.common_dir);
-        if refs != repository.refs {
-            findings.extend(super::moved_refs::findings(
-                repository.git.as_deref(),
-                &repository.root,
-                &repository.git_dir,
-                &repository.refs,
-                &refs,
-            ));
-        }
+        findings.extend(super::planted::remove_new(
+            &repository.planted,
+            &super::planted::walk(&repository.git_dir, &repository.common_dir),
+        ));
+        findings.extend(super::moved_refs::findings(
+            repository.git.as_deref(),
+            &repository.root,
+            &repository.git_dir,
+            &repository.refs,
+            &super::moved_refs::read(&repository.git_dir, &repository.common_dir),
+        ));
         let indexes = Indexes::of(&repository.git_dir, &repository.common_dir);
         if indexes != repository.indexes {
             let after = listed(
@@ -147,6 +128,7 @@ impl Aftermath {
                     "the command changed git's index, and skillet could not check it for nested repositories ({why}): before running git here, look for them with `git ls-files --stage | grep ^160` (it looks into none)"
                 )),
             }
+            findings.extend(staged(repository));
         }
         for (before, after) in repository.pending.iter().zip(pending(&repository.git_dir)) {
             if after.digest.is_some() && after.digest != before.digest {
@@ -230,36 +212,19 @@ fn pending(git_dir: &Path) -> Vec<Pending> {
         .collect()
 }
 
-/// Every link in the git directory `git_dir` and its common directory `common_dir` (objects
-/// left out: git writes them new, never through a path), at most [`MAX_GIT_DIR_ENTRIES`]
-/// entries looked at.
-fn git_dir_links(git_dir: &Path, common_dir: &Path) -> std::collections::BTreeSet<PathBuf> {
-    let mut links = std::collections::BTreeSet::new();
-    let mut queue: std::collections::VecDeque<PathBuf> =
-        [git_dir.to_path_buf(), common_dir.to_path_buf()].into();
-    let mut seen_dirs = std::collections::BTreeSet::new();
-    let mut entries = 0;
-    while let Some(dir) = queue.pop_front() {
-        if !seen_dirs.insert(dir.clone()) {
-            continue;
-        }
-        let Ok(listing) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in listing.filter_map(Result::ok) {
-            entries += 1;
-            if entries > MAX_GIT_DIR_ENTRIES {
-                return links;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_symlink() {
-                links.insert(entry.path());
-            } else if kind.is_dir() && entry.file_name() != "objects" {
-                queue.push_back(entry.path());
-            }
-        }
+/// What a command staged at protected paths (the index differs from the work tree there, whose
+/// files it cannot write), one finding; or that it could not be checked.
+fn staged(repository: &Repository) -> Option<String> {
+    let Some(git) = repository.git.as_deref() else {
+        return Some("the command changed git's index, and no git outside the folders commands write was found to check what it staged: before `git checkout -- .` or a commit, look with `git diff --stat`".to_string());
+    };
+    match super::moved_refs::staged_protected(git, &repository.root, &repository.git_dir) {
+        Some(paths) if paths.is_empty() => None,
+        Some(paths) => Some(format!(
+            "the command staged {} in git's index (what runs code or steers an agent; the files themselves are read-only to it): `git checkout -- .` or a commit would bring that in outside any sandbox; `git restore --staged -- {}` drops it",
+            paths.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", "),
+            paths.iter().take(NAMED).cloned().collect::<Vec<_>>().join(" ")
+        )),
+        None => Some("the command changed git's index, and skillet could not check what it staged at protected paths (git failed or was slow): before `git checkout -- .` or a commit, look with `git diff --stat -- .husky .envrc`".to_string()),
     }
-    links
 }

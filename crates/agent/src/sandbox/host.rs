@@ -49,9 +49,18 @@ pub fn trusted(path: &Path, untrusted: &[PathBuf]) -> bool {
 }
 
 /// Variables the host's git keeps from skillet's environment: what finds programs and the
-/// user's own git config (whose hooks path and includes matter). Nothing else reaches it, no
-/// key above all: whatever a repository makes it run sees none.
-const GIT_KEPT_VARIABLES: [&str; 4] = ["PATH", "HOME", "XDG_CONFIG_HOME", "LANG"];
+/// user's own git config, wherever the user's git reads it (its hooks path and includes
+/// matter). Nothing else reaches it, no key above all: whatever a repository makes it run sees
+/// none.
+const GIT_KEPT_VARIABLES: [&str; 7] = [
+    "PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "LANG",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+];
 
 /// Config every host git (and every git it starts, submodules' included) runs with: nothing a
 /// repository wrote may run or fetch. A partial clone's missing object would otherwise be
@@ -84,6 +93,8 @@ pub fn run_until<T: Send + 'static>(
     }
     command
         .env("GIT_NO_LAZY_FETCH", "1")
+        // An allow-list in the environment beats a repository's `protocol.<name>.allow`.
+        .env("GIT_ALLOW_PROTOCOL", "none")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_PROTOCOL_FROM_USER", "0")
         .env("GIT_CONFIG_COUNT", GIT_SAFE_CONFIG.len().to_string());

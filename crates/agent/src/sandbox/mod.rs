@@ -34,6 +34,8 @@ pub mod moved_refs;
 mod namespace;
 #[cfg(target_os = "linux")]
 mod placeholders;
+#[cfg(unix)]
+pub mod planted;
 pub mod protect;
 #[cfg(target_os = "linux")]
 mod seccomp;

@@ -1,30 +1,54 @@
-//! Refs a command moved so that checking them out (or applying a stash) would bring back
-//! what the mounts keep it from writing: refs and objects stay writable so commits work, and a
-//! command can write a commit whose tree changes `.husky/pre-commit` or `.envrc` without ever
-//! touching the work tree. Refs are read from the files (no process) before and after a
-//! command; for those that moved, the host's git lists what the move changes, and a change to
-//! a protected path is told, with the command that puts the ref back.
+//! What a command left in git's refs and index that would bring in what the mounts keep it
+//! from writing: refs, objects and the index stay writable so commits work, so a command can
+//! point a branch, `HEAD` or the stash at a commit whose tree adds `.husky/pre-commit`, stage
+//! such a file, or rewrite history with replace refs, without ever touching the work tree.
+//!
+//! Refs are read from the files (no process) before and after a command; for each that moved,
+//! the host's git lists what the move adds or changes at protected paths (pathspecs, so the
+//! answer stays small), replacements off. The check fails closed: whatever it cannot look at
+//! (too many refs, a ref it cannot resolve, git failing or slow) is told as not checked.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The most refs read (loose and packed); past it the rest are not compared.
+/// The most refs read (loose and packed, `HEAD`s); past it the check says it could not look.
 pub const MAX_REFS: usize = 20_000;
-/// The most moved refs whose changes are listed after one command.
-const MAX_MOVED_CHECKED: usize = 16;
-/// How long listing what one moved ref changes may take.
+/// The most distinct moves whose changes are listed after one command; past it, the rest are
+/// named as not checked.
+pub const MAX_MOVED_CHECKED: usize = 64;
+/// How long listing what one move changes may take.
 const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+/// The most refs named in one finding.
+const NAMED: usize = 5;
 
-/// Each ref of the repository whose common directory is `common_dir` (and `HEAD` of
-/// `git_dir`), with the object it names: packed refs, then loose ones over them.
-pub fn read(git_dir: &Path, common_dir: &Path) -> BTreeMap<String, String> {
+/// The refs of a repository as a command found or left them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Refs {
+    /// Each ref (and `HEAD`, each linked worktree's `HEAD`, `info/grafts`) with what it holds:
+    /// an object, `ref: NAME`, or a digest for the grafts file.
+    refs: BTreeMap<String, String>,
+    /// All of them were read (not past [`MAX_REFS`]).
+    complete: bool,
+}
+
+/// Reads the refs of the repository with git directory `git_dir` and common directory
+/// `common_dir`.
+pub fn read(git_dir: &Path, common_dir: &Path) -> Refs {
     let mut refs = BTreeMap::new();
-    if let Ok(packed) = std::fs::read_to_string(common_dir.join("packed-refs")) {
-        for line in packed.lines().take(MAX_REFS) {
+    let mut complete = true;
+    let mut add = |refs: &mut BTreeMap<String, String>, name: String, value: String| {
+        if refs.len() >= MAX_REFS {
+            complete = false;
+        } else {
+            refs.insert(name, value);
+        }
+    };
+    if let Some(packed) = small_text(&common_dir.join("packed-refs"), 64 * 1024 * 1024) {
+        for line in packed.lines() {
             if let Some((oid, name)) = line.split_once(' ')
                 && !line.starts_with(['#', '^'])
             {
-                refs.insert(name.to_string(), oid.to_string());
+                add(&mut refs, name.to_string(), oid.to_string());
             }
         }
     }
@@ -34,142 +58,300 @@ pub fn read(git_dir: &Path, common_dir: &Path) -> BTreeMap<String, String> {
             continue;
         };
         for entry in entries.filter_map(Result::ok) {
-            if refs.len() >= MAX_REFS {
-                return refs;
-            }
             let Some(name) = entry.file_name().to_str().map(str::to_string) else {
                 continue;
             };
             let full = format!("{prefix}/{name}");
             match entry.file_type() {
                 Ok(kind) if kind.is_dir() => queue.push((entry.path(), full)),
-                Ok(kind) if kind.is_file() => {
-                    if let Some(oid) = loose(&entry.path()) {
-                        refs.insert(full, oid);
-                    }
+                _ => {
+                    let value = small_text(&entry.path(), 4096).map_or_else(
+                        || "(unreadable)".to_string(),
+                        |text| text.trim().to_string(),
+                    );
+                    add(&mut refs, full, value);
                 }
-                _ => {}
             }
         }
     }
-    if let Some(head) = loose(&git_dir.join("HEAD")) {
-        refs.insert("HEAD".to_string(), head);
+    for (name, path) in [
+        ("HEAD", git_dir.join("HEAD")),
+        ("info/grafts", common_dir.join("info/grafts")),
+    ] {
+        if let Some(text) = small_text(&path, 1024 * 1024) {
+            let value = if name == "HEAD" {
+                text.trim().to_string()
+            } else {
+                format!("digest {:x}", fnv(text.as_bytes()))
+            };
+            add(&mut refs, name.to_string(), value);
+        }
     }
-    refs
+    if let Ok(worktrees) = std::fs::read_dir(common_dir.join("worktrees")) {
+        for entry in worktrees.filter_map(Result::ok) {
+            if let Some(head) = small_text(&entry.path().join("HEAD"), 4096) {
+                let name = format!("worktrees/{}/HEAD", entry.file_name().to_string_lossy());
+                add(&mut refs, name, head.trim().to_string());
+            }
+        }
+    }
+    Refs { refs, complete }
 }
 
-/// A loose ref's object (or, for a symbolic one, `ref: NAME`).
-fn loose(path: &Path) -> Option<String> {
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// A regular file's text, at most `limit` bytes (none: not there, not regular, or larger).
+fn small_text(path: &Path, limit: u64) -> Option<String> {
     let mut file = skillet_skills::open_regular(path).ok()?;
     let mut bytes = Vec::new();
-    skillet_skills::read_capped(&mut file, &mut bytes, 4096).ok()?;
-    Some(String::from_utf8_lossy(&bytes).trim().to_string())
+    let cut = skillet_skills::read_capped(&mut file, &mut bytes, limit).ok()?;
+    (!cut).then(|| String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Whether `path` (relative to the repository's top) is one the mounts protect: a protected
-/// top name, or a protected file name at any depth.
-fn protected(path: &str) -> bool {
-    let first = path.split('/').next().unwrap_or(path);
-    let name = path.rsplit('/').next().unwrap_or(path);
+/// The pathspecs of what the mounts protect: the protected top names at the repository's
+/// top, the protected file names at any depth, without regard to case.
+pub fn protected_pathspecs() -> Vec<String> {
     super::protect::PROTECTED_TOP_NAMES
         .iter()
-        .any(|top| top.eq_ignore_ascii_case(first))
-        || crate::paths::PROTECTED_NAMES
-            .iter()
-            .any(|(protected, _)| protected.eq_ignore_ascii_case(name))
+        .map(|name| format!(":(top,icase){name}"))
+        .chain(
+            crate::paths::PROTECTED_NAMES
+                .iter()
+                .map(|(name, _)| format!(":(top,icase,glob)**/{name}")),
+        )
+        .collect()
 }
 
-/// What the move of each ref from `before` to `after` changes in protected paths, one finding
-/// each (at most [`MAX_MOVED_CHECKED`] refs listed with `git`).
+/// The object a ref's value names, following symbolic refs through `refs` (none: it names
+/// none, or a ref not there).
+fn resolve(value: &str, refs: &BTreeMap<String, String>) -> Option<String> {
+    let mut value = value.to_string();
+    for _ in 0..5 {
+        match value.strip_prefix("ref:") {
+            Some(target) => value = refs.get(target.trim())?.clone(),
+            None => return valid(&value).then_some(value),
+        }
+    }
+    None
+}
+
+fn valid(oid: &str) -> bool {
+    (40..=64).contains(&oid.len()) && oid.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// What the command did to the refs from `before` to `after`, one finding each (none when
+/// nothing it did brings in a protected path).
 pub fn findings(
     git: Option<&Path>,
     root: &Path,
     git_dir: &Path,
-    before: &BTreeMap<String, String>,
-    after: &BTreeMap<String, String>,
+    before: &Refs,
+    after: &Refs,
 ) -> Vec<String> {
-    let Some(git) = git else {
+    if before == after {
         return Vec::new();
-    };
-    let head_before = before.get("HEAD").and_then(|head| resolve(head, before));
-    let moved: Vec<(&String, Option<String>, String)> = after
-        .iter()
-        .filter(|(name, oid)| *name != "HEAD" && before.get(*name) != Some(*oid))
-        .filter(|(_, oid)| !oid.starts_with("ref:"))
-        .map(|(name, oid)| {
-            let old = before.get(name).cloned().or_else(|| head_before.clone());
-            (name, old, oid.clone())
-        })
-        .take(MAX_MOVED_CHECKED)
-        .collect();
+    }
+    if !before.complete || !after.complete {
+        return vec![format!(
+            "the repository has more than {MAX_REFS} refs, so skillet could not check whether the command moved one to a commit that adds what runs code (hooks, .envrc); before checking out, merging, resetting or applying a stash, look with `git log --all --no-walk --since=1.hour -- .husky .envrc`"
+        )];
+    }
     let mut findings = Vec::new();
-    for (name, old, new) in moved {
-        let Some(old) = old else {
-            continue;
-        };
-        let changed = changed_paths(git, root, git_dir, &old, &new);
-        let touched: Vec<&String> = changed.iter().filter(|path| protected(path)).collect();
-        if touched.is_empty() {
+    let rewritten: Vec<&String> = after
+        .refs
+        .keys()
+        .chain(before.refs.keys())
+        .filter(|name| name.starts_with("refs/replace/") || *name == "info/grafts")
+        .filter(|name| before.refs.get(*name) != after.refs.get(*name))
+        .collect();
+    if !rewritten.is_empty() {
+        findings.push(format!(
+            "the command changed {} (they change what git shows of history, so a branch can hide what it brings in): `git replace -d` drops a replacement, and `.git/info/grafts` can be removed",
+            named(&rewritten)
+        ));
+    }
+    // Each moved ref (a removed one brings nothing in) with the object it held and holds now.
+    let head_before = before
+        .refs
+        .get("HEAD")
+        .and_then(|head| resolve(head, &before.refs));
+    let mut moves: BTreeMap<(Option<String>, String), Vec<&String>> = BTreeMap::new();
+    let mut unresolved = Vec::new();
+    for (name, value) in &after.refs {
+        let unchanged_text = before.refs.get(name) == Some(value);
+        if name == "info/grafts"
+            || name.starts_with("refs/replace/")
+            // A symbolic ref that still names the same ref moved only with it: told there.
+            || (unchanged_text && value.starts_with("ref:"))
+        {
             continue;
         }
-        let shown: Vec<String> = touched.iter().take(5).map(|path| (*path).clone()).collect();
-        let undo = if before.contains_key(name) {
-            format!("`git update-ref {name} {old}` puts it back")
-        } else {
-            format!("`git update-ref -d {name}` removes it")
+        let Some(new) = resolve(value, &after.refs) else {
+            if !unchanged_text {
+                unresolved.push(name);
+            }
+            continue;
         };
+        let old = before
+            .refs
+            .get(name)
+            .and_then(|old| resolve(old, &before.refs));
+        if old.as_ref() == Some(&new) {
+            continue;
+        }
+        // A new ref is compared with where HEAD was.
+        let old = old.or_else(|| {
+            (!before.refs.contains_key(name))
+                .then(|| head_before.clone())
+                .flatten()
+        });
+        moves.entry((old, new)).or_default().push(name);
+    }
+    if !unresolved.is_empty() {
         findings.push(format!(
-            "the command moved {name} to a commit that changes {} (what runs code or steers an agent; the sandbox keeps the files themselves read-only): checking it out, merging it or applying it would bring that in outside any sandbox. {undo}",
-            shown.join(", ")
+            "the command left {} holding what is not a commit skillet can read, so it could not check what they bring in: look before using them",
+            named(&unresolved)
+        ));
+    }
+    let Some(git) = git else {
+        if !moves.is_empty() {
+            findings.push("the command moved refs, and no git outside the folders commands write was found to check what they bring in: look before checking them out".to_string());
+        }
+        return findings;
+    };
+    let total = moves.len();
+    let mut not_checked = Vec::new();
+    for (index, ((old, new), names)) in moves.into_iter().enumerate() {
+        if index >= MAX_MOVED_CHECKED {
+            not_checked.extend(names);
+            continue;
+        }
+        match protected_changes(git, root, git_dir, old.as_deref(), &new) {
+            Some(paths) if paths.is_empty() => {}
+            Some(paths) => {
+                let undo: Vec<String> = names
+                    .iter()
+                    .map(|name| match (before.refs.get(*name), old.as_deref()) {
+                        (Some(_), Some(old)) if *name == "HEAD" => {
+                            format!("`git checkout --detach {old}`")
+                        }
+                        (Some(_), Some(old)) => format!("`git update-ref {name} {old}`"),
+                        _ => format!("`git update-ref -d {name}`"),
+                    })
+                    .collect();
+                findings.push(format!(
+                    "the command moved {} to a commit that adds or changes {} (what runs code or steers an agent; the sandbox keeps the files themselves read-only): checking it out, resetting to it, merging it or applying it would bring that in outside any sandbox. {} puts it back",
+                    named(&names),
+                    paths.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", "),
+                    undo.join(", ")
+                ));
+            }
+            None => not_checked.extend(names),
+        }
+    }
+    if !not_checked.is_empty() {
+        findings.push(format!(
+            "the command moved {} ({total} moves in all), and skillet could not check what {} (git failed, was slow, or there were more than {MAX_MOVED_CHECKED}): look with `git diff --stat OLD NEW -- .husky .envrc` before checking them out",
+            named(&not_checked),
+            if not_checked.len() == 1 { "it brings in" } else { "they bring in" }
         ));
     }
     findings
 }
 
-/// The object `value` names, following one symbolic ref.
-fn resolve(value: &str, refs: &BTreeMap<String, String>) -> Option<String> {
-    match value.strip_prefix("ref: ") {
-        Some(target) => refs.get(target.trim()).cloned(),
-        None => Some(value.to_string()),
+fn named(names: &[&String]) -> String {
+    let mut shown: Vec<String> = names
+        .iter()
+        .take(NAMED)
+        .map(|name| (*name).clone())
+        .collect();
+    if names.len() > NAMED {
+        shown.push(format!("and {} more", names.len() - NAMED));
     }
+    shown.join(", ")
 }
 
-/// The paths `git diff --name-only -z OLD NEW` lists as added or changed (a removal brings
-/// nothing in; none when git cannot say).
-fn changed_paths(git: &Path, root: &Path, git_dir: &Path, old: &str, new: &str) -> Vec<String> {
-    let valid = |oid: &str| !oid.is_empty() && oid.chars().all(|c| c.is_ascii_hexdigit());
-    if !valid(old) || !valid(new) {
-        return Vec::new();
-    }
+/// The protected paths the move from `old` (none: from nothing) to `new` adds or changes;
+/// `None` when git cannot say (it failed, took longer than [`DIFF_TIMEOUT`], or said more than
+/// a protected listing would).
+fn protected_changes(
+    git: &Path,
+    root: &Path,
+    git_dir: &Path,
+    old: Option<&str>,
+    new: &str,
+) -> Option<Vec<String>> {
     let mut command = std::process::Command::new(git);
     command
+        .arg("--no-replace-objects")
         .arg("--git-dir")
         .arg(git_dir)
+        .current_dir(root);
+    match old {
+        Some(old) => command.args([
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--name-only",
+            "--diff-filter=ACMT",
+            "-z",
+            old,
+            new,
+            "--",
+        ]),
+        None => command.args(["ls-tree", "-r", "--name-only", "-z", new, "--"]),
+    };
+    command.args(protected_pathspecs());
+    listed_paths(command)
+}
+
+/// What `command` (a host git listing paths with `-z`) printed, or `None` when it failed, took
+/// longer than [`DIFF_TIMEOUT`] or printed more than 1 MiB.
+pub fn listed_paths(command: std::process::Command) -> Option<Vec<String>> {
+    const MAX_LISTING: u64 = 1024 * 1024;
+    let deadline = std::time::Instant::now() + DIFF_TIMEOUT;
+    let (success, bytes) = super::host::run_until(command, deadline, |stdout| {
+        use std::io::Read as _;
+        let mut bytes = Vec::new();
+        let _ = stdout.take(MAX_LISTING + 1).read_to_end(&mut bytes);
+        bytes
+    })?;
+    if !success || bytes.len() as u64 > MAX_LISTING {
+        return None;
+    }
+    Some(
+        String::from_utf8_lossy(&bytes)
+            .split('\0')
+            .filter(|path| !path.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// What the index holds at protected paths that differs from the work tree (a command staged
+/// it: the work tree's files there are read-only to it); `None` when git cannot say.
+pub fn staged_protected(git: &Path, root: &Path, git_dir: &Path) -> Option<Vec<String>> {
+    let mut command = std::process::Command::new(git);
+    command
+        .arg("--no-optional-locks")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .arg("--work-tree")
+        .arg(root)
         .args([
             "diff",
             "--no-ext-diff",
             "--no-textconv",
             "--name-only",
-            "--diff-filter=ACMRT",
             "-z",
-            old,
-            new,
             "--",
         ])
+        .args(protected_pathspecs())
         .current_dir(root);
-    let deadline = std::time::Instant::now() + DIFF_TIMEOUT;
-    super::host::run_until(command, deadline, |stdout| {
-        use std::io::Read as _;
-        let mut bytes = Vec::new();
-        let _ = stdout.take(1024 * 1024).read_to_end(&mut bytes);
-        bytes
-    })
-    .map(|(_, bytes)| {
-        String::from_utf8_lossy(&bytes)
-            .split('\0')
-            .filter(|path| !path.is_empty())
-            .map(str::to_string)
-            .collect()
-    })
-    .unwrap_or_default()
+    listed_paths(command)
 }

@@ -467,6 +467,7 @@ fn workspace_paths(
     wanted.extend(
         envrc_sources(cwd)
             .into_iter()
+            .chain(yarnrc_programs(cwd))
             .map(|path| (path, Placeholder::Folder)),
     );
     if std::fs::symlink_metadata(cwd.join(".git")).is_err() {
@@ -510,53 +511,88 @@ fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
         return Vec::new();
     }
     let text = String::from_utf8_lossy(&bytes);
+    let pwd = cwd.display().to_string();
     let mut found = Vec::new();
-    for line in text.lines() {
-        let words: Vec<&str> = line
-            .split('#')
-            .next()
-            .unwrap_or("")
+    // Statement by statement (`a; source x`, `[ -f x ] && source x`, `if …; then source x; fi`),
+    // a sourcing word anywhere in it, `$PWD` read as the working directory.
+    for statement in text
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or(""))
+        .flat_map(|line| line.split([';', '&', '|', '{', '}', '(', ')']))
+    {
+        let words: Vec<String> = statement
             .split_whitespace()
-            .map(|word| word.trim_matches(['"', '\'', ';']))
+            .map(|word| {
+                word.trim_matches(['"', '\'', '[', ']'])
+                    .replace("${PWD}", &pwd)
+                    .replace("$PWD", &pwd)
+            })
             .collect();
-        let (Some(command), rest) = (words.first(), words.get(1..).unwrap_or(&[])) else {
-            continue;
-        };
-        let named: Vec<&str> = match *command {
-            // The first word is the file; the rest are its arguments.
-            "source_env" | "source_env_if_exists" | "source" | "." => {
-                rest.first().copied().into_iter().collect()
-            }
-            "dotenv" | "dotenv_if_exists" => {
-                if rest.is_empty() {
-                    vec![".env"]
-                } else {
-                    rest.to_vec()
+        for (at, word) in words.iter().enumerate() {
+            let rest = &words[at + 1..];
+            let named: Vec<&str> = match word.as_str() {
+                // The first word is the file; the rest are its arguments.
+                "source_env" | "source_env_if_exists" | "source" | "." => {
+                    rest.first().map(String::as_str).into_iter().collect()
                 }
-            }
-            "use" if rest.first() == Some(&"flake") => vec!["flake.nix", "flake.lock"],
-            "use" if rest.first() == Some(&"nix") => {
-                let files: Vec<&str> = rest[1..]
-                    .iter()
-                    .copied()
-                    .filter(|word| !word.starts_with('-'))
-                    .collect();
-                if files.is_empty() {
-                    vec!["shell.nix", "default.nix"]
-                } else {
-                    files
+                "dotenv" | "dotenv_if_exists" => match rest.first() {
+                    Some(file) => vec![file.as_str()],
+                    None => vec![".env"],
+                },
+                "use" if rest.first().map(String::as_str) == Some("flake") => {
+                    vec!["flake.nix", "flake.lock"]
                 }
-            }
-            _ => Vec::new(),
-        };
-        found.extend(
-            named
-                .into_iter()
-                .filter(|name| !name.is_empty() && !name.contains('$'))
-                .filter_map(|name| skillet_skills::confine::normalize(&cwd.join(name))),
-        );
+                "use" if rest.first().map(String::as_str) == Some("nix") => {
+                    let files: Vec<&str> = rest[1..]
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|word| !word.starts_with('-'))
+                        .collect();
+                    if files.is_empty() {
+                        vec!["shell.nix", "default.nix"]
+                    } else {
+                        files
+                    }
+                }
+                _ => Vec::new(),
+            };
+            found.extend(
+                named
+                    .into_iter()
+                    .filter(|name| !name.is_empty() && !name.contains('$'))
+                    .filter_map(|name| skillet_skills::confine::normalize(&cwd.join(name))),
+            );
+        }
     }
     found
+}
+
+/// The largest `.yarnrc.yml` read for the files it runs.
+const MAX_YARNRC_BYTES: u64 = 64 * 1024;
+
+/// What the `.yarnrc.yml` in `cwd` has every `yarn` run: its `yarnPath` and its plugins'
+/// `path`s (protecting the file alone would leave the program it names writable).
+fn yarnrc_programs(cwd: &Path) -> Vec<PathBuf> {
+    let Ok(mut file) = skillet_skills::open_regular(&cwd.join(".yarnrc.yml")) else {
+        return Vec::new();
+    };
+    let mut bytes = Vec::new();
+    if skillet_skills::read_capped(&mut file, &mut bytes, MAX_YARNRC_BYTES).is_err() {
+        return Vec::new();
+    }
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim().trim_start_matches("- ");
+            let value = line
+                .strip_prefix("yarnPath:")
+                .or_else(|| line.strip_prefix("path:"))?;
+            let value = value.trim().trim_matches(['"', '\'']);
+            (!value.is_empty() && !value.contains('$'))
+                .then(|| skillet_skills::confine::normalize(&cwd.join(value)))
+                .flatten()
+        })
+        .collect()
 }
 
 /// Adds `path` to the layout: read-only where it exists (through a link, the real file), a
