@@ -313,3 +313,64 @@ fn hostile_servers_leave_the_session_working_and_are_told_once() {
     assert!(tool_result(&server, 4).contains("stopped during the call"));
     assert!(tool_result(&server, 5).contains("is not running"));
 }
+
+#[test]
+fn a_streamable_http_server_and_skillet_mcp_itself_serve_the_agent() {
+    let Some(python) = python() else { return };
+    let sandbox = Sandbox::empty();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut http = std::process::Command::new(&python)
+        .arg(server_script())
+        .arg("basic")
+        .env("MCP_TEST_HTTP_PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the HTTP server did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let skills = sandbox.root.join("skills");
+    common::write_skill(
+        &skills,
+        "pdf-forms",
+        "---\nname: pdf-forms\ndescription: Fill in PDF forms and read their fields.\n---\nUse pdftk.\n",
+    );
+    user_config(
+        &sandbox,
+        &format!(
+            "[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ Authorization = \"Bearer t0k\" }}\n\
+             [mcp_servers.skills]\ncommand = {:?}\nargs = [\"mcp\", \"--skills-dir\", {:?}]\n",
+            env!("CARGO_BIN_EXE_skillet"),
+            skills.display().to_string()
+        ),
+    );
+    let server = MockServer::start();
+    server.push_turn(Turn::tool("c1", "mcp__web__add", json!({"a": 40, "b": 2})));
+    server.push_turn(Turn::tool(
+        "c2",
+        "mcp__skills__search_skills",
+        json!({"query": "fill in a pdf form"}),
+    ));
+    server.push_turn(Turn::text("done"));
+    let out = run(skillet_at(&sandbox, Some(&server)).args(["run", "--yes", "go"]));
+    let _ = http.kill();
+    let _ = http.wait();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let added = tool_result(&server, 1);
+    assert!(
+        added.contains("<mcp_result server=\"web\"") && added.contains("42"),
+        "{added}"
+    );
+    let found = tool_result(&server, 2);
+    assert!(found.contains("pdf-forms"), "{found}");
+}
