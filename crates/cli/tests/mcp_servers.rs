@@ -88,7 +88,7 @@ fn a_real_servers_tools_are_offered_by_name_and_their_calls_are_actions() {
     assert_eq!(add["input_schema"]["required"], json!(["a", "b"]));
     let system = first["system"].to_string();
     assert!(
-        system.contains("# MCP servers") && system.contains("- t (7 tools)"),
+        system.contains("# MCP servers") && system.contains("- t (8 tools)"),
         "{system}"
     );
     let added = tool_result(&server, 1);
@@ -170,6 +170,22 @@ fn with_tool_search_two_tools_stand_in_and_find_the_right_one() {
         "call_tool",
         json!({"name": "mcp__t__nothing"}),
     ));
+    // The server adds a tool mid-session: search finds it, the prompt and tools stay.
+    server.push_turn(Turn::tool(
+        "c4",
+        "call_tool",
+        json!({"name": "mcp__t__grow"}),
+    ));
+    server.push_turn(Turn::tool(
+        "c5",
+        "search_tools",
+        json!({"query": "weather forecast for a city"}),
+    ));
+    server.push_turn(Turn::tool(
+        "c6",
+        "call_tool",
+        json!({"name": "mcp__t__weather_forecast", "arguments": {"city": "Oslo"}}),
+    ));
     server.push_turn(Turn::text("done"));
     let out = run(skillet_at(&sandbox, Some(&server)).args(["run", "--yes", "add"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -192,6 +208,10 @@ fn with_tool_search_two_tools_stand_in_and_find_the_right_one() {
     assert!(found.contains("input schema: {"), "{found}");
     assert!(tool_result(&server, 2).contains("42"));
     assert!(tool_result(&server, 3).contains("no MCP tool is named"));
+    assert!(tool_result(&server, 4).contains("grown"));
+    let found = tool_result(&server, 5);
+    assert!(found.starts_with("mcp__t__weather_forecast"), "{found}");
+    assert!(tool_result(&server, 6).contains("sunny in Oslo"));
     for request in &requests[1..] {
         assert_eq!(request.body["tools"], requests[0].body["tools"]);
         assert_eq!(request.body["system"], requests[0].body["system"]);
