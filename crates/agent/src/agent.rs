@@ -428,6 +428,28 @@ impl Agent {
             .map(|source| source.report())
     }
 
+    /// Chat commands from beyond skillet (MCP servers' prompts): name and description.
+    pub fn tool_source_commands(&self) -> Vec<(String, String)> {
+        self.core
+            .config
+            .tool_source
+            .as_ref()
+            .map(|source| source.commands())
+            .unwrap_or_default()
+    }
+
+    /// The message such a command sends (`None`: no such command).
+    pub async fn expand_tool_source_command(
+        &self,
+        name: &str,
+        arguments: &str,
+    ) -> Option<Result<String, String>> {
+        match &self.core.config.tool_source {
+            Some(source) => source.expand(name, arguments).await,
+            None => None,
+        }
+    }
+
     /// What the catalog budget cut, to tell the user.
     pub fn catalog_report(&self) -> &BudgetReport {
         &self.catalog_report

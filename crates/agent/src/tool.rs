@@ -57,6 +57,19 @@ pub trait ToolSource: Send + Sync {
     fn report(&self) -> String {
         String::new()
     }
+    /// Commands the user may give in chat (`/mcp__server__prompt`): name and description.
+    fn commands(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// The message command `name` with `arguments` sends (`None`: not one of its commands).
+    fn expand<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a str,
+    ) -> BoxFuture<'a, Option<Result<String, String>>> {
+        let _ = (name, arguments);
+        Box::pin(std::future::ready(None))
+    }
 }
 
 /// A step of the model's visible plan.

@@ -394,3 +394,70 @@ fn a_streamable_http_server_and_skillet_mcp_itself_serve_the_agent() {
     let found = tool_result(&server, 2);
     assert!(found.contains("pdf-forms"), "{found}");
 }
+
+#[test]
+fn a_servers_resources_are_read_by_a_tool_and_its_prompts_are_commands() {
+    let Some(python) = python() else { return };
+    let sandbox = Sandbox::empty();
+    user_config(&sandbox, &server_table(&python, "t", "basic", ""));
+    let server = MockServer::start();
+    server.push_turn(Turn::tool("c1", "read_resource", json!({"server": "t"})));
+    server.push_turn(Turn::tool(
+        "c2",
+        "read_resource",
+        json!({"server": "t", "uri": "notes://today"}),
+    ));
+    server.push_turn(Turn::text("done"));
+    let out = run(skillet_at(&sandbox, Some(&server)).args([
+        "run",
+        "--yes",
+        "/mcp__t__review the release notes, gently",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // The prompt's message was sent as the user's: the whole text its first argument.
+    let first = common::first_text(&server, 0);
+    assert!(
+        first.contains("Please review the release notes, gently carefully, in a kind tone."),
+        "{first}"
+    );
+    let listed = tool_result(&server, 1);
+    assert!(listed.contains("notes://today"), "{listed}");
+    let read = tool_result(&server, 2);
+    assert!(read.contains("buy milk\\u{200b}"), "{read}");
+    let system = server.requests()[0].body["system"].to_string();
+    assert!(system.contains("read_resource"), "{system}");
+
+    // Named arguments, and a missing one.
+    let paired = MockServer::start();
+    paired.push_turn(Turn::text("ok"));
+    let out = run(skillet_at(&sandbox, Some(&paired)).args([
+        "run",
+        "--yes",
+        "/mcp__t__review topic=the notes tone=stern",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = common::first_text(&paired, 0);
+    assert!(
+        text.contains("Please review the notes carefully, in a stern tone."),
+        "{text}"
+    );
+    let out = run(skillet_at(&sandbox, Some(&MockServer::start())).args([
+        "run",
+        "--yes",
+        "/mcp__t__review",
+    ]));
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("needs topic"), "{}", out.stderr);
+
+    // Without --yes, reading asks, and nobody can answer: refused.
+    let server = MockServer::start();
+    server.push_turn(Turn::tool(
+        "c1",
+        "read_resource",
+        json!({"server": "t", "uri": "notes://today"}),
+    ));
+    server.push_turn(Turn::text("done"));
+    let out = run(skillet_at(&sandbox, Some(&server)).args(["run", "read it"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!tool_result(&server, 1).contains("buy milk"));
+}

@@ -50,6 +50,9 @@ struct Live {
     connection: Option<Connection>,
     /// What was left out of its tools, one line each.
     problems: Vec<String>,
+    /// Its prompts and resources, as listed at the start.
+    prompts: Vec<crate::extras::PromptDef>,
+    resources: Vec<crate::extras::ResourceDef>,
 }
 
 /// One server of the session.
@@ -171,6 +174,8 @@ impl Hub {
                         peer: None,
                         connection: None,
                         problems: Vec::new(),
+                        prompts: Vec::new(),
+                        resources: Vec::new(),
                     }),
                     told: AtomicBool::new(false),
                 })
@@ -286,6 +291,36 @@ impl Hub {
         tool: &str,
         arguments: serde_json::Map<String, Value>,
     ) -> Result<Value, CallError> {
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        self.request(index, Request::Tool(params)).await
+    }
+
+    /// Gets prompt `name` of server `index` with `arguments` (`GetPromptResult` as JSON).
+    pub async fn get_prompt(
+        &self,
+        index: usize,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<Value, CallError> {
+        let params =
+            serde_json::from_value(serde_json::json!({"name": name, "arguments": arguments}))
+                .map_err(|error| {
+                    CallError(format!("the prompt request could not be made: {error}"))
+                })?;
+        self.request(index, Request::Prompt(params)).await
+    }
+
+    /// Reads resource `uri` of server `index` (`ReadResourceResult` as JSON).
+    pub async fn read_resource(&self, index: usize, uri: &str) -> Result<Value, CallError> {
+        let params = serde_json::from_value(serde_json::json!({"uri": uri})).map_err(|error| {
+            CallError(format!("the resource request could not be made: {error}"))
+        })?;
+        self.request(index, Request::Resource(params)).await
+    }
+
+    /// Sends `request` to server `index` on the hub's thread, within its tool timeout; a
+    /// server that stopped is marked failed.
+    async fn request(&self, index: usize, request: Request) -> Result<Value, CallError> {
         let Some(server) = self.servers.get(index).map(Arc::clone) else {
             return Err(CallError("no such server".into()));
         };
@@ -311,15 +346,22 @@ impl Hub {
             said.clear();
         }
         let timeout = server.config.tool_timeout;
-        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
         let task = self.handle.spawn(async move {
-            let called = tokio::time::timeout(timeout, peer.call_tool(params)).await;
-            match called {
+            let sent = async {
+                match request {
+                    Request::Tool(params) => peer.call_tool(params).await.map(|r| serde_json::to_value(&r)),
+                    Request::Prompt(params) => peer.get_prompt(params).await.map(|r| serde_json::to_value(&r)),
+                    Request::Resource(params) => {
+                        peer.read_resource(params).await.map(|r| serde_json::to_value(&r))
+                    }
+                }
+            };
+            match tokio::time::timeout(timeout, sent).await {
                 Err(_) => Err(CallError(format!(
                     "the MCP server `{name}` did not answer within {} seconds; the call was cancelled",
                     timeout.as_secs_f64()
                 ))),
-                Ok(Ok(result)) => serde_json::to_value(&result)
+                Ok(Ok(result)) => result
                     .map_err(|error| CallError(format!("its result could not be read: {error}"))),
                 Ok(Err(error)) => {
                     let closed = peer.is_transport_closed();
@@ -346,6 +388,31 @@ impl Hub {
         task.await
             .unwrap_or_else(|_| Err(CallError("the call was interrupted".into())))
     }
+
+    /// Every ready server's prompts, in config order.
+    pub fn prompts(&self) -> Vec<crate::extras::PromptDef> {
+        self.servers
+            .iter()
+            .filter(|server| server.status() == Status::Ready)
+            .flat_map(|server| server.lock().prompts.clone())
+            .collect()
+    }
+
+    /// Every ready server's resources, in config order.
+    pub fn resources(&self) -> Vec<crate::extras::ResourceDef> {
+        self.servers
+            .iter()
+            .filter(|server| server.status() == Status::Ready)
+            .flat_map(|server| server.lock().resources.clone())
+            .collect()
+    }
+}
+
+/// What is sent to a server.
+enum Request {
+    Tool(CallToolRequestParams),
+    Prompt(rmcp::model::GetPromptRequestParams),
+    Resource(rmcp::model::ReadResourceRequestParams),
 }
 
 impl Hub {
@@ -368,6 +435,24 @@ impl Hub {
             );
             if !server.tools.is_empty() {
                 let _ = writeln!(text, "  tools: {}", server.tools.join(", "));
+            }
+            if let Some(live) = self.servers.iter().find(|s| s.config.name == server.name) {
+                let live = live.lock();
+                if !live.prompts.is_empty() {
+                    let commands: Vec<String> = live
+                        .prompts
+                        .iter()
+                        .map(|p| format!("/{}", p.qualified))
+                        .collect();
+                    let _ = writeln!(text, "  prompts: {}", commands.join(", "));
+                }
+                if !live.resources.is_empty() {
+                    let _ = writeln!(
+                        text,
+                        "  resources: {} (read_resource)",
+                        live.resources.len()
+                    );
+                }
             }
             for problem in &server.problems {
                 let _ = writeln!(text, "  {problem}");
@@ -433,7 +518,11 @@ async fn start_one(
                 .and_then(|info| info.instructions.clone())
                 .filter(|text| !text.trim().is_empty())
                 .map(|text| crate::catalog::clean(&text, MAX_INSTRUCTIONS_CHARS));
+            let (prompts, resources) =
+                crate::extras::list(&server.config.name, &connection.service).await;
             let mut live = server.lock();
+            live.prompts = prompts;
+            live.resources = resources;
             live.peer = Some(connection.service.peer().clone());
             live.connection = Some(connection);
             live.tools = defs;

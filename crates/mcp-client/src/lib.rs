@@ -15,6 +15,7 @@ pub mod arguments;
 pub mod catalog;
 pub mod config;
 pub mod connect;
+pub mod extras;
 pub mod hub;
 pub mod render;
 pub mod search;

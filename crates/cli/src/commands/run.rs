@@ -239,6 +239,8 @@ struct Message<'a> {
     skill: Option<(&'a skillet_skills::Skill, String)>,
     /// Stdin's text, sent after in a `<stdin>` block.
     piped: Option<String>,
+    /// A typed `/mcp__SERVER__PROMPT ARGS`: an MCP server's prompt, if the session has it.
+    prompt: Option<(String, String)>,
 }
 
 impl Prompt {
@@ -251,6 +253,7 @@ impl Prompt {
                 text,
                 skill: None,
                 piped: None,
+                prompt: None,
             }),
             Prompt::Typed { typed, piped } => invoked_skill(skills, typed, piped),
         }
@@ -270,7 +273,16 @@ impl Message<'_> {
         events: &mut (dyn FnMut(skillet_agent::AgentEvent) + Send),
     ) -> Result<Option<String>, UsageError> {
         let mut text = match self.skill {
-            None => self.text,
+            None => match &self.prompt {
+                Some((name, arguments)) => {
+                    match runtime.block_on(agent.expand_tool_source_command(name, arguments)) {
+                        Some(Ok(text)) => text,
+                        Some(Err(why)) => return Err(UsageError::new(format!("/{name}: {why}"))),
+                        None => self.text,
+                    }
+                }
+                None => self.text,
+            },
             Some((skill, arguments)) => {
                 let name = &skill.name;
                 // The cheap check first: trusting a project skill hashes its folder, and the
@@ -320,6 +332,7 @@ fn invoked_skill(
         text,
         skill: None,
         piped: piped.clone(),
+        prompt: None,
     };
     if let Some(typed) = prompt.strip_prefix("//") {
         return Ok(plain(format!("/{typed}")));
@@ -331,7 +344,11 @@ fn invoked_skill(
         .split_once(char::is_whitespace)
         .map_or((invocation, ""), |(name, rest)| (name, rest.trim()));
     let Some(skill) = skills.get(name) else {
-        return Ok(plain(prompt));
+        let mut message = plain(prompt.clone());
+        if name.starts_with("mcp__") {
+            message.prompt = Some((name.to_string(), arguments.to_string()));
+        }
+        return Ok(message);
     };
     if !skill.user_invocable() {
         return Err(UsageError::new(format!(
@@ -344,6 +361,7 @@ fn invoked_skill(
         text: prompt,
         skill,
         piped,
+        prompt: None,
     })
 }
 

@@ -36,6 +36,9 @@ impl Chat {
             return Ok(Slash::Handled);
         }
         let Some(action) = command(name) else {
+            if name.starts_with("mcp__") {
+                return Ok(self.mcp_prompt(name, arguments));
+            }
             return Ok(self.skill(name, arguments));
         };
         match action {
@@ -84,6 +87,39 @@ impl Chat {
     }
 
     /// `/mode`: the permission mode, or a switch to the one named.
+    /// `/mcp__SERVER__PROMPT ARGS`: the server's prompt, sent as the user's message.
+    fn mcp_prompt(&mut self, name: &str, arguments: &str) -> Slash {
+        let agent = &self.agent;
+        let expanded = self
+            .runtime
+            .block_on(agent.expand_tool_source_command(name, arguments));
+        match expanded {
+            Some(Ok(text)) => Slash::Send(text),
+            Some(Err(why)) => {
+                warn(&format!("error: /{name}: {}", terminal_safe(&why, true)));
+                Slash::Handled
+            }
+            None => {
+                let known: Vec<String> = self
+                    .agent
+                    .tool_source_commands()
+                    .into_iter()
+                    .map(|(command, _)| format!("/{command}"))
+                    .collect();
+                warn(&format!(
+                    "error: no MCP prompt /{}\n  hint: {}",
+                    terminal_safe(name, false),
+                    if known.is_empty() {
+                        "no MCP server of this session offers prompts (/mcp lists them)".to_string()
+                    } else {
+                        format!("the MCP prompts are {}", known.join(", "))
+                    }
+                ));
+                Slash::Handled
+            }
+        }
+    }
+
     fn mode(&mut self, name: &str) {
         let name = name.trim();
         if name.is_empty() {

@@ -396,7 +396,9 @@ impl Chat {
         let _ = editor.add_history_entry(line);
         self.refresh_skills(editor);
         let skills = Arc::clone(&self.skills);
-        let known = |name: &str| command(name).is_some() || skills.get(name).is_some();
+        let known = |name: &str| {
+            command(name).is_some() || skills.get(name).is_some() || name.starts_with("mcp__")
+        };
         let message = match classify(line, known) {
             Input::Message(text) => text.to_string(),
             Input::Command { name, arguments } => match self.command(name, arguments, editor) {
