@@ -22,6 +22,14 @@ if [ -z "${SKILLET_MCP_PYTHON:-}" ]; then
     echo "NOTE: the MCP Python SDK cannot be installed here (scripts/fetch-mcp-client.sh needs python3 and PyPI); the MCP client test will be SKIPPED"
   fi
 fi
+# The MCP client is also tested against the reference server from npm (server-everything).
+if [ -z "${SKILLET_MCP_EVERYTHING:-}" ]; then
+  if entry=$(scripts/fetch-mcp-everything.sh 2>/dev/null); then
+    export SKILLET_MCP_EVERYTHING="$entry"
+  else
+    echo "NOTE: the MCP reference server cannot be installed here (scripts/fetch-mcp-everything.sh needs node, npm and the npm registry); its test will be SKIPPED"
+  fi
+fi
 # The registry tests need a PostgreSQL with pgvector: start one (the pgserver wheel, cached in
 # ~/.cache/skillet-ci) for this run and stop it after, unless one is named; without it they
 # skip, and this says so here.

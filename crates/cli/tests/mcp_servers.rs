@@ -461,3 +461,69 @@ fn a_servers_resources_are_read_by_a_tool_and_its_prompts_are_commands() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!tool_result(&server, 1).contains("buy milk"));
 }
+
+#[test]
+fn the_reference_server_everything_works_through_the_agent() {
+    let Some(entry) = std::env::var_os("SKILLET_MCP_EVERYTHING") else {
+        assert!(
+            std::env::var_os("SKILLET_REQUIRE_MCP_CLIENT").is_none(),
+            "SKILLET_REQUIRE_MCP_CLIENT is set but SKILLET_MCP_EVERYTHING is not"
+        );
+        skillet_test_support::skip(
+            "SKIPPED: the MCP reference server test: set SKILLET_MCP_EVERYTHING (scripts/fetch-mcp-everything.sh)",
+        );
+        return;
+    };
+    let sandbox = Sandbox::empty();
+    user_config(
+        &sandbox,
+        &format!(
+            "[mcp_servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+            PathBuf::from(entry).display().to_string()
+        ),
+    );
+    let server = MockServer::start();
+    server.push_turn(Turn::tool(
+        "c1",
+        "mcp__everything__get-sum",
+        json!({"a": 2, "b": 40}),
+    ));
+    server.push_turn(Turn::tool("c2", "mcp__everything__get-env", json!({})));
+    server.push_turn(Turn::tool(
+        "c3",
+        "mcp__everything__get-tiny-image",
+        json!({}),
+    ));
+    server.push_turn(Turn::tool(
+        "c4",
+        "read_resource",
+        json!({"server": "everything"}),
+    ));
+    server.push_turn(Turn::text("done"));
+    let out = run(skillet_at(&sandbox, Some(&server)).args([
+        "run",
+        "--yes",
+        "/mcp__everything__simple-prompt",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        tool_result(&server, 1).contains("42"),
+        "{}",
+        tool_result(&server, 1)
+    );
+    // The server sees no key: only the variables every program needs.
+    let env = tool_result(&server, 2);
+    assert!(
+        !env.contains(common::API_KEY) && !env.contains("ANTHROPIC"),
+        "{env}"
+    );
+    assert!(env.contains("PATH"), "{env}");
+    let image = tool_result(&server, 3);
+    assert!(image.contains("[image (image/png"), "{image}");
+    assert!(
+        tool_result(&server, 4).contains("://"),
+        "{}",
+        tool_result(&server, 4)
+    );
+    assert!(!common::first_text(&server, 0).starts_with("/mcp__"));
+}
