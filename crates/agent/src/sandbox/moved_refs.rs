@@ -132,7 +132,7 @@ fn resolve(value: &str, refs: &BTreeMap<String, String>) -> Option<String> {
     let mut value = value.to_string();
     for _ in 0..5 {
         match value.strip_prefix("ref:") {
-            Some(target) => value = refs.get(target.trim())?.clone(),
+            Some(target) => value.clone_from(refs.get(target.trim())?),
             None => return valid(&value).then_some(value),
         }
     }
@@ -174,43 +174,7 @@ pub fn findings(
             named(&rewritten)
         ));
     }
-    // Each moved ref (a removed one brings nothing in) with the object it held and holds now.
-    let head_before = before
-        .refs
-        .get("HEAD")
-        .and_then(|head| resolve(head, &before.refs));
-    let mut moves: BTreeMap<(Option<String>, String), Vec<&String>> = BTreeMap::new();
-    let mut unresolved = Vec::new();
-    for (name, value) in &after.refs {
-        let unchanged_text = before.refs.get(name) == Some(value);
-        if name == "info/grafts"
-            || name.starts_with("refs/replace/")
-            // A symbolic ref that still names the same ref moved only with it: told there.
-            || (unchanged_text && value.starts_with("ref:"))
-        {
-            continue;
-        }
-        let Some(new) = resolve(value, &after.refs) else {
-            if !unchanged_text {
-                unresolved.push(name);
-            }
-            continue;
-        };
-        let old = before
-            .refs
-            .get(name)
-            .and_then(|old| resolve(old, &before.refs));
-        if old.as_ref() == Some(&new) {
-            continue;
-        }
-        // A new ref is compared with where HEAD was.
-        let old = old.or_else(|| {
-            (!before.refs.contains_key(name))
-                .then(|| head_before.clone())
-                .flatten()
-        });
-        moves.entry((old, new)).or_default().push(name);
-    }
+    let (moves, unresolved) = moves(before, after);
     if !unresolved.is_empty() {
         findings.push(format!(
             "the command left {} holding what is not a commit skillet can read, so it could not check what they bring in: look before using them",
@@ -261,6 +225,50 @@ pub fn findings(
         ));
     }
     findings
+}
+
+/// Each moved ref (a removed one brings nothing in) by the object it held and holds now
+/// (a new ref: where `HEAD` was), and the changed refs whose value names no commit.
+type Moves<'a> = BTreeMap<(Option<String>, String), Vec<&'a String>>;
+
+fn moves<'a>(before: &Refs, after: &'a Refs) -> (Moves<'a>, Vec<&'a String>) {
+    let head_before = before
+        .refs
+        .get("HEAD")
+        .and_then(|head| resolve(head, &before.refs));
+    let mut moves: BTreeMap<(Option<String>, String), Vec<&String>> = BTreeMap::new();
+    let mut unresolved = Vec::new();
+    for (name, value) in &after.refs {
+        let unchanged_text = before.refs.get(name) == Some(value);
+        if name == "info/grafts"
+            || name.starts_with("refs/replace/")
+            // A symbolic ref that still names the same ref moved only with it: told there.
+            || (unchanged_text && value.starts_with("ref:"))
+        {
+            continue;
+        }
+        let Some(new) = resolve(value, &after.refs) else {
+            if !unchanged_text {
+                unresolved.push(name);
+            }
+            continue;
+        };
+        let old = before
+            .refs
+            .get(name)
+            .and_then(|old| resolve(old, &before.refs));
+        if old.as_ref() == Some(&new) {
+            continue;
+        }
+        // A new ref is compared with where HEAD was.
+        let old = old.or_else(|| {
+            (!before.refs.contains_key(name))
+                .then(|| head_before.clone())
+                .flatten()
+        });
+        moves.entry((old, new)).or_default().push(name);
+    }
+    (moves, unresolved)
 }
 
 fn named(names: &[&String]) -> String {
