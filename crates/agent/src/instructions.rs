@@ -5,8 +5,8 @@
 //!
 //! 1. The user's own file for every project, when the interface names one
 //!    ([`user_instructions_path`]: `$XDG_CONFIG_HOME/skillet/AGENTS.md`, by default
-//!    `~/.config/skillet/AGENTS.md`), like Codex's `~/.codex/AGENTS.md` and Claude Code's
-//!    `~/.claude/CLAUDE.md`.
+//!    `~/.config/skillet/AGENTS.md`, like Codex's `~/.codex/AGENTS.md`; where there is none,
+//!    Claude Code's own `~/.claude/CLAUDE.md`).
 //! 2. For each folder from the project's root (the git root, or the working directory outside
 //!    git) down to the working directory, the first of [`INSTRUCTION_FILE_NAMES`] that is a
 //!    readable regular file: `AGENTS.override.md` (Codex's local override), else `AGENTS.md`,
@@ -110,10 +110,26 @@ pub struct Instructions {
 }
 
 /// The user's own instructions file: `$XDG_CONFIG_HOME/skillet/AGENTS.md`, by default
-/// `~/.config/skillet/AGENTS.md` (next to skillet's user skills).
+/// `~/.config/skillet/AGENTS.md` (next to skillet's user skills); where that is not there,
+/// Claude Code's `~/.claude/CLAUDE.md`, so a Claude Code user's instructions carry over (as a
+/// project's `CLAUDE.md` stands in for its `AGENTS.md`).
 pub fn user_instructions_path(env: &skillet_skills::Environment) -> Option<PathBuf> {
-    env.skillet_skills_dir()
-        .and_then(|skills| skills.parent().map(|config| config.join("AGENTS.md")))
+    let own = env
+        .skillet_skills_dir()
+        .and_then(|skills| skills.parent().map(|config| config.join("AGENTS.md")));
+    let claude = env
+        .home
+        .as_ref()
+        .map(|home| home.join(".claude").join("CLAUDE.md"));
+    match (own, claude) {
+        (Some(own), Some(claude))
+            if std::fs::symlink_metadata(&own).is_err()
+                && std::fs::symlink_metadata(&claude).is_ok() =>
+        {
+            Some(claude)
+        }
+        (own, _) => own,
+    }
 }
 
 impl Instructions {
@@ -420,6 +436,27 @@ mod tests {
             user_instructions_path(&env),
             Some(PathBuf::from("/home/u/.config/skillet/AGENTS.md"))
         );
+    }
+
+    #[test]
+    fn claude_codes_own_file_stands_in_where_skillets_is_not() {
+        let home = tempfile::tempdir().unwrap();
+        let env = skillet_skills::Environment {
+            cwd: PathBuf::from("/w"),
+            home: Some(home.path().to_path_buf()),
+            xdg_config_home: None,
+        };
+        let own = home.path().join(".config/skillet/AGENTS.md");
+        assert_eq!(user_instructions_path(&env), Some(own.clone()));
+        std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+        std::fs::write(home.path().join(".claude/CLAUDE.md"), "Use tabs.\n").unwrap();
+        assert_eq!(
+            user_instructions_path(&env),
+            Some(home.path().join(".claude/CLAUDE.md"))
+        );
+        std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+        std::fs::write(&own, "Use spaces.\n").unwrap();
+        assert_eq!(user_instructions_path(&env), Some(own));
     }
 
     #[test]
