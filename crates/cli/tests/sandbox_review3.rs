@@ -191,7 +191,7 @@ mod review4 {
 
     /// Leaves `$C`, a commit on `main` that adds a hook the user's git would run (its own
     /// each time: the time in nanoseconds is in it).
-    const EVIL: &str = "export GIT_INDEX_FILE=$TMPDIR/idx-$$; git read-tree main; \
+    pub(super) const EVIL: &str = "export GIT_INDEX_FILE=$TMPDIR/idx-$$; git read-tree main; \
         B=$(printf '#!/bin/sh\\ntouch PWNED%s\\n' $(date +%N) | git hash-object -w --stdin); \
         git update-index --add --cacheinfo 100755,$B,.husky/pre-commit; \
         C=$(git -c user.email=a@b -c user.name=a commit-tree $(git write-tree) -p main -m tidy); \
@@ -354,5 +354,159 @@ mod review4 {
         let results = common::escapes::attack_through(&server, 1, &mut skillet);
         assert!(!results[0].contains("planted"), "{}", results[0]);
         assert!(!sandbox.project.join(".githooks/pre-commit").exists());
+    }
+}
+
+/// What the review of the second round broke: checks that skipped what they could not read,
+/// paths their pathspecs never asked about, and `.envrc` and `.yarnrc.yml` forms.
+mod review5 {
+    use super::*;
+    use common::Sandbox;
+
+    const EVIL: &str = super::review4::EVIL;
+
+    fn told(result: &str, what: &str) {
+        assert!(
+            result.contains("[skillet:") && result.contains(what),
+            "{what} not told: {result}"
+        );
+    }
+
+    #[test]
+    fn a_padded_head_orig_head_and_a_hidden_staged_hook_are_told() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        let results = attack(
+            &sandbox,
+            &[
+                &format!(
+                    "{EVIL}; (echo $C; head -c 1100000 /dev/zero | tr '\\0' ' ') > .git/HEAD; echo ok"
+                ),
+                &format!("{EVIL}; git update-ref ORIG_HEAD $C; echo ok"),
+                "B=$(printf '#!/bin/sh\\ntouch PWNED\\n' | git hash-object -w --stdin); \
+                 git update-index --add --cacheinfo 100755,$B,.husky/pre-commit; \
+                 git update-index --skip-worktree .husky/pre-commit; echo ok",
+            ],
+        );
+        told(&results[0], "HEAD");
+        told(&results[1], "ORIG_HEAD");
+        told(&results[2], "skip-worktree");
+    }
+
+    #[test]
+    fn a_branch_that_adds_what_the_envrc_sources_is_told_and_a_first_commit_is_not() {
+        let sandbox = Sandbox::empty();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        git(&sandbox.project, &["init", "-q", "-b", "main"]);
+        std::fs::write(
+            sandbox.project.join(".envrc"),
+            "source_env_if_exists .envrc.local\n",
+        )
+        .unwrap();
+        std::fs::write(sandbox.project.join("README.md"), "hello\n").unwrap();
+        let results = attack(
+            &sandbox,
+            &[
+                "git add README.md .envrc && git -c user.email=a@b -c user.name=a commit -q -m first && echo committed",
+                "export GIT_INDEX_FILE=$TMPDIR/idx; git read-tree main; \
+                 B=$(echo 'touch PWNED' | git hash-object -w --stdin); \
+                 git update-index --add --cacheinfo 100644,$B,.envrc.local; \
+                 C=$(git -c user.email=a@b -c user.name=a commit-tree $(git write-tree) -p main -m deps); \
+                 git branch deps-bump $C; echo ok",
+            ],
+        );
+        assert!(results[0].contains("committed"), "{}", results[0]);
+        assert!(
+            !results[0].contains("[skillet:"),
+            "a first commit is ordinary: {}",
+            results[0]
+        );
+        told(&results[1], ".envrc.local");
+    }
+
+    #[test]
+    fn links_in_the_object_store_are_removed_and_a_linked_head_kept() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        let outside = sandbox.root.join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let results = attack(
+            &sandbox,
+            &[
+                &format!("ln -s {} .git/objects/ab && echo ok", outside.display()),
+                // The legacy form git still reads.
+                "ln -sf refs/heads/main .git/HEAD && echo ok",
+            ],
+        );
+        assert!(results[0].contains("skillet removed it"), "{}", results[0]);
+        assert!(
+            !std::fs::symlink_metadata(sandbox.project.join(".git/objects/ab"))
+                .is_ok_and(|m| m.file_type().is_symlink())
+        );
+        told(&results[1], "HEAD");
+        let status = StdCommand::new("git")
+            .arg("status")
+            .current_dir(&sandbox.project)
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "the repository still works");
+    }
+
+    #[test]
+    fn what_an_envrc_runs_and_yarn_plugins_of_every_form_are_read_only() {
+        let sandbox = repository();
+        if !namespaces(&sandbox) {
+            return;
+        }
+        for (path, text) in [
+            ("scripts/env.sh", "echo 1\n"),
+            ("dev env.sh", "export A=1\n"),
+            ("extra.sh", "export B=1\n"),
+            ("nix/flake.nix", "{}\n"),
+            (".yarn/releases/yarn-4.cjs", "//\n"),
+            (".yarn/plugins/p.cjs", "//\n"),
+        ] {
+            let file = sandbox.project.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, text).unwrap();
+        }
+        std::fs::write(
+            sandbox.project.join(".envrc"),
+            "export VERSION=$(sh scripts/env.sh)\nsource \"dev env.sh\"\nsource \"$(pwd)/extra.sh\"\nuse flake ./nix\n",
+        )
+        .unwrap();
+        std::fs::write(
+            sandbox.project.join(".yarnrc.yml"),
+            "yarnPath: \".yarn/releases/yarn-4.cjs\"  # pinned\nplugins:\n  - .yarn/plugins/p.cjs\n",
+        )
+        .unwrap();
+        let written = [
+            "scripts/env.sh",
+            "dev env.sh",
+            "extra.sh",
+            "nix/flake.nix",
+            ".yarn/releases/yarn-4.cjs",
+            ".yarn/plugins/p.cjs",
+        ];
+        let command = written
+            .iter()
+            .map(|path| format!("echo x >> '{path}' 2>/dev/null && echo 'wrote {path}'"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let results = attack(&sandbox, &[&format!("{command}; echo end")]);
+        assert!(results[0].contains("end"), "{}", results[0]);
+        for path in written {
+            assert!(
+                !results[0].contains(&format!("wrote {path}\n")),
+                "{path}: {}",
+                results[0]
+            );
+        }
     }
 }

@@ -47,6 +47,10 @@ struct Repository {
     planted: super::planted::Entries,
     /// Its refs before the command ([`super::moved_refs`]).
     refs: super::moved_refs::Refs,
+    /// What the `.envrc` reads and `.yarnrc.yml` runs, relative to the root: protected too.
+    extra: Vec<String>,
+    /// The index's entries at protected paths before the command (none: git could not say).
+    index_entries: Option<Vec<String>>,
 }
 
 /// What was there before a command, to compare with after it.
@@ -68,6 +72,18 @@ impl Aftermath {
             let pending = pending(&git_dir);
             let planted = super::planted::walk(&git_dir, &common_dir);
             let refs = super::moved_refs::read(&git_dir, &common_dir);
+            let extra: Vec<String> = super::protect::envrc_sources(&root)
+                .into_iter()
+                .chain(super::protect::yarnrc_programs(&root))
+                .filter_map(|path| {
+                    path.strip_prefix(&root)
+                        .ok()
+                        .map(|relative| relative.display().to_string())
+                })
+                .collect();
+            let index_entries = git
+                .as_deref()
+                .and_then(|git| super::moved_refs::protected_index(git, &root, &git_dir, &extra));
             Some(Repository {
                 root,
                 git_dir,
@@ -78,6 +94,8 @@ impl Aftermath {
                 pending,
                 planted,
                 refs,
+                extra,
+                index_entries,
             })
         });
         Self { links, repository }
@@ -103,9 +121,12 @@ impl Aftermath {
             &super::planted::walk(&repository.git_dir, &repository.common_dir),
         ));
         findings.extend(super::moved_refs::findings(
-            repository.git.as_deref(),
-            &repository.root,
-            &repository.git_dir,
+            (
+                repository.git.as_deref(),
+                &repository.root,
+                &repository.git_dir,
+            ),
+            &repository.extra,
             &repository.refs,
             &super::moved_refs::read(&repository.git_dir, &repository.common_dir),
         ));
@@ -212,19 +233,48 @@ fn pending(git_dir: &Path) -> Vec<Pending> {
         .collect()
 }
 
-/// What a command staged at protected paths (the index differs from the work tree there, whose
-/// files it cannot write), one finding; or that it could not be checked.
+/// What a command changed in the index at protected paths (entries, or their skip-worktree
+/// and assume-unchanged tags), one finding; or that it could not be checked.
 fn staged(repository: &Repository) -> Option<String> {
+    let not_checked = "the command changed git's index, and skillet could not check what it staged at protected paths: before `git checkout -- .` or a commit, look with `git ls-files -s -v -- .husky .envrc`".to_string();
     let Some(git) = repository.git.as_deref() else {
-        return Some("the command changed git's index, and no git outside the folders commands write was found to check what it staged: before `git checkout -- .` or a commit, look with `git diff --stat`".to_string());
+        return Some(not_checked);
     };
-    match super::moved_refs::staged_protected(git, &repository.root, &repository.git_dir) {
-        Some(paths) if paths.is_empty() => None,
-        Some(paths) => Some(format!(
-            "the command staged {} in git's index (what runs code or steers an agent; the files themselves are read-only to it): `git checkout -- .` or a commit would bring that in outside any sandbox; `git restore --staged -- {}` drops it",
-            paths.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", "),
-            paths.iter().take(NAMED).cloned().collect::<Vec<_>>().join(" ")
-        )),
-        None => Some("the command changed git's index, and skillet could not check what it staged at protected paths (git failed or was slow): before `git checkout -- .` or a commit, look with `git diff --stat -- .husky .envrc`".to_string()),
+    let after = super::moved_refs::protected_index(
+        git,
+        &repository.root,
+        &repository.git_dir,
+        &repository.extra,
+    );
+    let (Some(before), Some(after)) = (&repository.index_entries, after) else {
+        return Some(not_checked);
+    };
+    // A changed entry counts when git would hide it from `git status` (any tag but `H`) or
+    // it differs from the work tree's file (`git add .envrc` of the user's own file does not).
+    let mut hidden = Vec::new();
+    let mut staged = Vec::new();
+    for entry in after.iter().filter(|entry| !before.contains(entry)) {
+        let Some((head, path)) = entry.split_once('\t') else {
+            continue;
+        };
+        if head.starts_with('H') {
+            staged.push(path.to_string());
+        } else {
+            hidden.push(path.to_string());
+        }
     }
+    let Some(differing) =
+        super::moved_refs::differing((git, &repository.root, &repository.git_dir), None, staged)
+    else {
+        return Some(not_checked);
+    };
+    let changed: Vec<String> = hidden.into_iter().chain(differing).collect();
+    (!changed.is_empty()).then(|| {
+        let shown = changed.iter().take(NAMED).cloned().collect::<Vec<_>>();
+        format!(
+            "the command staged {} in git's index (what runs code or steers an agent; the files themselves are read-only to it), or hid it from `git status` (skip-worktree, assume-unchanged): `git checkout -- .` or a commit would bring that in outside any sandbox; `git update-index --no-skip-worktree --no-assume-unchanged -- {paths}` then `git restore --staged -- {paths}` drops it",
+            shown.join(", "),
+            paths = shown.join(" ")
+        )
+    })
 }

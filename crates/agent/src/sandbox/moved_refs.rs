@@ -31,8 +31,17 @@ pub struct Refs {
     complete: bool,
 }
 
+/// The largest `packed-refs` parsed; a larger one is compared whole, by digest (a change is
+/// told as not checked).
+const MAX_PACKED_REFS_BYTES: u64 = 64 * 1024 * 1024;
+/// The largest loose ref read as a value; a larger one is compared by digest.
+const MAX_REF_BYTES: u64 = 4096;
+
 /// Reads the refs of the repository with git directory `git_dir` and common directory
-/// `common_dir`.
+/// `common_dir`: packed, loose (per worktree too), `HEAD` and the root pseudo-refs
+/// (`ORIG_HEAD`, `FETCH_HEAD`, `MERGE_HEAD`, …) of each worktree. A file that cannot be read as
+/// a ref (too large, not a regular file) is kept as a digest of its size, time and first
+/// bytes, so a change to it is told rather than missed.
 pub fn read(git_dir: &Path, common_dir: &Path) -> Refs {
     let mut refs = BTreeMap::new();
     let mut complete = true;
@@ -43,59 +52,105 @@ pub fn read(git_dir: &Path, common_dir: &Path) -> Refs {
             refs.insert(name, value);
         }
     };
-    if let Some(packed) = small_text(&common_dir.join("packed-refs"), 64 * 1024 * 1024) {
-        for line in packed.lines() {
-            if let Some((oid, name)) = line.split_once(' ')
-                && !line.starts_with(['#', '^'])
-            {
-                add(&mut refs, name.to_string(), oid.to_string());
+    let packed = common_dir.join("packed-refs");
+    match small_text(&packed, MAX_PACKED_REFS_BYTES) {
+        Some(text) => {
+            for line in text.lines() {
+                if let Some((oid, name)) = line.split_once(' ')
+                    && !line.starts_with(['#', '^'])
+                {
+                    add(&mut refs, name.to_string(), oid.to_string());
+                }
             }
         }
+        None if std::fs::symlink_metadata(&packed).is_ok() => {
+            add(&mut refs, "packed-refs".to_string(), opaque(&packed));
+        }
+        None => {}
     }
-    let mut queue = vec![(common_dir.join("refs"), "refs".to_string())];
-    while let Some((dir, prefix)) = queue.pop() {
+    let mut folders = vec![(common_dir.join("refs"), "refs".to_string())];
+    if git_dir != common_dir {
+        folders.push((git_dir.join("refs"), format!("{}:refs", git_dir.display())));
+    }
+    let mut roots = vec![(git_dir.to_path_buf(), String::new())];
+    if let Ok(worktrees) = std::fs::read_dir(common_dir.join("worktrees")) {
+        for entry in worktrees.filter_map(Result::ok) {
+            let prefix = format!("worktrees/{}/", entry.file_name().to_string_lossy());
+            folders.push((entry.path().join("refs"), format!("{prefix}refs")));
+            roots.push((entry.path(), prefix));
+        }
+    }
+    while let Some((dir, prefix)) = folders.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
         for entry in entries.filter_map(Result::ok) {
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-                continue;
-            };
-            let full = format!("{prefix}/{name}");
+            let full = format!("{prefix}/{}", entry.file_name().to_string_lossy());
             match entry.file_type() {
-                Ok(kind) if kind.is_dir() => queue.push((entry.path(), full)),
-                _ => {
-                    let value = small_text(&entry.path(), 4096).map_or_else(
-                        || "(unreadable)".to_string(),
-                        |text| text.trim().to_string(),
-                    );
-                    add(&mut refs, full, value);
-                }
+                Ok(kind) if kind.is_dir() => folders.push((entry.path(), full)),
+                _ => add(&mut refs, full, ref_value(&entry.path())),
             }
         }
     }
-    for (name, path) in [
-        ("HEAD", git_dir.join("HEAD")),
-        ("info/grafts", common_dir.join("info/grafts")),
-    ] {
-        if let Some(text) = small_text(&path, 1024 * 1024) {
-            let value = if name == "HEAD" {
-                text.trim().to_string()
-            } else {
-                format!("digest {:x}", fnv(text.as_bytes()))
-            };
-            add(&mut refs, name.to_string(), value);
-        }
-    }
-    if let Ok(worktrees) = std::fs::read_dir(common_dir.join("worktrees")) {
-        for entry in worktrees.filter_map(Result::ok) {
-            if let Some(head) = small_text(&entry.path().join("HEAD"), 4096) {
-                let name = format!("worktrees/{}/HEAD", entry.file_name().to_string_lossy());
-                add(&mut refs, name, head.trim().to_string());
+    // HEAD and the pseudo-refs at the top of each git directory (what `git reset --hard
+    // ORIG_HEAD` or a merge of FETCH_HEAD reads).
+    for (dir, prefix) in roots {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let pseudo = name == "HEAD"
+                || name == "AUTO_MERGE"
+                || (name.ends_with("_HEAD")
+                    && name.chars().all(|c| c.is_ascii_uppercase() || c == '_'));
+            if pseudo {
+                add(
+                    &mut refs,
+                    format!("{prefix}{name}"),
+                    ref_value(&entry.path()),
+                );
             }
         }
+    }
+    let grafts = common_dir.join("info/grafts");
+    if std::fs::symlink_metadata(&grafts).is_ok() {
+        add(&mut refs, "info/grafts".to_string(), opaque(&grafts));
     }
     Refs { refs, complete }
+}
+
+/// A ref file's value: its first object (`FETCH_HEAD` holds several lines) or `ref: NAME`;
+/// what cannot be read so, [`opaque`].
+fn ref_value(path: &Path) -> String {
+    match small_text(path, MAX_REF_BYTES) {
+        Some(text) => {
+            let first = text.lines().next().unwrap_or("").trim();
+            if first.starts_with("ref:") {
+                first.to_string()
+            } else {
+                first.split_whitespace().next().unwrap_or("").to_string()
+            }
+        }
+        None => opaque(path),
+    }
+}
+
+/// A file compared without being read as a ref: its size, modification time and a digest of
+/// its first 64 KiB (it never names a commit, so a change to it is told as not checked).
+fn opaque(path: &Path) -> String {
+    use std::io::Read as _;
+    let metadata = std::fs::symlink_metadata(path).ok();
+    let mut head = Vec::new();
+    if let Ok(file) = skillet_skills::open_regular(path) {
+        let _ = file.take(64 * 1024).read_to_end(&mut head);
+    }
+    format!(
+        "(unreadable: {} bytes, {:?}, {:x})",
+        metadata.as_ref().map_or(0, std::fs::Metadata::len),
+        metadata.and_then(|m| m.modified().ok()),
+        fnv(&head)
+    )
 }
 
 fn fnv(bytes: &[u8]) -> u64 {
@@ -113,8 +168,9 @@ fn small_text(path: &Path, limit: u64) -> Option<String> {
 }
 
 /// The pathspecs of what the mounts protect: the protected top names at the repository's
-/// top, the protected file names at any depth, without regard to case.
-pub fn protected_pathspecs() -> Vec<String> {
+/// top, the protected file names at any depth, without regard to case, and `extra` (paths
+/// relative to the top: what the `.envrc` reads, what `.yarnrc.yml` runs).
+pub fn protected_pathspecs(extra: &[String]) -> Vec<String> {
     super::protect::PROTECTED_TOP_NAMES
         .iter()
         .map(|name| format!(":(top,icase){name}"))
@@ -123,6 +179,7 @@ pub fn protected_pathspecs() -> Vec<String> {
                 .iter()
                 .map(|(name, _)| format!(":(top,icase,glob)**/{name}")),
         )
+        .chain(extra.iter().map(|path| format!(":(top,literal){path}")))
         .collect()
 }
 
@@ -146,9 +203,8 @@ fn valid(oid: &str) -> bool {
 /// What the command did to the refs from `before` to `after`, one finding each (none when
 /// nothing it did brings in a protected path).
 pub fn findings(
-    git: Option<&Path>,
-    root: &Path,
-    git_dir: &Path,
+    (git, root, git_dir): (Option<&Path>, &Path, &Path),
+    extra: &[String],
     before: &Refs,
     after: &Refs,
 ) -> Vec<String> {
@@ -194,7 +250,11 @@ pub fn findings(
             not_checked.extend(names);
             continue;
         }
-        match protected_changes(git, root, git_dir, old.as_deref(), &new) {
+        let changes = protected_changes((git, root, git_dir), extra, old.as_deref(), &new)
+            // What the work tree already holds (the user's own `.envrc`, committed) brings
+            // nothing in.
+            .and_then(|paths| differing((git, root, git_dir), Some(&new), paths));
+        match changes {
             Some(paths) if paths.is_empty() => {}
             Some(paths) => {
                 let undo: Vec<String> = names
@@ -287,9 +347,8 @@ fn named(names: &[&String]) -> String {
 /// `None` when git cannot say (it failed, took longer than [`DIFF_TIMEOUT`], or said more than
 /// a protected listing would).
 fn protected_changes(
-    git: &Path,
-    root: &Path,
-    git_dir: &Path,
+    (git, root, git_dir): (&Path, &Path, &Path),
+    extra: &[String],
     old: Option<&str>,
     new: &str,
 ) -> Option<Vec<String>> {
@@ -312,10 +371,60 @@ fn protected_changes(
             new,
             "--",
         ]),
-        None => command.args(["ls-tree", "-r", "--name-only", "-z", new, "--"]),
+        // From nothing: what the commit holds there.
+        None => command.args([
+            "diff-tree",
+            "-r",
+            "--root",
+            "--no-commit-id",
+            "--name-only",
+            "--diff-filter=ACMT",
+            "-z",
+            new,
+            "--",
+        ]),
     };
-    command.args(protected_pathspecs());
+    command.args(protected_pathspecs(extra));
     listed_paths(command)
+}
+
+/// Of `paths`, those whose content at `rev` (none: in the index) differs from the work
+/// tree's file (or the file is not there); `None` when git cannot say.
+pub fn differing(
+    (git, root, git_dir): (&Path, &Path, &Path),
+    rev: Option<&str>,
+    paths: Vec<String>,
+) -> Option<Vec<String>> {
+    if paths.is_empty() {
+        return Some(paths);
+    }
+    let mut command = std::process::Command::new(git);
+    command
+        .arg("--no-optional-locks")
+        .arg("--no-replace-objects")
+        .arg("--git-dir")
+        .arg(git_dir)
+        .arg("--work-tree")
+        .arg(root)
+        .args([
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--name-only",
+            "-z",
+        ])
+        .args(rev)
+        .arg("--")
+        .args(paths.iter().map(|path| format!(":(top,literal){path}")))
+        .current_dir(root);
+    let listed = listed_paths(command)?;
+    Some(
+        paths
+            .into_iter()
+            .filter(|path| listed.contains(path))
+            .collect(),
+    )
 }
 
 /// What `command` (a host git listing paths with `-z`) printed, or `None` when it failed, took
@@ -341,9 +450,16 @@ pub fn listed_paths(command: std::process::Command) -> Option<Vec<String>> {
     )
 }
 
-/// What the index holds at protected paths that differs from the work tree (a command staged
-/// it: the work tree's files there are read-only to it); `None` when git cannot say.
-pub fn staged_protected(git: &Path, root: &Path, git_dir: &Path) -> Option<Vec<String>> {
+/// The index's entries at protected paths, as `git ls-files -s -v` gives them (mode, object,
+/// stage, the skip-worktree and assume-unchanged tags, path); `None` when git cannot say.
+/// Compared before and after a command: the work tree's files there are read-only to it, so
+/// a change is its doing.
+pub fn protected_index(
+    git: &Path,
+    root: &Path,
+    git_dir: &Path,
+    extra: &[String],
+) -> Option<Vec<String>> {
     let mut command = std::process::Command::new(git);
     command
         .arg("--no-optional-locks")
@@ -351,15 +467,8 @@ pub fn staged_protected(git: &Path, root: &Path, git_dir: &Path) -> Option<Vec<S
         .arg(git_dir)
         .arg("--work-tree")
         .arg(root)
-        .args([
-            "diff",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--name-only",
-            "-z",
-            "--",
-        ])
-        .args(protected_pathspecs())
+        .args(["ls-files", "-s", "-v", "-z", "--"])
+        .args(protected_pathspecs(extra))
         .current_dir(root);
     listed_paths(command)
 }

@@ -61,7 +61,21 @@ pub fn walk(git_dir: &Path, common_dir: &Path) -> Entries {
                 let target = std::fs::read_link(&path).unwrap_or_default();
                 found.insert(path, Planted::Link(target));
             } else if kind.is_dir() {
-                if !skipped.contains(&path) {
+                if skipped.contains(&path) {
+                    // The object store: its own entries, `info/` and `pack/` are looked at
+                    // (a link there sends git's writes elsewhere; a FIFO hangs it), not the
+                    // objects in its fan-out folders.
+                    for store in [path.clone(), path.join("info"), path.join("pack")] {
+                        if let Ok(listing) = std::fs::read_dir(&store) {
+                            for entry in listing.filter_map(Result::ok) {
+                                entries += 1;
+                                if let Some(planted) = planted(&entry) {
+                                    found.insert(entry.path(), planted);
+                                }
+                            }
+                        }
+                    }
+                } else {
                     queue.push_back(path);
                 }
             } else if kind.is_fifo()
@@ -76,6 +90,21 @@ pub fn walk(git_dir: &Path, common_dir: &Path) -> Entries {
     Entries {
         found,
         complete: true,
+    }
+}
+
+fn planted(entry: &std::fs::DirEntry) -> Option<Planted> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = entry.file_type().ok()?;
+    if kind.is_symlink() {
+        Some(Planted::Link(
+            std::fs::read_link(entry.path()).unwrap_or_default(),
+        ))
+    } else if kind.is_fifo() || kind.is_socket() || kind.is_block_device() || kind.is_char_device()
+    {
+        Some(Planted::Special)
+    } else {
+        None
     }
 }
 
@@ -96,6 +125,23 @@ pub fn remove_new(before: &Entries, after: &Entries) -> Vec<String> {
             Planted::Link(target) => format!("a link to {}", target.display()),
             Planted::Special => "a FIFO or device".to_string(),
         };
+        // A linked HEAD is one git reads (and replaces, never writes through): removing it
+        // would leave no repository, so it is told.
+        let top_of_a_git_dir = path.parent().is_some_and(|dir| {
+            ["config", "commondir", "gitdir"]
+                .iter()
+                .any(|name| dir.join(name).is_file())
+        });
+        if path.file_name().is_some_and(|name| name == "HEAD")
+            && top_of_a_git_dir
+            && matches!(planted, Planted::Link(_))
+        {
+            findings.push(format!(
+                "the command made {} {what}: git reads the current branch through it; look at it before running git here",
+                path.display()
+            ));
+            continue;
+        }
         findings.push(match std::fs::remove_file(path) {
             Ok(()) => format!(
                 "the command made {} {what}; git writes through such entries (the user's own `git commit` would write into what it leads to, or hang), and git makes none there, so skillet removed it",

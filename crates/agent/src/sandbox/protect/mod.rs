@@ -502,7 +502,7 @@ const MAX_ENVRC_BYTES: u64 = 64 * 1024;
 /// files, `dotenv` files
 /// (`.env` by default), and `use flake`/`use nix`'s Nix files. A `PATH_add` folder is not:
 /// builds write there (see docs/sandbox.md's limits).
-fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
+pub(in crate::sandbox) fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
     let Ok(mut file) = skillet_skills::open_regular(&cwd.join(".envrc")) else {
         return Vec::new();
     };
@@ -510,60 +510,63 @@ fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
     if skillet_skills::read_capped(&mut file, &mut bytes, MAX_ENVRC_BYTES).is_err() {
         return Vec::new();
     }
-    let text = String::from_utf8_lossy(&bytes);
+    // Read as the shell reads it (quotes, `$(…)`, `if …; then …`, line continuations), each
+    // simple command with `$PWD` and `$(pwd)` as the working directory.
     let pwd = cwd.display().to_string();
+    let text = String::from_utf8_lossy(&bytes)
+        .replace("\\\n", " ")
+        .replace("$(pwd)", &pwd)
+        .replace("${PWD}", &pwd)
+        .replace("$PWD", &pwd);
     let mut found = Vec::new();
-    // Statement by statement (`a; source x`, `[ -f x ] && source x`, `if …; then source x; fi`),
-    // a sourcing word anywhere in it, `$PWD` read as the working directory.
-    for statement in text
-        .lines()
-        .map(|line| line.split('#').next().unwrap_or(""))
-        .flat_map(|line| line.split([';', '&', '|', '{', '}', '(', ')']))
-    {
-        let words: Vec<String> = statement
-            .split_whitespace()
-            .map(|word| {
-                word.trim_matches(['"', '\'', '[', ']'])
-                    .replace("${PWD}", &pwd)
-                    .replace("$PWD", &pwd)
-            })
-            .collect();
-        for (at, word) in words.iter().enumerate() {
-            let rest = &words[at + 1..];
-            let named: Vec<&str> = match word.as_str() {
-                // The first word is the file; the rest are its arguments.
-                "source_env" | "source_env_if_exists" | "source" | "." => {
-                    rest.first().map(String::as_str).into_iter().collect()
+    let add = |found: &mut Vec<PathBuf>, name: &str| {
+        if !name.is_empty() && !name.contains('$') {
+            found.extend(skillet_skills::confine::normalize(&cwd.join(name)));
+        }
+    };
+    for command in crate::shell::simple_commands(&text) {
+        let words = command.argv();
+        let Some((program, rest)) = words.split_first() else {
+            continue;
+        };
+        // Any word that names a file of the project: a script it runs (`$(sh scripts/env.sh)`),
+        // a file it sources or reads.
+        for word in words {
+            if cwd.join(word).is_file() {
+                add(&mut found, word);
+            }
+        }
+        match program.as_str() {
+            "source_env" | "source_env_if_exists" | "source" | "." => {
+                if let Some(file) = rest.first() {
+                    add(&mut found, file);
                 }
-                "dotenv" | "dotenv_if_exists" => match rest.first() {
-                    Some(file) => vec![file.as_str()],
-                    None => vec![".env"],
-                },
-                "use" if rest.first().map(String::as_str) == Some("flake") => {
-                    vec!["flake.nix", "flake.lock"]
-                }
-                "use" if rest.first().map(String::as_str) == Some("nix") => {
-                    let files: Vec<&str> = rest[1..]
-                        .iter()
-                        .map(String::as_str)
-                        .filter(|word| !word.starts_with('-'))
-                        .collect();
-                    if files.is_empty() {
-                        vec!["shell.nix", "default.nix"]
-                    } else {
-                        files
+            }
+            "dotenv" | "dotenv_if_exists" => {
+                add(&mut found, rest.first().map_or(".env", String::as_str))
+            }
+            "use" if matches!(rest.first().map(String::as_str), Some("flake" | "nix")) => {
+                let folder = rest
+                    .get(1)
+                    .filter(|word| !word.starts_with('-') && cwd.join(word).is_dir());
+                match folder {
+                    // `use flake ./nix`: the folder whole (the flake and what it imports).
+                    Some(folder) => add(&mut found, folder),
+                    None => {
+                        for name in ["flake.nix", "flake.lock", "shell.nix", "default.nix"] {
+                            add(&mut found, name);
+                        }
+                        for file in rest.iter().skip(1).filter(|word| !word.starts_with('-')) {
+                            add(&mut found, file);
+                        }
                     }
                 }
-                _ => Vec::new(),
-            };
-            found.extend(
-                named
-                    .into_iter()
-                    .filter(|name| !name.is_empty() && !name.contains('$'))
-                    .filter_map(|name| skillet_skills::confine::normalize(&cwd.join(name))),
-            );
+            }
+            _ => {}
         }
     }
+    found.sort();
+    found.dedup();
     found
 }
 
@@ -572,7 +575,7 @@ const MAX_YARNRC_BYTES: u64 = 64 * 1024;
 
 /// What the `.yarnrc.yml` in `cwd` has every `yarn` run: its `yarnPath` and its plugins'
 /// `path`s (protecting the file alone would leave the program it names writable).
-fn yarnrc_programs(cwd: &Path) -> Vec<PathBuf> {
+pub(in crate::sandbox) fn yarnrc_programs(cwd: &Path) -> Vec<PathBuf> {
     let Ok(mut file) = skillet_skills::open_regular(&cwd.join(".yarnrc.yml")) else {
         return Vec::new();
     };
@@ -583,12 +586,17 @@ fn yarnrc_programs(cwd: &Path) -> Vec<PathBuf> {
     String::from_utf8_lossy(&bytes)
         .lines()
         .filter_map(|line| {
-            let line = line.trim().trim_start_matches("- ");
-            let value = line
-                .strip_prefix("yarnPath:")
-                .or_else(|| line.strip_prefix("path:"))?;
+            // A comment after the value is not part of it.
+            let line = line.split(" #").next().unwrap_or("").trim();
+            let value = match line.strip_prefix("- ") {
+                // A plugin given as a plain path, or as `- path: …`.
+                Some(item) => item.strip_prefix("path:").unwrap_or(item),
+                None => line
+                    .strip_prefix("yarnPath:")
+                    .or_else(|| line.strip_prefix("path:"))?,
+            };
             let value = value.trim().trim_matches(['"', '\'']);
-            (!value.is_empty() && !value.contains('$'))
+            (!value.is_empty() && !value.contains('$') && !value.contains(':'))
                 .then(|| skillet_skills::confine::normalize(&cwd.join(value)))
                 .flatten()
         })
