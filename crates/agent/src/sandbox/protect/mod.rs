@@ -543,22 +543,21 @@ pub(in crate::sandbox) fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
                 }
             }
             "dotenv" | "dotenv_if_exists" => {
-                add(&mut found, rest.first().map_or(".env", String::as_str))
+                add(&mut found, rest.first().map_or(".env", String::as_str));
             }
             "use" if matches!(rest.first().map(String::as_str), Some("flake" | "nix")) => {
                 let folder = rest
                     .get(1)
                     .filter(|word| !word.starts_with('-') && cwd.join(word).is_dir());
-                match folder {
-                    // `use flake ./nix`: the folder whole (the flake and what it imports).
-                    Some(folder) => add(&mut found, folder),
-                    None => {
-                        for name in ["flake.nix", "flake.lock", "shell.nix", "default.nix"] {
-                            add(&mut found, name);
-                        }
-                        for file in rest.iter().skip(1).filter(|word| !word.starts_with('-')) {
-                            add(&mut found, file);
-                        }
+                // `use flake ./nix`: the folder whole (the flake and what it imports).
+                if let Some(folder) = folder {
+                    add(&mut found, folder);
+                } else {
+                    for name in ["flake.nix", "flake.lock", "shell.nix", "default.nix"] {
+                        add(&mut found, name);
+                    }
+                    for file in rest.iter().skip(1).filter(|word| !word.starts_with('-')) {
+                        add(&mut found, file);
                     }
                 }
             }
