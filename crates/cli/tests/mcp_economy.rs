@@ -16,20 +16,6 @@ use common::{Sandbox, run, skillet_at, tool_result};
 use serde_json::{Value, json};
 use skillet_test_support::{MockServer, Turn};
 
-fn python() -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os("SKILLET_MCP_PYTHON") {
-        return Some(PathBuf::from(python));
-    }
-    assert!(
-        std::env::var_os("SKILLET_REQUIRE_MCP_CLIENT").is_none(),
-        "SKILLET_REQUIRE_MCP_CLIENT is set but SKILLET_MCP_PYTHON is not"
-    );
-    skillet_test_support::skip(
-        "SKIPPED: MCP economy test: set SKILLET_MCP_PYTHON to a python with `mcp` 2.x (scripts/fetch-mcp-client.sh)",
-    );
-    None
-}
-
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp")
 }
@@ -68,7 +54,9 @@ fn size(request: &Value) -> usize {
 
 #[test]
 fn sixty_tools_cost_little_up_front_and_the_cache_holds() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::mcp_python() else {
+        return;
+    };
     let base = size(&first_request(&sandbox_with(&python, None)));
     let inline = size(&first_request(&sandbox_with(&python, Some("off"))));
     let searched_request = first_request(&sandbox_with(&python, Some("on")));
@@ -156,7 +144,9 @@ fn searched_ranks(
 
 #[test]
 fn search_tools_finds_the_right_tool_for_held_out_requests() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::mcp_python() else {
+        return;
+    };
     let held_out: Value = serde_json::from_str(
         &std::fs::read_to_string(fixtures().join("tool_requests.json")).unwrap(),
     )

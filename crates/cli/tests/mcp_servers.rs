@@ -16,20 +16,6 @@ use common::{Sandbox, run, skillet_at, tool_result};
 use serde_json::{Value, json};
 use skillet_test_support::{MockServer, Turn};
 
-fn python() -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os("SKILLET_MCP_PYTHON") {
-        return Some(PathBuf::from(python));
-    }
-    assert!(
-        std::env::var_os("SKILLET_REQUIRE_MCP_CLIENT").is_none(),
-        "SKILLET_REQUIRE_MCP_CLIENT is set but SKILLET_MCP_PYTHON is not"
-    );
-    skillet_test_support::skip(
-        "SKIPPED: MCP client tests: set SKILLET_MCP_PYTHON to a python with `mcp` 2.x (scripts/fetch-mcp-client.sh)",
-    );
-    None
-}
-
 fn server_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/server.py")
 }
@@ -61,7 +47,9 @@ fn tool_names(request: &Value) -> Vec<String> {
 
 #[test]
 fn a_real_servers_tools_are_offered_by_name_and_their_calls_are_actions() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::mcp_python() else {
+        return;
+    };
     let sandbox = Sandbox::empty();
     user_config(&sandbox, &server_table(&python, "t", "basic", ""));
     let server = MockServer::start();
@@ -145,7 +133,9 @@ fn a_real_servers_tools_are_offered_by_name_and_their_calls_are_actions() {
 
 #[test]
 fn with_tool_search_two_tools_stand_in_and_find_the_right_one() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::mcp_python() else {
+        return;
+    };
     let sandbox = Sandbox::empty();
     user_config(
         &sandbox,
@@ -220,7 +210,9 @@ fn with_tool_search_two_tools_stand_in_and_find_the_right_one() {
 
 #[test]
 fn a_projects_mcp_json_starts_nothing_until_the_project_is_trusted() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::mcp_python() else {
+        return;
+    };
     let sandbox = Sandbox::empty();
     let marker = sandbox.root.join("started");
     std::fs::write(
@@ -267,7 +259,9 @@ fn a_projects_mcp_json_starts_nothing_until_the_project_is_trusted() {
 
 #[test]
 fn hostile_servers_leave_the_session_working_and_are_told_once() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::mcp_python() else {
+        return;
+    };
     let sandbox = Sandbox::empty();
     user_config(
         &sandbox,
@@ -336,7 +330,9 @@ fn hostile_servers_leave_the_session_working_and_are_told_once() {
 
 #[test]
 fn a_streamable_http_server_and_skillet_mcp_itself_serve_the_agent() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::mcp_python() else {
+        return;
+    };
     let sandbox = Sandbox::empty();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -397,7 +393,9 @@ fn a_streamable_http_server_and_skillet_mcp_itself_serve_the_agent() {
 
 #[test]
 fn a_servers_resources_are_read_by_a_tool_and_its_prompts_are_commands() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::mcp_python() else {
+        return;
+    };
     let sandbox = Sandbox::empty();
     user_config(&sandbox, &server_table(&python, "t", "basic", ""));
     let server = MockServer::start();

@@ -197,7 +197,7 @@ mod review4 {
         C=$(git -c user.email=a@b -c user.name=a commit-tree $(git write-tree) -p main -m tidy); \
         unset GIT_INDEX_FILE";
 
-    fn told(result: &str, what: &str) {
+    pub(super) fn told(result: &str, what: &str) {
         assert!(
             result.contains("[skillet:") && result.contains(what),
             "{what} not told: {result}"
@@ -365,12 +365,7 @@ mod review5 {
 
     const EVIL: &str = super::review4::EVIL;
 
-    fn told(result: &str, what: &str) {
-        assert!(
-            result.contains("[skillet:") && result.contains(what),
-            "{what} not told: {result}"
-        );
-    }
+    use super::review4::told;
 
     #[test]
     fn a_padded_head_orig_head_and_a_hidden_staged_hook_are_told() {

@@ -137,3 +137,20 @@ pub fn tool_result(server: &MockServer, index: usize) -> String {
         other => other.to_string(),
     }
 }
+
+/// The Python with the official MCP SDK (`SKILLET_MCP_PYTHON`; `scripts/fetch-mcp-client.sh`
+/// makes one); without it, `None` and a line saying the test skips, or a failure where
+/// `SKILLET_REQUIRE_MCP_CLIENT` says it must run (CI).
+pub fn mcp_python() -> Option<PathBuf> {
+    if let Some(python) = std::env::var_os("SKILLET_MCP_PYTHON") {
+        return Some(PathBuf::from(python));
+    }
+    assert!(
+        std::env::var_os("SKILLET_REQUIRE_MCP_CLIENT").is_none(),
+        "SKILLET_REQUIRE_MCP_CLIENT is set but SKILLET_MCP_PYTHON is not"
+    );
+    skillet_test_support::skip(
+        "SKIPPED: MCP client tests: set SKILLET_MCP_PYTHON to a python with `mcp` 2.x (scripts/fetch-mcp-client.sh)",
+    );
+    None
+}
