@@ -23,6 +23,8 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 pub const MAX_TOOL_PAGES: usize = 20;
 /// The most tools kept from one server (past it, the rest are left out, said).
 pub const MAX_TOOLS_PER_SERVER: usize = 512;
+/// How long a server that failed its handshake is given to finish writing why on stderr.
+const STDERR_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 /// The most of a server's stderr kept to explain a failure (its last bytes).
 pub const MAX_STDERR_BYTES: usize = 2048;
 
@@ -181,7 +183,7 @@ async fn connect_stdio(
     let child = ChildGuard { child };
     let stderr = Arc::new(Mutex::new(Vec::new()));
     let kept = Arc::clone(&stderr);
-    tokio::spawn(async move {
+    let reading = tokio::spawn(async move {
         let mut buffer = [0_u8; 4096];
         while let Ok(read) = stderr_pipe.read(&mut buffer).await {
             if read == 0 {
@@ -213,6 +215,9 @@ async fn connect_stdio(
             stderr,
         }),
         Err(error) => {
+            // A server that ended says why on stderr: what it wrote is read to its end first
+            // (briefly: a server that closed stdout but not stderr is not waited for).
+            let _ = tokio::time::timeout(STDERR_WAIT, reading).await;
             let said = stderr_tail(&stderr)
                 .map(|tail| format!("; it said: {tail}"))
                 .unwrap_or_default();
