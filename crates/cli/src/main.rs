@@ -14,5 +14,10 @@ fn main() -> ExitCode {
     // the commands of the Landlock fallback or no sandbox as they were.
     #[cfg(unix)]
     let _ = skillet_agent::sandbox::close_on_exec_inherited();
+    // Not dumpable: other processes of the user (an MCP server, a program a reviewed command
+    // started) cannot read skillet's environment (its API key) through /proc/PID/environ, nor
+    // attach to it. Programs it starts are dumpable again.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
     skillet_cli::run_main()
 }

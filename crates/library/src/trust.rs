@@ -160,17 +160,18 @@ impl Unlocks {
         }
     }
 
-    /// With the project's MCP servers file (`path`, and each server as it would start),
-    /// pinned by the digest of its bytes as they are now.
+    /// With the project's MCP servers file: its path, each server as it would start, and the
+    /// digest ([`digest_of`]) of the very bytes those lines were read from.
     #[must_use]
-    pub fn with_servers(mut self, servers: Option<(PathBuf, Vec<String>)>) -> Self {
-        self.servers = servers
-            .filter(|(_, lines)| !lines.is_empty())
-            .map(|(path, grants)| ConfigGrants {
-                digest: file_digest(&path).unwrap_or_else(|_| "unreadable".into()),
-                path,
-                grants,
-            });
+    pub fn with_servers(mut self, servers: Option<(PathBuf, Vec<String>, String)>) -> Self {
+        self.servers =
+            servers
+                .filter(|(_, lines, _)| !lines.is_empty())
+                .map(|(path, grants, digest)| ConfigGrants {
+                    digest,
+                    path,
+                    grants,
+                });
         self
     }
 

@@ -111,6 +111,10 @@ pub struct ServerConfig {
     pub origin: Origin,
     /// Its read-only tools run without asking.
     pub trust_read_only: bool,
+    /// How it is shown when that is not [`ServerConfig::describe`]'s own: a project's server
+    /// as its file writes it, `${VAR}` unexpanded (so no value read from the environment is
+    /// printed).
+    pub shown: Option<String>,
 }
 
 /// A server's config that cannot be used, naming the file and the server.
@@ -138,6 +142,7 @@ impl ServerConfig {
             message,
         };
         check_name(name).map_err(error)?;
+        let user = matches!(origin, Origin::User(_));
         if file.enabled == Some(false) {
             return Ok(None);
         }
@@ -183,12 +188,18 @@ impl ServerConfig {
             tool_timeout: timeout(file.tool_timeout_sec, DEFAULT_TOOL_TIMEOUT)
                 .map_err(|why| error(format!("tool_timeout_sec {why}")))?,
             origin,
-            trust_read_only: file.trust_read_only.unwrap_or(false),
+            // A server's own word that a tool only reads lets it run unasked: the user's file
+            // may say so, a project's may not.
+            trust_read_only: file.trust_read_only.unwrap_or(false) && user,
+            shown: None,
         }))
     }
 
     /// How it is started or reached, on one line: `npx -y server-github`, or the address.
     pub fn describe(&self) -> String {
+        if let Some(shown) = &self.shown {
+            return shown.clone();
+        }
         match &self.transport {
             Transport::Stdio { command, args, .. } => std::iter::once(command.as_str())
                 .chain(args.iter().map(String::as_str))
@@ -389,42 +400,84 @@ pub fn mcp_json_lines(text: &str) -> Vec<String> {
         Err(error) => return vec![format!("(not valid JSON: {error}; nothing in it starts)")],
     };
     file.mcp_servers
-        .iter()
-        .map(|(name, server)| {
-            let field = |key: &str| server.get(key).and_then(serde_json::Value::as_str);
-            let words: Vec<&str> = field("command")
-                .into_iter()
-                .chain(
-                    server
-                        .get("args")
-                        .and_then(serde_json::Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(serde_json::Value::as_str),
-                )
-                .collect();
-            let mut line = if words.is_empty() {
-                format!("{name}: {}", field("url").unwrap_or("(no command or url)"))
-            } else {
-                format!(
-                    "{name}: runs {}",
-                    words
-                        .iter()
-                        .map(|w| quoted(w))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                )
-            };
-            if let Some(env) = server.get("env").and_then(serde_json::Value::as_object) {
-                let names: Vec<&str> = env.keys().map(String::as_str).collect();
-                let _ = std::fmt::Write::write_fmt(
-                    &mut line,
-                    format_args!(" (env: {})", names.join(", ")),
-                );
-            }
-            line
-        })
+        .into_iter()
+        .map(
+            |(name, value)| match serde_json::from_value::<JsonServer>(value) {
+                Ok(server) => format!("{name}: {}", raw_line(&server)),
+                Err(error) => format!("{name}: (not a server: {error}; it does not start)"),
+            },
+        )
         .collect()
+}
+
+/// Variables a project's file may never read: skillet's own keys and where its credentials
+/// go. A server that names one does not start.
+pub const NEVER_EXPANDED: [&str; 3] = [
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "SKILLET_REGISTRY_URL",
+];
+
+/// A server of `.mcp.json` as written, on one line: what it runs or reaches, every header and
+/// variable with its value unexpanded, where it runs, and each variable of the user's
+/// environment it reads. The trust question and `skillet mcp list` show this.
+fn raw_line(server: &JsonServer) -> String {
+    use std::fmt::Write as _;
+    let mut line = match (&server.url, &server.command) {
+        (Some(url), _) if server.kind.as_deref() != Some("stdio") => {
+            format!("reaches {url}")
+        }
+        (_, Some(command)) => format!(
+            "runs {}",
+            std::iter::once(command.as_str())
+                .chain(server.args.iter().flatten().map(String::as_str))
+                .map(quoted)
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        _ => "(no command or url)".to_string(),
+    };
+    for (label, map) in [("headers", &server.headers), ("env", &server.env)] {
+        if let Some(map) = map.as_ref().filter(|map| !map.is_empty()) {
+            let pairs: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let _ = write!(line, " ({label}: {})", pairs.join(", "));
+        }
+    }
+    if let Some(cwd) = &server.cwd {
+        let _ = write!(line, " (in {cwd})");
+    }
+    let mut read: Vec<String> = std::iter::once(server.command.clone().unwrap_or_default())
+        .chain(server.url.clone())
+        .chain(server.args.iter().flatten().cloned())
+        .chain(server.headers.iter().flatten().map(|(_, v)| v.clone()))
+        .chain(server.env.iter().flatten().map(|(_, v)| v.clone()))
+        .flat_map(|text| variables_named(&text))
+        .collect();
+    read.sort();
+    read.dedup();
+    if !read.is_empty() {
+        let _ = write!(line, " (reads from your environment: {})", read.join(", "));
+    }
+    line
+}
+
+/// The variables `${NAME}` and `${NAME:-default}` in `text` name.
+fn variables_named(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else { break };
+        let inner = &after[..end];
+        names.push(
+            inner
+                .split_once(":-")
+                .map_or(inner, |(name, _)| name)
+                .to_string(),
+        );
+        rest = &after[end + 1..];
+    }
+    names
 }
 
 /// The file's text, if it is a regular file of at most [`MAX_MCP_JSON_BYTES`].
@@ -463,6 +516,21 @@ fn json_server(
         message,
     };
     let server: JsonServer = serde_json::from_value(value).map_err(|why| error(why.to_string()))?;
+    if let Some(name) = [&server.command, &server.url]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .chain(server.args.iter().flatten().cloned())
+        .chain(server.headers.iter().flatten().map(|(_, v)| v.clone()))
+        .chain(server.env.iter().flatten().map(|(_, v)| v.clone()))
+        .flat_map(|text| variables_named(&text))
+        .find(|name| NEVER_EXPANDED.contains(&name.as_str()))
+    {
+        return Err(error(format!(
+            "it reads {name}, which is skillet's own credential: a project's file may not; it does not start"
+        )));
+    }
+    let shown = raw_line(&server);
     let expand_all = |texts: Option<Vec<String>>| -> Result<Option<Vec<String>>, ConfigError> {
         texts
             .map(|texts| {
@@ -486,6 +554,20 @@ fn json_server(
     } else {
         "stdio"
     });
+    let mixed = match kind {
+        "stdio" => server.url.is_some() || server.headers.is_some(),
+        _ => {
+            server.command.is_some()
+                || server.args.is_some()
+                || server.env.is_some()
+                || server.cwd.is_some()
+        }
+    };
+    if mixed {
+        return Err(error(format!(
+            "`type: {kind}` with fields of the other kind (command, args, env, cwd for stdio; url, headers for http): which one would run is unclear, so it does not start"
+        )));
+    }
     let file = match kind {
         "stdio" => ServerFile {
             command: server
@@ -518,8 +600,9 @@ fn json_server(
             )));
         }
     };
-    let config = ServerConfig::from_file(name, &file, Origin::Project(path.to_path_buf()))?
+    let mut config = ServerConfig::from_file(name, &file, Origin::Project(path.to_path_buf()))?
         .ok_or_else(|| error("disabled".into()))?;
+    config.shown = Some(shown);
     Ok((config, server.other.into_keys().collect()))
 }
 
@@ -724,5 +807,77 @@ mod tests {
                 .unwrap_err()
                 .contains("line 1")
         );
+    }
+
+    #[test]
+    fn a_projects_servers_are_shown_as_written_and_never_read_skillets_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(MCP_JSON);
+        let text = r#"{"mcpServers": {
+            "docs": {"type": "http", "url": "https://x.example/${ANTHROPIC_API_KEY}"},
+            "mixed": {"type": "http", "command": "npx", "url": "https://x.example/mcp"},
+            "git": {"command": "uvx", "args": ["s"], "env": {"TOKEN": "${GH_TOKEN}"}, "cwd": "sub"},
+            "web": {"type": "http", "url": "https://${HOST:-x.example}/mcp", "headers": {"Authorization": "Bearer ${WEB_KEY}"}}
+        }}"#;
+        std::fs::write(&path, text).unwrap();
+        let lines = mcp_json_lines(text).join("\n");
+        assert!(
+            lines.contains("docs: reaches https://x.example/${ANTHROPIC_API_KEY}"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains(
+                "(env: TOKEN=${GH_TOKEN}) (in sub) (reads from your environment: GH_TOKEN)"
+            ),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("(headers: Authorization=Bearer ${WEB_KEY})"),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("reads from your environment: HOST, WEB_KEY"),
+            "{lines}"
+        );
+        let lookup = |name: &str| Some(format!("value-of-{name}"));
+        let read = parse_mcp_json(&path, text, &lookup).unwrap();
+        let names: Vec<&str> = read.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["git", "web"]);
+        let problems = read.problems.join("\n");
+        assert!(
+            problems.contains("ANTHROPIC_API_KEY") && problems.contains("skillet's own credential"),
+            "{problems}"
+        );
+        assert!(
+            problems.contains("`mixed`") && problems.contains("other kind"),
+            "{problems}"
+        );
+        // Shown unexpanded: no value read from the environment is printed.
+        let web = &read.servers[1];
+        assert!(!web.describe().contains("value-of-"), "{}", web.describe());
+        assert!(
+            matches!(&web.transport, Transport::Http { headers, .. } if headers["Authorization"] == "Bearer value-of-WEB_KEY")
+        );
+    }
+
+    #[test]
+    fn only_the_users_file_trusts_a_servers_read_only_tools() {
+        let file = ServerFile {
+            command: Some("x".into()),
+            trust_read_only: Some(true),
+            ..ServerFile::default()
+        };
+        let user = ServerConfig::from_file("a", &file, origin())
+            .unwrap()
+            .unwrap();
+        assert!(user.trust_read_only);
+        let project = ServerConfig::from_file(
+            "a",
+            &file,
+            Origin::Project(PathBuf::from("/p/skillet.toml")),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(!project.trust_read_only);
     }
 }

@@ -181,6 +181,29 @@ impl Hub {
                 })
             })
             .collect();
+        // Ended by a signal that would kill skillet without unwinding (the terminal closed,
+        // `kill`), the servers end first: each with its process group.
+        #[cfg(unix)]
+        {
+            let servers: Vec<Arc<Server>> = servers.iter().map(Arc::clone).collect();
+            handle.spawn(async move {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut term), Ok(mut hangup)) = (
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::hangup()),
+                ) else {
+                    return;
+                };
+                let code = tokio::select! {
+                    _ = term.recv() => 128 + 15,
+                    _ = hangup.recv() => 128 + 1,
+                };
+                for server in &servers {
+                    drop(server.lock().connection.take());
+                }
+                std::process::exit(code);
+            });
+        }
         let (done, started) = std::sync::mpsc::channel();
         for server in &servers {
             let server = Arc::clone(server);
@@ -488,7 +511,8 @@ async fn start_one(
     let started = tokio::time::timeout(timeout, async {
         let connection = connect(&server.config, cwd, environment).await?;
         let listed = list_tools(&connection.service).await;
-        Ok::<_, crate::connect::ConnectError>((connection, listed))
+        let extras = crate::extras::list(&server.config.name, &connection.service).await;
+        Ok::<_, crate::connect::ConnectError>((connection, listed, extras))
     })
     .await;
     match started {
@@ -497,11 +521,11 @@ async fn start_one(
             timeout.as_secs_f64()
         )),
         Ok(Err(error)) => server.fail(error.0),
-        Ok(Ok((connection, Err(error)))) => {
+        Ok(Ok((connection, Err(error), _))) => {
             let why = format!("{} ({})", error.0, connection.why_ended());
             server.fail(why);
         }
-        Ok(Ok((connection, Ok((tools, cut))))) => {
+        Ok(Ok((connection, Ok((tools, cut)), (prompts, resources)))) => {
             let mut problems = Vec::new();
             if cut {
                 problems.push(format!(
@@ -518,8 +542,6 @@ async fn start_one(
                 .and_then(|info| info.instructions.clone())
                 .filter(|text| !text.trim().is_empty())
                 .map(|text| crate::catalog::clean(&text, MAX_INSTRUCTIONS_CHARS));
-            let (prompts, resources) =
-                crate::extras::list(&server.config.name, &connection.service).await;
             let mut live = server.lock();
             live.prompts = prompts;
             live.resources = resources;

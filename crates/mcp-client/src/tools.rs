@@ -244,11 +244,15 @@ fn prompt(hub: &Hub, searched: bool, resources: bool) -> Option<String> {
             let _ = write!(text, ": {}", names.join(", "));
         }
         if let Some(instructions) = server.instructions() {
-            let instructions =
-                skillet_skills::neutralize_tags(&instructions, &["server_instructions"]);
+            // Each line quoted, so none reads as a heading or a section of skillet's own.
+            let quoted: String = instructions
+                .lines()
+                .map(|line| format!("\n  | {line}"))
+                .collect();
+            let quoted = skillet_skills::neutralize_tags(&quoted, &["server_instructions"]);
             let _ = write!(
                 text,
-                "\n  <server_instructions>{instructions}</server_instructions>"
+                "\n  <server_instructions>{quoted}\n  </server_instructions>"
             );
         }
     }
@@ -352,14 +356,27 @@ impl Tool for SearchTools {
                 ));
             }
             let mut text = String::new();
+            let mut left_out = Vec::new();
             for tool in found.iter().map(|&i| &tools[i]) {
-                let _ = writeln!(
-                    text,
-                    "{} (server {})\n  {}\n  input schema: {}\n",
+                let entry = format!(
+                    "{} (server {})\n  {}\n  input schema: {}\n\n",
                     tool.qualified,
                     tool.server,
                     tool.description.replace('\n', "\n  "),
                     tool.schema
+                );
+                // The answer stays within what one result may be.
+                if text.len() + entry.len() > crate::render::MAX_RESULT_CHARS {
+                    left_out.push(tool.qualified.as_str());
+                } else {
+                    text.push_str(&entry);
+                }
+            }
+            if !left_out.is_empty() {
+                let _ = writeln!(
+                    text,
+                    "Also found, left out for size (search again with fewer results): {}",
+                    left_out.join(", ")
                 );
             }
             text.push_str("Run one with call_tool {\"name\": NAME, \"arguments\": {…}}.");

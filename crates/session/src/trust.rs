@@ -75,14 +75,21 @@ pub fn unlocks(workspace: &Workspace, library: &Library) -> Unlocks {
 
 /// The project's `.mcp.json`, and each server in it as it would start (none there, or none in
 /// it: `None`).
-fn project_servers(root: &std::path::Path) -> Option<(std::path::PathBuf, Vec<String>)> {
+fn project_servers(root: &std::path::Path) -> Option<(std::path::PathBuf, Vec<String>, String)> {
     let path = root.join(skillet_mcp_client::MCP_JSON);
-    let lines = match skillet_mcp_client::config::read_capped(&path) {
-        Ok(Some(text)) => skillet_mcp_client::config::mcp_json_lines(&text),
+    // One read: the lines shown and the digest pinned come from the same bytes.
+    let (lines, digest) = match skillet_mcp_client::config::read_capped(&path) {
+        Ok(Some(text)) => (
+            skillet_mcp_client::config::mcp_json_lines(&text),
+            skillet_library::trust::digest_of(text.as_bytes()),
+        ),
         Ok(None) => return None,
-        Err(why) => vec![format!("(unreadable: {why}; nothing in it starts)")],
+        Err(why) => (
+            vec![format!("(unreadable: {why}; nothing in it starts)")],
+            "unreadable".to_string(),
+        ),
     };
-    Some((path, lines))
+    Some((path, lines, digest))
 }
 
 /// Settles whether the project of the workspace may act in this session, asking or saying so

@@ -372,7 +372,7 @@ fn mcp_grants(
 ) -> Option<std::collections::BTreeMap<String, skillet_mcp_client::ServerFile>> {
     servers.filter(|servers| {
         for (name, server) in servers.iter().filter(|(_, s)| s.enabled != Some(false)) {
-            let shown = match (&server.command, &server.url) {
+            let mut shown = match (&server.command, &server.url) {
                 (Some(command), _) => std::iter::once(command.as_str())
                     .chain(server.args.iter().flatten().map(String::as_str))
                     .collect::<Vec<_>>()
@@ -380,6 +380,16 @@ fn mcp_grants(
                 (None, Some(url)) => super::redacted_url(url),
                 (None, None) => String::new(),
             };
+            // Everything that decides what runs or where it goes, values included.
+            for (label, map) in [("env", &server.env), ("headers", &server.headers)] {
+                if let Some(map) = map.as_ref().filter(|map| !map.is_empty()) {
+                    let pairs: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    shown.push_str(&format!(" ({label}: {})", pairs.join(", ")));
+                }
+            }
+            if let Some(cwd) = &server.cwd {
+                shown.push_str(&format!(" (in {})", cwd.display()));
+            }
             g.push(("mcp_servers", format!("mcp_servers.{name} = {shown:?}")));
         }
         servers.values().all(|s| s.enabled == Some(false))
