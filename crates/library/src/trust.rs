@@ -168,9 +168,9 @@ impl Unlocks {
             servers
                 .filter(|(_, lines, _)| !lines.is_empty())
                 .map(|(path, grants, digest)| ConfigGrants {
-                    digest,
                     path,
                     grants,
+                    digest,
                 });
         self
     }

@@ -245,10 +245,10 @@ fn prompt(hub: &Hub, searched: bool, resources: bool) -> Option<String> {
         }
         if let Some(instructions) = server.instructions() {
             // Each line quoted, so none reads as a heading or a section of skillet's own.
-            let quoted: String = instructions
-                .lines()
-                .map(|line| format!("\n  | {line}"))
-                .collect();
+            let mut quoted = String::new();
+            for line in instructions.lines() {
+                let _ = write!(quoted, "\n  | {line}");
+            }
             let quoted = skillet_skills::neutralize_tags(&quoted, &["server_instructions"]);
             let _ = write!(
                 text,

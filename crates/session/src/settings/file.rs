@@ -384,11 +384,15 @@ fn mcp_grants(
             for (label, map) in [("env", &server.env), ("headers", &server.headers)] {
                 if let Some(map) = map.as_ref().filter(|map| !map.is_empty()) {
                     let pairs: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                    shown.push_str(&format!(" ({label}: {})", pairs.join(", ")));
+                    let _ = std::fmt::Write::write_fmt(
+                        &mut shown,
+                        format_args!(" ({label}: {})", pairs.join(", ")),
+                    );
                 }
             }
             if let Some(cwd) = &server.cwd {
-                shown.push_str(&format!(" (in {})", cwd.display()));
+                let _ =
+                    std::fmt::Write::write_fmt(&mut shown, format_args!(" (in {})", cwd.display()));
             }
             g.push(("mcp_servers", format!("mcp_servers.{name} = {shown:?}")));
         }
