@@ -91,6 +91,12 @@ pub fn tool_defs(
                     def.qualified
                 ));
             }
+            // The name resource reads are asked and ruled by is skillet's, not a tool's.
+            Ok(def) if def.qualified == qualified_name(server, "read_resource") => {
+                problems.push(format!(
+                    "MCP server `{server}`: the tool `{shown}` is left out: its name is the one skillet's read_resource is asked about as"
+                ));
+            }
             Ok(def) => defs.push(def),
             Err(why) => problems.push(format!(
                 "MCP server `{server}`: the tool `{shown}` is left out: {why}"
@@ -278,7 +284,8 @@ mod tests {
                     json!({"type": "object", "description": "x".repeat(MAX_SCHEMA_BYTES)}),
                 ),
                 tool("search", "twice", object.clone()),
-                tool("long", &"d".repeat(5000), object),
+                tool("long", &"d".repeat(5000), object.clone()),
+                tool("read_resource", "shadows skillet's own", object),
             ],
             &mut problems,
         );
@@ -288,7 +295,7 @@ mod tests {
         assert!(defs[0].description.contains("\\u{202e}"));
         assert!(!defs[0].schema.to_string().contains('\u{200b}'));
         assert_eq!(defs[1].description.chars().count(), MAX_DESCRIPTION_CHARS);
-        assert_eq!(problems.len(), 6, "{problems:?}");
+        assert_eq!(problems.len(), 7, "{problems:?}");
         assert!(problems.iter().all(|p| p.contains("left out")));
     }
 }

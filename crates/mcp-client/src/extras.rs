@@ -106,9 +106,11 @@ pub(crate) async fn list(
                         .join(" "),
                     300,
                 );
+                // Whole (a cut address could not be read), hidden characters shown.
+                let uri: String = field("uri").chars().take(2048).collect();
                 resources.push(ResourceDef {
                     server: server.to_string(),
-                    uri: crate::connect::short(field("uri")),
+                    uri: skillet_skills::escape_invisible(&uri).into_owned(),
                     about,
                 });
             }
@@ -209,6 +211,8 @@ pub async fn expand(hub: &Hub, command: &str, arguments: &str) -> Result<String,
         .get_prompt(index, &prompt.name, given)
         .await
         .map_err(|error| error.0)?;
+    // Each message labelled with its role: what the server says as the assistant is not the
+    // user's word.
     let parts: Vec<String> = result
         .get("messages")
         .and_then(Value::as_array)
@@ -225,7 +229,13 @@ pub async fn expand(hub: &Hub, command: &str, arguments: &str) -> Result<String,
                 },
                 str::to_string,
             );
-            Some(text)
+            match message.get("role").and_then(Value::as_str) {
+                Some("user") => Some(text),
+                role => Some(format!(
+                    "[{} (from the server's prompt)]: {text}",
+                    role.unwrap_or("?")
+                )),
+            }
         })
         .collect();
     if parts.is_empty() {
@@ -322,11 +332,12 @@ impl Tool for ReadResource {
                     .filter(|resource| resource.server == server)
                     .map(|resource| format!("{}  {}", resource.uri, resource.about))
                     .collect();
-                return Ok(if listed.is_empty() {
-                    format!("the MCP server `{server}` lists no resources")
-                } else {
-                    listed.join("\n")
-                });
+                if listed.is_empty() {
+                    return Ok(format!("the MCP server `{server}` lists no resources"));
+                }
+                // The server's text: wrapped, cleaned and capped as a result is.
+                let listing = json!({"content": [{"type": "text", "text": listed.join("\n")}]});
+                return Ok(crate::render::render(server, "read_resource", &listing).0);
             };
             // Reading asks as a call does: the server acts on the request.
             let request = ApprovalRequest::new(
@@ -357,7 +368,13 @@ impl Tool for ReadResource {
                     None => json!({"type": "resource", "resource": content}),
                 })
                 .collect();
-            let (text, _) = crate::render::render(server, uri, &json!({"content": contents}));
+            let mut contents = contents;
+            contents.insert(
+                0,
+                json!({"type": "text", "text": format!("[resource {uri}]")}),
+            );
+            let (text, _) =
+                crate::render::render(server, "read_resource", &json!({"content": contents}));
             Ok(text)
         })
     }

@@ -188,16 +188,32 @@ impl Hub {
             let servers: Vec<Arc<Server>> = servers.iter().map(Arc::clone).collect();
             handle.spawn(async move {
                 use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut term), Ok(mut hangup)) = (
-                    signal(SignalKind::terminate()),
-                    signal(SignalKind::hangup()),
-                ) else {
+                // The signals whose default is to end the process (SIGINT is the interface's).
+                let kinds = [
+                    (SignalKind::terminate(), 15),
+                    (SignalKind::hangup(), 1),
+                    (SignalKind::quit(), 3),
+                    (SignalKind::user_defined1(), 10),
+                    (SignalKind::user_defined2(), 12),
+                    (SignalKind::alarm(), 14),
+                ];
+                let mut listeners = Vec::new();
+                for (kind, number) in kinds {
+                    if let Ok(listener) = signal(kind) {
+                        listeners.push((listener, number));
+                    }
+                }
+                let waits = listeners.iter_mut().map(|(listener, number)| {
+                    let number = *number;
+                    Box::pin(async move {
+                        listener.recv().await;
+                        number
+                    })
+                });
+                let Some(number) = futures_first(waits).await else {
                     return;
                 };
-                let code = tokio::select! {
-                    _ = term.recv() => 128 + 15,
-                    _ = hangup.recv() => 128 + 1,
-                };
+                let code = 128 + number;
                 for server in &servers {
                     drop(server.lock().connection.take());
                 }
@@ -553,4 +569,26 @@ async fn start_one(
             live.status = Status::Ready;
         }
     }
+}
+
+/// The first of `waits` to finish (none when there are none).
+async fn futures_first<F: std::future::Future<Output = i32> + Unpin>(
+    waits: impl Iterator<Item = F>,
+) -> Option<i32> {
+    let waits: Vec<F> = waits.collect();
+    if waits.is_empty() {
+        return None;
+    }
+    let mut waits = waits;
+    Some(
+        std::future::poll_fn(move |cx| {
+            for wait in &mut waits {
+                if let std::task::Poll::Ready(number) = std::pin::Pin::new(wait).poll(cx) {
+                    return std::task::Poll::Ready(number);
+                }
+            }
+            std::task::Poll::Pending
+        })
+        .await,
+    )
 }

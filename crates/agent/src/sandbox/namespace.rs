@@ -82,7 +82,13 @@ pub fn usable(bwrap: &Path, inner: Option<&Path>) -> Result<(), String> {
         );
     }
     args.extend(["--", "true"].map(OsString::from));
-    let result = match std::process::Command::new(bwrap)
+    let mut probe = std::process::Command::new(bwrap);
+    // Nothing of skillet's environment (its keys) in a process others of the user can read.
+    probe.env_clear();
+    if let Some(path) = std::env::var_os("PATH") {
+        probe.env("PATH", path);
+    }
+    let result = match probe
         .args(&args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

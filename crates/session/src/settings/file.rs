@@ -377,7 +377,8 @@ fn mcp_grants(
                     .chain(server.args.iter().flatten().map(String::as_str))
                     .collect::<Vec<_>>()
                     .join(" "),
-                (None, Some(url)) => super::redacted_url(url),
+                // As written: the repository's own text, and what a URL parser reads from it.
+                (None, Some(url)) => url.clone(),
                 (None, None) => String::new(),
             };
             // Everything that decides what runs or where it goes, values included.
