@@ -17,6 +17,7 @@ pub mod config;
 pub mod connect;
 pub mod extras;
 pub mod hub;
+pub mod mcp_json;
 pub mod render;
 pub mod search;
 pub mod tools;
