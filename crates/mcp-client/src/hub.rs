@@ -203,6 +203,9 @@ impl Hub {
                         listeners.push((listener, number));
                     }
                 }
+                if listeners.is_empty() {
+                    return;
+                }
                 let waits = listeners.iter_mut().map(|(listener, number)| {
                     let number = *number;
                     Box::pin(async move {
@@ -210,9 +213,7 @@ impl Hub {
                         number
                     })
                 });
-                let Some(number) = futures_first(waits).await else {
-                    return;
-                };
+                let (number, _, _) = futures_util::future::select_all(waits).await;
                 let code = 128 + number;
                 for server in &servers {
                     drop(server.lock().connection.take());
@@ -569,26 +570,4 @@ async fn start_one(
             live.status = Status::Ready;
         }
     }
-}
-
-/// The first of `waits` to finish (none when there are none).
-async fn futures_first<F: std::future::Future<Output = i32> + Unpin>(
-    waits: impl Iterator<Item = F>,
-) -> Option<i32> {
-    let waits: Vec<F> = waits.collect();
-    if waits.is_empty() {
-        return None;
-    }
-    let mut waits = waits;
-    Some(
-        std::future::poll_fn(move |cx| {
-            for wait in &mut waits {
-                if let std::task::Poll::Ready(number) = std::pin::Pin::new(wait).poll(cx) {
-                    return std::task::Poll::Ready(number);
-                }
-            }
-            std::task::Poll::Pending
-        })
-        .await,
-    )
 }

@@ -102,14 +102,15 @@ impl SandboxPolicy {
 #[cfg(unix)]
 fn path_name(path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt as _;
-    let hash = path
-        .as_os_str()
-        .as_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-        });
-    format!("{hash:016x}")
+    format!("{:016x}", fnv1a(path.as_os_str().as_bytes()))
+}
+
+/// FNV-1a of `bytes`: stable across builds and runs (names of files, digests to compare).
+#[cfg(unix)]
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The first argument that makes a binary the sandbox's inner layer.

@@ -149,14 +149,8 @@ fn opaque(path: &Path) -> String {
         "(unreadable: {} bytes, {:?}, {:x})",
         metadata.as_ref().map_or(0, std::fs::Metadata::len),
         metadata.and_then(|m| m.modified().ok()),
-        fnv(&head)
+        super::fnv1a(&head)
     )
-}
-
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// A regular file's text, at most `limit` bytes (none: not there, not regular, or larger).

@@ -503,13 +503,9 @@ const MAX_ENVRC_BYTES: u64 = 64 * 1024;
 /// (`.env` by default), and `use flake`/`use nix`'s Nix files. A `PATH_add` folder is not:
 /// builds write there (see docs/sandbox.md's limits).
 pub(in crate::sandbox) fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
-    let Ok(mut file) = skillet_skills::open_regular(&cwd.join(".envrc")) else {
+    let Some(bytes) = top_file(cwd, ".envrc", MAX_ENVRC_BYTES) else {
         return Vec::new();
     };
-    let mut bytes = Vec::new();
-    if skillet_skills::read_capped(&mut file, &mut bytes, MAX_ENVRC_BYTES).is_err() {
-        return Vec::new();
-    }
     // Read as the shell reads it (quotes, `$(…)`, `if …; then …`, line continuations), each
     // simple command with `$PWD` and `$(pwd)` as the working directory.
     let pwd = cwd.display().to_string();
@@ -569,19 +565,24 @@ pub(in crate::sandbox) fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The first `limit` bytes of `cwd`'s file `name`, opened as the engine opens what a
+/// repository controls (a regular file only, no blocking open); none when it is not one.
+fn top_file(cwd: &Path, name: &str, limit: u64) -> Option<Vec<u8>> {
+    let mut file = skillet_skills::open_regular(&cwd.join(name)).ok()?;
+    let mut bytes = Vec::new();
+    skillet_skills::read_capped(&mut file, &mut bytes, limit).ok()?;
+    Some(bytes)
+}
+
 /// The largest `.yarnrc.yml` read for the files it runs.
 const MAX_YARNRC_BYTES: u64 = 64 * 1024;
 
 /// What the `.yarnrc.yml` in `cwd` has every `yarn` run: its `yarnPath` and its plugins'
 /// `path`s (protecting the file alone would leave the program it names writable).
 pub(in crate::sandbox) fn yarnrc_programs(cwd: &Path) -> Vec<PathBuf> {
-    let Ok(mut file) = skillet_skills::open_regular(&cwd.join(".yarnrc.yml")) else {
+    let Some(bytes) = top_file(cwd, ".yarnrc.yml", MAX_YARNRC_BYTES) else {
         return Vec::new();
     };
-    let mut bytes = Vec::new();
-    if skillet_skills::read_capped(&mut file, &mut bytes, MAX_YARNRC_BYTES).is_err() {
-        return Vec::new();
-    }
     String::from_utf8_lossy(&bytes)
         .lines()
         .filter_map(|line| {
