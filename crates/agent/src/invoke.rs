@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use skillet_skills::{
-    FilledCommand, Skill, dynamic, expand_running, not_run, render_expanded, shown_dir,
+    FilledCommand, Skill, dynamic, expand_running_from, not_run, render_expanded, shown_dir,
 };
 
 use crate::grants::ActiveSkill;
@@ -71,7 +71,12 @@ pub async fn invoke(
     let names = &skill.frontmatter.arguments;
     let dir = shown_dir(skill);
     let expand = |run: &mut dyn FnMut(&FilledCommand) -> Result<String, ToolError>| {
-        expand_running(&body, arguments, names, Some(&dir), run)
+        expand_running_from(
+            &body,
+            arguments,
+            (names, Some(&dir), skill.first_positional()),
+            run,
+        )
     };
     let why_not = if !context.skill_shell {
         Some(TURNED_OFF)

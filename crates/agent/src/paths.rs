@@ -82,7 +82,7 @@ pub fn resolve(
         && let Some(skill) = library
             .skills()
             .iter()
-            .find(|skill| normalized.starts_with(&skill.dir))
+            .find(|skill| normalized.starts_with(skill.home()))
     {
         // Opened beneath the root the skill was found under, like its body: a skill folder
         // swapped for a link out of that root since is refused.

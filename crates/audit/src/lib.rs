@@ -302,7 +302,7 @@ pub fn audit_paths(paths: &[PathBuf]) -> Result<Report, AuditError> {
             if locations.is_empty() {
                 return Err(AuditError::NoSkills { path: path.clone() });
             }
-            targets.extend(locations.into_iter().map(Target::Skill));
+            targets.extend(locations.into_iter().map(Target::of));
             notes.extend(walk_notes.into_iter().map(|d| Note {
                 path: d.path.clone(),
                 message: d.message,
@@ -320,7 +320,7 @@ pub fn audit_paths(paths: &[PathBuf]) -> Result<Report, AuditError> {
 /// Roots that do not exist hold no skills.
 pub fn audit_roots(roots: &[Root]) -> Report {
     let (locations, walk_notes) = locate(roots);
-    let mut report = audit_targets(locations.into_iter().map(Target::Skill).collect());
+    let mut report = audit_targets(locations.into_iter().map(Target::of).collect());
     report.notes.splice(
         0..0,
         walk_notes.into_iter().map(|d| Note {
@@ -329,6 +329,16 @@ pub fn audit_roots(roots: &[Root]) -> Report {
         }),
     );
     report
+}
+
+/// Audits a skill found by discovery: its folder ([`audit_skill_dir`]), or a command's file
+/// alone.
+pub fn audit_found(skill: &skillet_skills::Skill) -> SkillReport {
+    if skill.is_command() {
+        audit_file(&skill.file)
+    } else {
+        audit_skill_dir(&skill.dir)
+    }
 }
 
 /// Audits one skill folder, and every folder below it (skills nested in it included): what a
@@ -344,12 +354,24 @@ fn location(file: PathBuf, dir: PathBuf) -> SkillLocation {
         root: dir.clone(),
         dir,
         root_kind: RootKind::Explicit,
+        form: skillet_skills::Form::Folder,
     }
 }
 
 enum Target {
     Skill(SkillLocation),
     File(PathBuf),
+}
+
+impl Target {
+    /// A skill found: its folder, or a command's file alone (its folder holds other commands).
+    fn of(location: SkillLocation) -> Self {
+        if matches!(location.form, skillet_skills::Form::Command { .. }) {
+            Self::File(location.file)
+        } else {
+            Self::Skill(location)
+        }
+    }
 }
 
 fn audit_targets(targets: Vec<Target>) -> Report {

@@ -69,7 +69,7 @@ pub enum TrustError {
 pub struct ActingSkill {
     /// Its name.
     pub name: String,
-    /// Its folder, absolute.
+    /// Its folder, absolute (a command's file: [`Skill::home`]).
     pub dir: PathBuf,
     /// The commands its body runs (dynamic context), as written.
     pub commands: Vec<String>,
@@ -79,6 +79,8 @@ pub struct ActingSkill {
     pub model: Option<String>,
     /// The digest of its folder; `None` when it is too large to pin (it is then never trusted).
     pub digest: Option<String>,
+    /// It is a custom command (`.claude/commands/NAME.md`), not a skill folder.
+    pub command: bool,
 }
 
 /// A project's `skillet.toml` asking for what only trust grants.
@@ -103,6 +105,10 @@ pub struct Unlocks {
     /// The user's own skills (folders outside the project) that act: not pinned, but acting
     /// here only once the project is trusted.
     pub own: Vec<ActingSkill>,
+    /// Its custom commands (`.claude/commands/NAME.md`) that do not act: usable only once
+    /// the project is trusted ([`SkillTrust::admits`]), but not pinned, as a skill that does not
+    /// act is not. Each `/NAME` and its file.
+    pub commands: Vec<(String, PathBuf)>,
     /// Its `skillet.toml`, when that asks for a grant.
     pub config: Option<ConfigGrants>,
     /// Its `.mcp.json`, when that names MCP servers: commands the repository chose, started
@@ -129,10 +135,14 @@ impl Unlocks {
         let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         let mut skills = Vec::new();
         let mut own = Vec::new();
+        let mut project_commands = Vec::new();
         for (index, skill) in library.skills().iter().enumerate() {
             let commands = facts.commands(index);
             // Whose a skill is takes its folder's real path: asked only of those that act.
             if !acts(skill, commands) {
+                if is_project_command(skill) {
+                    project_commands.push((skill.name.clone(), skill.file.clone()));
+                }
                 continue;
             }
             let projects = is_projects(&root, skill);
@@ -155,6 +165,7 @@ impl Unlocks {
             root,
             skills,
             own,
+            commands: project_commands,
             config,
             servers: None,
         }
@@ -179,6 +190,7 @@ impl Unlocks {
     pub fn is_empty(&self) -> bool {
         self.skills.is_empty()
             && self.own.is_empty()
+            && self.commands.is_empty()
             && self.config.is_none()
             && self.servers.is_none()
     }
@@ -220,7 +232,8 @@ impl Unlocks {
             }
         };
         for skill in &self.skills {
-            skill_lines(&mut text, skill, "skill");
+            let whose = if skill.command { "command" } else { "skill" };
+            skill_lines(&mut text, skill, whose);
             if skill.digest.is_none() {
                 let _ = writeln!(
                     text,
@@ -230,6 +243,14 @@ impl Unlocks {
         }
         for skill in &self.own {
             skill_lines(&mut text, skill, "your skill");
+        }
+        for (name, file) in &self.commands {
+            let _ = writeln!(
+                text,
+                "- command /{} ({})",
+                one_line(name),
+                one_line(&file.display().to_string())
+            );
         }
         if let Some(config) = &self.config {
             let _ = writeln!(
@@ -578,6 +599,21 @@ impl SkillTrust {
         self.pinned.is_some()
     }
 
+    /// Whether the session may offer this skill at all: every skill, but a project's custom
+    /// command only once the project is trusted (a command is what the user runs by typing
+    /// `/NAME`, so the repository's own must not stand behind a name until the user trusts it).
+    pub fn admits(&self, skill: &Skill) -> bool {
+        self.project_trusted() || !is_project_command(skill)
+    }
+
+    /// `library` with only what [`SkillTrust::admits`].
+    pub fn admitted(&self, library: std::sync::Arc<Library>) -> std::sync::Arc<Library> {
+        if library.skills().iter().all(|skill| self.admits(skill)) {
+            return library;
+        }
+        std::sync::Arc::new(library.retain(|skill| self.admits(skill)))
+    }
+
     /// Whether this skill's commands may run and its tool grants apply now: the project is
     /// trusted, and a skill whose folder is in the project was pinned and is unchanged since
     /// (read again now).
@@ -601,7 +637,7 @@ impl SkillTrust {
                 skill_md: None,
             };
         }
-        let Some(digest) = pinned.get(&canonical(&skill.dir)) else {
+        let Some(digest) = pinned.get(&canonical(skill.home())) else {
             return untrusted;
         };
         match digest_reading(skill) {
@@ -637,7 +673,12 @@ fn inside(root: &Path, dir: &Path) -> bool {
 /// with its folder really inside the project (a `--skills-dir` or a link into it). The others
 /// are the user's own.
 fn is_projects(root: &Path, skill: &Skill) -> bool {
-    skill.root_kind == RootKind::Project || inside(root, &canonical(&skill.dir))
+    skill.root_kind == RootKind::Project || inside(root, &canonical(skill.home()))
+}
+
+/// Whether a skill is one of the project's custom commands (its `.claude/commands`).
+fn is_project_command(skill: &Skill) -> bool {
+    skill.is_command() && skill.root_kind == RootKind::Project
 }
 
 /// What a record holds for a skill that acts but cannot be pinned (it stays untrusted).
@@ -654,11 +695,12 @@ fn acting(skill: &Skill, commands: &[String], projects: bool) -> Option<ActingSk
     let model = forked_model(skill);
     Some(ActingSkill {
         name: skill.name.clone(),
-        dir: canonical(&skill.dir),
+        dir: canonical(skill.home()),
         commands,
         allowed_tools: skill.frontmatter.allowed_tools.clone(),
         model,
         digest: if projects { skill_digest(skill) } else { None },
+        command: skill.is_command(),
     })
 }
 
@@ -694,6 +736,25 @@ pub fn skill_digest(skill: &Skill) -> Option<String> {
 
 /// [`skill_digest`], and the bytes of the skill's `SKILL.md` as the digest read them.
 fn digest_reading(skill: &Skill) -> Option<(String, Option<Vec<u8>>)> {
+    if skill.is_command() {
+        // A command is its file alone (its folder holds other commands): one read, digested
+        // as a file entry is.
+        // A link leading out of the commands folder cannot be pinned, as in a skill's folder.
+        let real = std::fs::canonicalize(&skill.file).ok()?;
+        if !real.starts_with(std::fs::canonicalize(&skill.root).ok()?) {
+            return None;
+        }
+        let mut file = skillet_skills::open_regular(&real).ok()?;
+        let mut bytes = Vec::new();
+        if skillet_skills::read_capped(&mut file, &mut bytes, MAX_PINNED_BYTES).ok()? {
+            return None;
+        }
+        let mut hasher = Sha256::new();
+        hasher.update(b"command");
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+        return Some((hex(&hasher.finalize()), Some(bytes)));
+    }
     let root = std::fs::canonicalize(&skill.dir).ok()?;
     let mut walk = PinWalk {
         root: root.clone(),

@@ -133,9 +133,16 @@ fn log_event(event: ModelEvent<'_>) {
 }
 
 impl Shared {
-    /// Discovers the library in `roots` and indexes it by words: ready to answer at once. The
+    /// Discovers the library in `roots` (but a project's commands folders) and indexes it by
+    /// words: ready to answer at once. The
     /// model is loaded by [`Shared::load_model`], after.
-    pub fn new(roots: Vec<Root>, model: ModelEnv) -> Self {
+    pub fn new(mut roots: Vec<Root>, model: ModelEnv) -> Self {
+        // A project's custom commands are offered only in a trusted project, and the server has
+        // no one to ask: it serves the user's own commands, never a repository's.
+        roots.retain(|root| {
+            !(root.layout == skillet_skills::Layout::Commands
+                && root.kind == skillet_skills::RootKind::Project)
+        });
         let started = std::time::Instant::now();
         let library = Arc::new(discover(&roots));
         let discovered = started.elapsed();

@@ -457,6 +457,9 @@ pub(crate) fn read_error(error: &skillet_skills::Error) -> String {
         skillet_skills::Error::OutsideSkill { .. } => {
             "the path leaves the skill's folder".to_string()
         }
+        skillet_skills::Error::CommandHasNoFiles { .. } => {
+            "a command is one file, with no files of its own".to_string()
+        }
         skillet_skills::Error::Io { source, .. }
             if source.kind() == std::io::ErrorKind::NotFound =>
         {

@@ -207,6 +207,7 @@ fn held_out(runtime: &tokio::runtime::Runtime, url: &str, corpus: &Path, embedde
                     dir: p.dir.clone(),
                     root: p.dir.clone(),
                     root_kind: RootKind::Explicit,
+                    form: skillet_skills::Form::Folder,
                 },
                 &String::from_utf8_lossy(&p.bundle.skill_file().unwrap().bytes),
             );

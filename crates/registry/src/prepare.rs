@@ -91,6 +91,7 @@ pub fn prepare(dir: &Path) -> Result<Prepared, RegistryError> {
             dir: dir.to_path_buf(),
             root: dir.to_path_buf(),
             root_kind: RootKind::Explicit,
+            form: skillet_skills::Form::Folder,
         },
         &text,
     );
@@ -106,6 +107,7 @@ pub fn prepare(dir: &Path) -> Result<Prepared, RegistryError> {
             dir: dir.to_path_buf(),
             root: dir.to_path_buf(),
             root_kind: RootKind::Explicit,
+            form: skillet_skills::Form::Folder,
         },
         &text,
     );

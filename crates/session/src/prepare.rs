@@ -85,7 +85,8 @@ pub fn settings(
     Ok(settings)
 }
 
-/// The skills of the session working in `workspace`, which may act, and its settings: those
+/// The skills of the session working in `workspace` (those its trust admits:
+/// [`SkillTrust::admits`]), which may act, and its settings: those
 /// found where skillet started (`started_in`) as `here` holds them, or, for a session that
 /// works elsewhere, that folder's own, with the trust recorded for it.
 pub fn skills_at(
@@ -97,12 +98,13 @@ pub fn skills_at(
 ) -> Result<(Arc<Library>, SkillTrust, Settings), SettingsError> {
     let (skills_here, decided, settings_here) = here;
     if workspace.env.cwd == started_in {
-        return Ok((skills_here, decided.skills, settings_here));
+        let skills = decided.skills.admitted(skills_here);
+        return Ok((skills, decided.skills, settings_here));
     }
     let skills = library(workspace, report);
     let decided = recorded_decided(workspace, &skills);
     let settings = settings(workspace, flags, yes, decided.project_trusted, report)?;
-    Ok((skills, decided.skills, settings))
+    Ok((decided.skills.admitted(skills), decided.skills, settings))
 }
 
 /// The session `resume` names, if any ([`LATEST`]: this project's newest), stored in

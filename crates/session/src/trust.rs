@@ -231,10 +231,19 @@ fn untrusted_why(state: &TrustState) -> &'static str {
 /// What is held back, in one phrase.
 fn withheld(unlocks: &Unlocks) -> String {
     let mut parts = Vec::new();
-    if !unlocks.skills.is_empty() {
+    let acting_commands = unlocks.skills.iter().filter(|skill| skill.command).count();
+    let acting_skills = unlocks.skills.len() - acting_commands;
+    if acting_skills > 0 {
         parts.push(format!(
             "the commands and tool grants of {} are off",
-            plural(unlocks.skills.len(), "skill")
+            plural(acting_skills, "skill")
+        ));
+    }
+    let commands = unlocks.commands.len() + acting_commands;
+    if commands > 0 {
+        parts.push(format!(
+            "its {} (.claude/commands) cannot be used",
+            plural(commands, "custom command")
         ));
     }
     if !unlocks.own.is_empty() {

@@ -78,9 +78,22 @@ pub fn expand_running<E>(
     arguments: Option<&str>,
     names: &[String],
     skill_dir: Option<&Path>,
+    run: impl FnMut(&FilledCommand) -> Result<String, E>,
+) -> Result<String, E> {
+    expand_running_from(body, arguments, (names, skill_dir, 0), run)
+}
+
+/// [`expand_running`] with `$N` counting from `first`: 0 for a skill (Claude Code's skills),
+/// 1 for a command (Claude Code's commands: `$1` is the first argument, `$0` stays as written).
+/// `$ARGUMENTS[N]` counts from 0 in both.
+pub fn expand_running_from<E>(
+    body: &str,
+    arguments: Option<&str>,
+    (names, skill_dir, first): (&[String], Option<&Path>, usize),
     mut run: impl FnMut(&FilledCommand) -> Result<String, E>,
 ) -> Result<String, E> {
     let mut expander = Expander::new(arguments, names, skill_dir);
+    expander.first = first;
     let env = expander.env();
     let mut out = String::with_capacity(body.len());
     for piece in crate::dynamic::pieces(body) {
@@ -149,6 +162,8 @@ struct Expander<'a> {
     substituted: usize,
     /// Whether a placeholder was left as written for the cap.
     capped: bool,
+    /// The argument `$N` counts from ([`expand_running_from`]).
+    first: usize,
 }
 
 impl<'a> Expander<'a> {
@@ -161,6 +176,7 @@ impl<'a> Expander<'a> {
             used: false,
             substituted: 0,
             capped: false,
+            first: 0,
         }
     }
 
@@ -211,7 +227,7 @@ impl<'a> Expander<'a> {
             let (replacement, length, is_argument) = placeholder(
                 tail,
                 arguments,
-                &self.words,
+                (&self.words, self.first),
                 self.names,
                 self.folder.as_deref(),
             );
@@ -345,7 +361,7 @@ fn shell_word(value: &str) -> String {
 fn placeholder(
     tail: &str,
     arguments: &str,
-    words: &[String],
+    (words, first): (&[String], usize),
     names: &[String],
     folder: Option<&str>,
 ) -> (Option<(Slot, String)>, usize, bool) {
@@ -377,7 +393,11 @@ fn placeholder(
     let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
     if !digits.is_empty() {
         return (
-            digits.parse::<usize>().ok().and_then(at),
+            digits
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| n.checked_sub(first))
+                .and_then(at),
             1 + digits.len(),
             true,
         );
@@ -471,6 +491,20 @@ mod tests {
         assert_eq!(with_arguments("steps", ""), "steps");
         // Inserted once: an argument holding the placeholder is not expanded again.
         assert_eq!(with_arguments("$ARGUMENTS", "$ARGUMENTS x"), "$ARGUMENTS x");
+    }
+
+    #[test]
+    fn a_commands_positions_count_from_one() {
+        let filled = |body: &str, first: usize| {
+            expand_running_from(body, Some("a 'b c'"), (&[], None, first), |command| {
+                Ok::<_, ()>(command.shown.clone())
+            })
+            .unwrap()
+        };
+        assert_eq!(filled("$0 $1 $2 $3 $ARGUMENTS[0]", 1), "$0 a b c $3 a");
+        assert_eq!(filled("$0 $1", 0), "a b c");
+        // In a command of the body, `$1` is the first argument too, as data.
+        assert_eq!(filled("!`echo $1`", 1), "echo a");
     }
 
     #[test]

@@ -32,8 +32,8 @@ use crate::diagnostic::Diagnostic;
 use crate::dir::{DirHandle, Kind};
 use crate::error::Error;
 use crate::regular::describe;
-use crate::roots::{Root, RootKind};
-use crate::skill::{Opener, SKILL_FILE_NAMES, Skill, SkillLocation, read_skill};
+use crate::roots::{Layout, Root, RootKind};
+use crate::skill::{Form, Opener, SKILL_FILE_NAMES, Skill, SkillLocation, read_skill};
 
 /// How many folders deep below a root the walk goes.
 pub const MAX_DEPTH: usize = 6;
@@ -89,6 +89,25 @@ impl Library {
     /// root, skipped folders, folders past a bound).
     pub fn folders(&self) -> &[PathBuf] {
         &self.folders
+    }
+
+    /// The same library with only the skills `keep` keeps (their diagnostics, the walk's and
+    /// the folders it read unchanged, so a watcher still sees every change). A skill left out
+    /// does not bring back a copy it shadowed.
+    #[must_use]
+    pub fn retain(&self, keep: impl Fn(&Skill) -> bool) -> Self {
+        let mut library = Self {
+            diagnostics: self.diagnostics.clone(),
+            folders: self.folders.clone(),
+            ..Self::default()
+        };
+        for skill in self.skills.iter().filter(|skill| keep(skill)) {
+            library
+                .by_name
+                .insert(skill.name.clone(), library.skills.len());
+            library.skills.push(skill.clone());
+        }
+        library
     }
 
     fn add(&mut self, skill: Skill) {
@@ -379,8 +398,15 @@ impl Walk {
         let mut subdirs = Vec::new();
         // (preference index, path as found, real path, how to open it)
         let mut skill_file: Option<(usize, PathBuf, PathBuf, Opener)> = None;
+        // In a commands folder, every `NAME.md` is a skill of its own.
+        let commands = root.layout == Layout::Commands;
+        let mut command_files: Vec<(PathBuf, PathBuf, Opener)> = Vec::new();
         for (name, kind) in entries {
-            let rank = SKILL_FILE_NAMES.iter().position(|n| OsStr::new(n) == name);
+            let rank = if commands {
+                is_command_file(&name).then_some(0)
+            } else {
+                SKILL_FILE_NAMES.iter().position(|n| OsStr::new(n) == name)
+            };
             if let (Some(_), Kind::Other(what)) = (rank, kind) {
                 // A FIFO, socket or device named SKILL.md: never opened (it could block).
                 self.diagnostics.push(
@@ -435,6 +461,11 @@ impl Walk {
                         depth: child_depth,
                     });
                 }
+                Target::File if commands => {
+                    if rank.is_some() {
+                        command_files.push((path, real, opener));
+                    }
+                }
                 Target::File => {
                     if let Some(rank) = rank
                         && skill_file.as_ref().is_none_or(|(best, ..)| rank < *best)
@@ -456,18 +487,41 @@ impl Walk {
                 }
             }
         }
-        if let Some((_, file, real, opener)) = skill_file
-            && self.seen_files.insert(real)
-        {
-            let location = SkillLocation {
-                file,
-                dir: dir.to_path_buf(),
-                root: real_root.to_path_buf(),
-                root_kind: root.kind,
-            };
-            self.record(location, opener);
-        }
+        let folder_skill = skill_file.map(|(_, file, real, opener)| (file, real, opener));
+        self.found_in(root, real_root, dir, folder_skill, command_files);
         subdirs
+    }
+
+    /// Records what one folder holds: its skill file, or (in a commands folder) its commands;
+    /// each real file once.
+    fn found_in(
+        &mut self,
+        root: &Root,
+        real_root: &Path,
+        dir: &Path,
+        skill_file: Option<(PathBuf, PathBuf, Opener)>,
+        command_files: Vec<(PathBuf, PathBuf, Opener)>,
+    ) {
+        let namespace = (!command_files.is_empty()).then(|| namespace(dir, real_root));
+        let found = skill_file
+            .map(|file| (file, Form::Folder))
+            .into_iter()
+            .chain(command_files.into_iter().map(|file| {
+                let namespace = namespace.clone().unwrap_or_default();
+                (file, Form::Command { namespace })
+            }));
+        for ((file, real, opener), form) in found {
+            if self.seen_files.insert(real) {
+                let location = SkillLocation {
+                    file,
+                    dir: dir.to_path_buf(),
+                    root: real_root.to_path_buf(),
+                    root_kind: root.kind,
+                    form,
+                };
+                self.record(location, opener);
+            }
+        }
     }
 
     /// A folder's entries, at most [`MAX_ENTRIES_PER_FOLDER`] (with a warning when there were
@@ -571,6 +625,26 @@ enum Target {
     File,
     /// A FIFO, a socket, a device: never opened.
     Other(&'static str),
+}
+
+/// Whether a file of a commands folder is a command: `NAME.md`, not hidden, `NAME` not empty.
+fn is_command_file(name: &OsStr) -> bool {
+    let bytes = name.as_encoded_bytes();
+    bytes.len() > ".md".len() && bytes.ends_with(b".md") && bytes.first() != Some(&b'.')
+}
+
+/// A commands subfolder's namespace: the folders from the root to it, joined by `:` (empty at
+/// the root).
+fn namespace(dir: &Path, real_root: &Path) -> String {
+    dir.strip_prefix(real_root)
+        .map(|relative| {
+            relative
+                .components()
+                .map(|part| part.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(":")
+        })
+        .unwrap_or_default()
 }
 
 /// Whether a folder with this name is walked in a root of this kind.

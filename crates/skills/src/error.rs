@@ -74,6 +74,16 @@ pub enum Error {
         /// The skill's folder.
         dir: PathBuf,
     },
+    /// A file asked for through a command (`.claude/commands/NAME.md`), which is one file with
+    /// no folder of its own.
+    #[error(
+        "{} cannot be read through a command: a command is one file, with no files of its own",
+        path.display()
+    )]
+    CommandHasNoFiles {
+        /// The path asked for.
+        path: PathBuf,
+    },
     /// A skill file that now leads outside the root it was found under (a link swapped in
     /// since discovery); it is not read.
     #[error(
@@ -121,6 +131,7 @@ impl Error {
             | Self::NotRegular { path, .. }
             | Self::FileTooLarge { path, .. }
             | Self::OutsideSkill { path, .. }
+            | Self::CommandHasNoFiles { path }
             | Self::LeftRoot { path, .. }
             | Self::AlreadyExists { path } => Some(path),
             Self::InvalidName { .. } => None,

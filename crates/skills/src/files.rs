@@ -30,20 +30,28 @@ pub const MAX_SKILL_FILE_BYTES: u64 = 20 * 1024 * 1024;
 pub struct SkillFolder<'a> {
     root: &'a Path,
     dir: &'a Path,
+    /// A command's folder: shared with other commands, so none of it is the command's own.
+    command: bool,
 }
 
 impl<'a> SkillFolder<'a> {
-    /// A found skill's folder, opened beneath its root.
+    /// A found skill's folder, opened beneath its root. A command ([`crate::Form::Command`])
+    /// has none of its own: it lists no files and reads none.
     pub fn of(skill: &'a Skill) -> Self {
         Self {
             root: &skill.root,
             dir: &skill.dir,
+            command: skill.is_command(),
         }
     }
 
     /// A folder that is its own root (one the caller made, or a test's): opened by its path.
     pub fn alone(dir: &'a Path) -> Self {
-        Self { root: dir, dir }
+        Self {
+            root: dir,
+            dir,
+            command: false,
+        }
     }
 
     /// The folder, as found.
@@ -135,6 +143,9 @@ pub fn skill_files_up_to<'a>(folder: impl Into<SkillFolder<'a>>, max_files: usiz
         complete: true,
         ..SkillFiles::default()
     };
+    if folder.command {
+        return listing;
+    }
     let top = match folder.open() {
         Ok(top) => top,
         Err(error) => {
@@ -356,6 +367,11 @@ fn beneath_skill(folder: SkillFolder<'_>, requested: &Path) -> Result<(Beneath, 
         path: requested.to_path_buf(),
         dir: skill_dir.to_path_buf(),
     };
+    if folder.command {
+        return Err(Error::CommandHasNoFiles {
+            path: requested.to_path_buf(),
+        });
+    }
     let joined = skill_dir.join(requested);
     let normalized = normalize(&joined).ok_or_else(outside)?;
     let beneath = folder.open()?;

@@ -61,7 +61,7 @@ mod validate;
 
 pub use arguments::{
     ARGUMENT_VARIABLE_PREFIX, ARGUMENTS_VARIABLE, FilledCommand, SKILL_DIR_VARIABLE, expand,
-    expand_running, split as split_arguments,
+    expand_running, expand_running_from, split as split_arguments,
 };
 pub use catalog::{
     BudgetReport, Catalog, CatalogFormat, DEFAULT_CATALOG_BUDGET, MIN_DESCRIPTION_CHARS,
@@ -90,13 +90,13 @@ pub use load::{
 };
 pub use regular::{open_regular, read_capped};
 pub use roots::{
-    Environment, PROJECT_ROOT_DIRS, PROJECT_TOP_DIR, Root, RootKind, USER_ROOT_DIRS, default_roots,
-    find_git_root, resolve_roots,
+    COMMANDS_DIR, Environment, Layout, PROJECT_ROOT_DIRS, PROJECT_TOP_DIR, Root, RootKind,
+    USER_ROOT_DIRS, default_roots, find_git_root, resolve_roots,
 };
 pub use scaffold::{DESCRIPTION_PLACEHOLDER, name_segment, scaffold_skill};
 pub use skill::{
-    FRONTMATTER_PREFIX_BYTES, MAX_BODY_BYTES, MAX_DIAGNOSTICS_PER_SKILL, MAX_FRONTMATTER_BYTES,
-    SKILL_FILE_NAMES, Skill, SkillLocation, body_of, skill_from_text,
+    FRONTMATTER_PREFIX_BYTES, Form, MAX_BODY_BYTES, MAX_DIAGNOSTICS_PER_SKILL,
+    MAX_FRONTMATTER_BYTES, SKILL_FILE_NAMES, Skill, SkillLocation, body_of, skill_from_text,
 };
 pub use terminal::terminal_safe;
 pub use validate::{

@@ -154,11 +154,14 @@ pub fn render_skill(skill: &Skill) -> Result<String, Error> {
 /// context ([`crate::dynamic`]) is not run here: each command is replaced by a note saying so
 /// (the agent runs them, when trusted: [`render_expanded`] takes its result).
 pub fn render_invoked(skill: &Skill, arguments: Option<&str>) -> Result<String, Error> {
-    let body = crate::arguments::expand_running(
+    let body = crate::arguments::expand_running_from(
         &skill.read_body()?,
         arguments,
-        &skill.frontmatter.arguments,
-        Some(&shown_dir(skill)),
+        (
+            &skill.frontmatter.arguments,
+            Some(&shown_dir(skill)),
+            skill.first_positional(),
+        ),
         |command| {
             Ok::<_, std::convert::Infallible>(not_run(
                 &command.shown,
@@ -211,6 +214,16 @@ pub fn render_expanded_noting(skill: &Skill, body: &str, files_note: &str) -> St
     }
     // Folder and file names are the skill author's text too: one line each, nothing hidden,
     // no wrapper tag.
+    if skill.is_command() {
+        let file = skill.file.display().to_string();
+        let _ = writeln!(
+            text,
+            "Command file: {}",
+            crate::clean::neutralize_wrapper(&crate::clean::escape_invisible(&file))
+        );
+        text.push_str("</skill>");
+        return text;
+    }
     let folder = skill.dir.display().to_string();
     let _ = writeln!(
         text,

@@ -24,6 +24,17 @@ impl RootKind {
     }
 }
 
+/// How a root holds its skills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Layout {
+    /// Skill folders, each with a `SKILL.md`.
+    #[default]
+    Folders,
+    /// Claude Code's custom commands: every `NAME.md` file is a skill named `NAME`, invoked as
+    /// `/NAME` ([`crate::Form::Command`]); subfolders group them without changing the name.
+    Commands,
+}
+
 /// A folder to look for skills in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Root {
@@ -31,14 +42,35 @@ pub struct Root {
     pub path: PathBuf,
     /// Its kind.
     pub kind: RootKind,
+    /// How it holds its skills.
+    pub layout: Layout,
 }
 
 impl Root {
-    /// A root of the given kind.
+    /// A root of the given kind, holding skill folders.
     pub fn new(path: impl Into<PathBuf>, kind: RootKind) -> Self {
         Self {
             path: path.into(),
             kind,
+            layout: Layout::Folders,
+        }
+    }
+
+    /// What the root is, in a listing of roots: its kind, with `commands` for a commands
+    /// folder (`project commands`).
+    pub fn label(&self) -> String {
+        match self.layout {
+            Layout::Folders => self.kind.as_str().to_string(),
+            Layout::Commands => format!("{} commands", self.kind.as_str()),
+        }
+    }
+
+    /// A folder of Claude Code's custom commands (`.claude/commands`) of the given kind.
+    pub fn commands(path: impl Into<PathBuf>, kind: RootKind) -> Self {
+        Self {
+            path: path.into(),
+            kind,
+            layout: Layout::Commands,
         }
     }
 }
@@ -54,6 +86,11 @@ pub const PROJECT_ROOT_DIRS: [&str; 4] = [
 
 /// The skills folder looked for at the project root only.
 pub const PROJECT_TOP_DIR: &str = "skills";
+
+/// Claude Code's custom commands folder, looked for in each directory from the working
+/// directory up to the git root and in the user's home. Commands come after every skill root: a
+/// skill and a command of the same name make one `/NAME`, and the skill wins (as in Claude Code).
+pub const COMMANDS_DIR: &str = ".claude/commands";
 
 /// Skill folders under the user's home, in this order.
 pub const USER_ROOT_DIRS: [&str; 3] = [
@@ -99,14 +136,17 @@ pub fn resolve_roots(explicit: &[PathBuf], env: &Environment) -> Vec<Root> {
         .collect()
 }
 
-/// The project roots (working directory up to the git root) then the user roots. Roots that do
-/// not exist are kept: discovery treats them as empty.
+/// The project roots (working directory up to the git root) then the user roots, then the
+/// commands folders of both ([`COMMANDS_DIR`]). Roots that do not exist are kept: discovery
+/// treats them as empty.
 pub fn default_roots(env: &Environment) -> Vec<Root> {
     let mut roots = Vec::new();
     let project_root = find_git_root(&env.cwd);
     let project_top = project_root.clone().unwrap_or_else(|| env.cwd.clone());
+    let mut levels = Vec::new();
     let mut dir = Some(env.cwd.as_path());
     while let Some(current) = dir {
+        levels.push(current);
         for relative in PROJECT_ROOT_DIRS {
             roots.push(Root::new(current.join(relative), RootKind::Project));
         }
@@ -131,6 +171,12 @@ pub fn default_roots(env: &Environment) -> Vec<Root> {
     }
     if let Some(own) = env.skillet_skills_dir() {
         roots.push(Root::new(own, RootKind::User));
+    }
+    for level in levels {
+        roots.push(Root::commands(level.join(COMMANDS_DIR), RootKind::Project));
+    }
+    if let Some(home) = &env.home {
+        roots.push(Root::commands(home.join(COMMANDS_DIR), RootKind::User));
     }
     roots
 }
@@ -183,6 +229,9 @@ mod tests {
                 "user /home/u/.claude/skills".to_string(),
                 "user /home/u/.config/opencode/skills".to_string(),
                 "user /home/u/.config/skillet/skills".to_string(),
+                format!("project {r}/sub/.claude/commands"),
+                format!("project {r}/.claude/commands"),
+                "user /home/u/.claude/commands".to_string(),
             ]
         );
     }
@@ -196,9 +245,11 @@ mod tests {
             xdg_config_home: Some(PathBuf::from("/xdg")),
         };
         let roots = default_roots(&env);
-        assert_eq!(roots.len(), 6);
+        assert_eq!(roots.len(), 7);
         assert_eq!(roots[4].path, temp.path().join("skills"));
         assert_eq!(roots[5].path, PathBuf::from("/xdg/skillet/skills"));
+        assert_eq!(roots[6].path, temp.path().join(".claude/commands"));
+        assert_eq!(roots[6].layout, Layout::Commands);
     }
 
     #[test]

@@ -58,9 +58,63 @@ pub struct Skill {
     pub diagnostics: Vec<Diagnostic>,
     /// Other copies with the same name that this one shadows, lowest precedence last.
     pub shadowed: Vec<PathBuf>,
+    /// A skill folder, or a command file.
+    pub form: Form,
+}
+
+/// What a skill is on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Form {
+    /// A folder with a `SKILL.md` and whatever else it holds.
+    #[default]
+    Folder,
+    /// One Markdown file of Claude Code's custom commands (`.claude/commands/NAME.md`): a skill
+    /// with no folder of its own. Its `dir` is the folder it lies in, shared with other commands;
+    /// it has no files of its own, its positional placeholders count from `$1` as Claude Code's
+    /// commands do, and trust pins the file alone ([`Skill::home`]).
+    Command {
+        /// The subfolders between the commands folder and the file, joined by `:`
+        /// (`frontend:` for `frontend/component.md`; empty at the top): shown beside the name,
+        /// as Claude Code shows `(project:frontend)`.
+        namespace: String,
+    },
 }
 
 impl Skill {
+    /// Whether this is a command file rather than a skill folder.
+    pub fn is_command(&self) -> bool {
+        matches!(self.form, Form::Command { .. })
+    }
+
+    /// What the skill is, on disk: its folder, or a command's file. Trust pins and keys this.
+    pub fn home(&self) -> &Path {
+        if self.is_command() {
+            &self.file
+        } else {
+            &self.dir
+        }
+    }
+
+    /// What `$N` counts from in its body: 1 for a command (`$1` is the first argument, as in
+    /// Claude Code's commands), 0 for a skill (as in Claude Code's skills).
+    pub fn first_positional(&self) -> usize {
+        usize::from(self.is_command())
+    }
+
+    /// Where the skill comes from, as a listing shows it beside the name: `project`, `user`,
+    /// `explicit`; a command's with `command` and its namespace (`project command:frontend`).
+    pub fn origin(&self) -> String {
+        match &self.form {
+            Form::Folder => self.root_kind.as_str().to_string(),
+            Form::Command { namespace } if namespace.is_empty() => {
+                format!("{} command", self.root_kind.as_str())
+            }
+            Form::Command { namespace } => {
+                format!("{} command:{namespace}", self.root_kind.as_str())
+            }
+        }
+    }
+
     /// Whether the model may load this skill (and see it in the catalog).
     pub fn model_invocable(&self) -> bool {
         !self.frontmatter.disable_model_invocation
@@ -164,6 +218,8 @@ pub struct SkillLocation {
     pub root: PathBuf,
     /// The kind of that root.
     pub root_kind: RootKind,
+    /// A skill folder's file, or a command.
+    pub form: Form,
 }
 
 /// How the reader opens a skill file the walk found.
@@ -224,6 +280,7 @@ pub(crate) fn read_skill(location: SkillLocation, opener: &Opener) -> Result<Ski
             dir: skill.dir,
             root: skill.root,
             root_kind: skill.root_kind,
+            form: skill.form,
         }
     } else {
         location
@@ -317,7 +374,10 @@ pub fn skill_from_text(location: SkillLocation, text: &str) -> Skill {
     let document = parse_document(text);
     let frontmatter = Frontmatter::from_mapping(&document.mapping);
     let file = &location.file;
+    // A command needs no frontmatter, and is named by its file (as in Claude Code).
+    let command = matches!(location.form, Form::Command { .. });
     let mut diagnostics: Vec<Diagnostic> = structural_diagnostic(&document.status, file)
+        .filter(|_| !(command && document.status == FrontmatterStatus::Missing))
         .into_iter()
         .collect();
     for (field, message) in &frontmatter.problems {
@@ -325,6 +385,7 @@ pub fn skill_from_text(location: SkillLocation, text: &str) -> Skill {
     }
     let folder_name = folder_name(&location.dir);
     let name = match frontmatter.name.as_deref() {
+        _ if command => command_name(file),
         Some(name) if !name.is_empty() => name.to_string(),
         _ => {
             if document.status.is_mapping() {
@@ -340,7 +401,7 @@ pub fn skill_from_text(location: SkillLocation, text: &str) -> Skill {
     let description = if let Some(description) = &frontmatter.description {
         description.clone()
     } else {
-        if document.status.is_mapping() {
+        if document.status.is_mapping() && !command {
             diagnostics.push(
                 Diagnostic::warning(file, "Missing required field in frontmatter: description")
                     .with_field("description")
@@ -394,6 +455,7 @@ pub fn skill_from_text(location: SkillLocation, text: &str) -> Skill {
         root_kind: location.root_kind,
         diagnostics,
         shadowed: Vec::new(),
+        form: location.form,
     }
 }
 
@@ -452,6 +514,13 @@ fn yaml_hint(message: &str) -> &'static str {
     } else {
         "check the line: keys are 'name: value'; quote values that start with a special character (*, &, !, |, >, %, @, `)"
     }
+}
+
+/// A command's name: its file's name without `.md` (lossy for names that are not UTF-8).
+fn command_name(file: &Path) -> String {
+    file.file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// The folder's own name (lossy for names that are not UTF-8).

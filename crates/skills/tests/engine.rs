@@ -857,3 +857,44 @@ fn a_fence_cut_by_the_prefix_is_not_taken_for_a_closing_line() {
     assert_eq!(skill.frontmatter.unknown_fields, ["note", "---x"]);
     assert_eq!(skill.read_body().unwrap(), "body");
 }
+
+#[test]
+fn a_commands_folder_makes_each_markdown_file_a_skill_named_by_its_file() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("commands");
+    fs::create_dir_all(root.join("frontend/deep")).unwrap();
+    fs::write(root.join("review.md"), "Review the change.\n").unwrap();
+    fs::write(
+        root.join("frontend/component.md"),
+        "---\nname: other\ndescription: Make a component\n---\nMake $ARGUMENTS.\n",
+    )
+    .unwrap();
+    fs::write(root.join("frontend/deep/page.md"), "A page.\n").unwrap();
+    fs::write(root.join("notes.txt"), "not a command").unwrap();
+    fs::write(root.join(".hidden.md"), "hidden").unwrap();
+    fs::write(root.join(".md"), "no name").unwrap();
+    let library = discover(&[Root::commands(&root, RootKind::User)]);
+    assert_eq!(names(&library), ["review", "component", "page"]);
+    let review = library.get("review").unwrap();
+    assert!(review.is_command());
+    assert_eq!(review.description, "Review the change.");
+    assert!(review.diagnostics.is_empty(), "{:?}", review.diagnostics);
+    assert_eq!(review.home(), review.file.as_path());
+    assert_eq!(review.first_positional(), 1);
+    // The file names it, whatever the frontmatter says; the folders are its namespace.
+    let component = library.get("component").unwrap();
+    assert_eq!(component.origin(), "user command:frontend");
+    assert_eq!(
+        library.get("page").unwrap().origin(),
+        "user command:frontend:deep"
+    );
+    assert_eq!(review.origin(), "user command");
+    // No files of its own: its folder holds other commands.
+    assert!(skillet_skills::skill_files(review).files.is_empty());
+    assert!(matches!(
+        resolve_in_skill(review, Path::new("notes.txt")),
+        Err(skillet_skills::Error::CommandHasNoFiles { .. })
+    ));
+    // The same folder as an ordinary root holds no skills.
+    assert!(discover(&explicit(&root)).skills().is_empty());
+}

@@ -548,6 +548,7 @@ fn catalog_skill(
         root_kind: RootKind::Explicit,
         diagnostics: Vec::new(),
         shadowed: Vec::new(),
+        form: skillet_skills::Form::Folder,
     }
 }
 

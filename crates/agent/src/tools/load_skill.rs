@@ -194,11 +194,11 @@ pub(crate) async fn audit_notice(
 pub(crate) fn audit_once(audited: &Audited, skill: &skillet_skills::Skill) -> Option<String> {
     let first_time = audited
         .lock()
-        .is_ok_and(|mut audited| audited.insert(skill.dir.clone()));
+        .is_ok_and(|mut audited| audited.insert(skill.home().to_path_buf()));
     if !first_time {
         return None;
     }
-    critical_notice(&skill.name, &skillet_audit::audit_skill_dir(&skill.dir))
+    critical_notice(&skill.name, &skillet_audit::audit_found(skill))
 }
 
 /// The notice for a skill whose audit found something critical: the skill, the first critical

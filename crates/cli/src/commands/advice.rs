@@ -52,6 +52,8 @@ pub fn near_duplicates(context: &Context, paths: &[PathBuf], validations: &mut [
         .skills()
         .iter()
         .enumerate()
+        // A command's folder is not its own: only skill folders are validated here.
+        .filter(|(_, skill)| !skill.is_command())
         .filter_map(|(at, skill)| Some((std::fs::canonicalize(&skill.dir).ok()?, at)))
         .collect();
     for validation in validations.iter_mut().filter(|v| v.name.is_some()) {

@@ -321,12 +321,7 @@ fn describe_skills(text: &mut String, context: &Context) {
     let _ = writeln!(text, "skill roots (the first with a name wins):");
     for root in &context.roots {
         let state = if root.path.is_dir() { "" } else { ", absent" };
-        let _ = writeln!(
-            text,
-            "  {} ({}{state})",
-            root.path.display(),
-            root.kind.as_str()
-        );
+        let _ = writeln!(text, "  {} ({}{state})", root.path.display(), root.label());
     }
 }
 

@@ -53,6 +53,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let (resumed_context, resumed) = find_resumed(context, &settings, resume.as_deref())?;
     let context = resumed_context.as_ref().unwrap_or(context);
     // Where the session works decides its trust and settings (a resumed one may work elsewhere).
+    let found = std::sync::Arc::clone(&skills_here);
     let (skills, skill_trust, settings) = skills_at(
         context,
         &started_in,
@@ -62,7 +63,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
     )?;
     let permissions = permissions(settings.yes);
     let runtime = runtime()?;
-    let message = prompt.message(&skills)?;
+    let message = prompt.message(&skills, &found)?;
     let invoked = message.skill.as_ref().map(|(skill, _)| *skill);
     let mut agent = start(
         context,
@@ -247,7 +248,13 @@ impl Prompt {
     /// The message to send: a typed `/NAME ARGS` invokes the skill (only the typed text: what
     /// was piped in is neither a skill's name nor its arguments), then the piped text follows
     /// in a `<stdin>` block.
-    fn message(self, skills: &skillet_skills::Library) -> Result<Message<'_>, UsageError> {
+    /// `found` is every skill found, those the project's trust withholds included (a typed
+    /// `/NAME` of one is refused, not sent as text).
+    fn message<'a>(
+        self,
+        skills: &'a skillet_skills::Library,
+        found: &skillet_skills::Library,
+    ) -> Result<Message<'a>, UsageError> {
         match self {
             Prompt::Piped(text) => Ok(Message {
                 text,
@@ -255,7 +262,17 @@ impl Prompt {
                 piped: None,
                 prompt: None,
             }),
-            Prompt::Typed { typed, piped } => invoked_skill(skills, typed, piped),
+            Prompt::Typed { typed, piped } => {
+                if let Some(command) = withheld_command(&typed, skills, found) {
+                    return Err(UsageError::new(format!(
+                        "/{} is a custom command of this project ({}), which is not trusted; nothing was sent",
+                        skillet_skills::terminal_safe(&command.name, false),
+                        skillet_skills::terminal_safe(&command.file.display().to_string(), false)
+                    ))
+                    .with_hint("`skillet trust` trusts the project after showing what that unlocks; `--trust-project` trusts it for this run"));
+                }
+                invoked_skill(skills, typed, piped)
+            }
         }
     }
 }
@@ -318,6 +335,23 @@ impl Message<'_> {
         }
         Ok(Some(text))
     }
+}
+
+/// The command a typed `/NAME …` names when `found` has it but the session's `skills` do not
+/// (a project's command in a project not trusted).
+fn withheld_command<'a>(
+    typed: &str,
+    skills: &skillet_skills::Library,
+    found: &'a skillet_skills::Library,
+) -> Option<&'a skillet_skills::Skill> {
+    let name = typed
+        .strip_prefix('/')
+        .filter(|rest| !rest.starts_with('/'))?
+        .split(char::is_whitespace)
+        .next()?;
+    found
+        .get(name)
+        .filter(|skill| skill.is_command() && skills.get(name).is_none())
 }
 
 /// A prompt `/NAME ARGS` naming a skill the user may invoke invokes it with those arguments

@@ -102,7 +102,7 @@ pub(super) fn no_skills_found(context: &Context) -> String {
         .iter()
         .map(|root| {
             let state = if root.path.is_dir() { "" } else { " (absent)" };
-            format!("  {} ({}){state}", root.path.display(), root.kind.as_str())
+            format!("  {} ({}){state}", root.path.display(), root.label())
         })
         .collect();
     format!(
@@ -123,7 +123,17 @@ fn write_table(out: &mut impl Write, library: &Library) -> io::Result<()> {
         .max()
         .unwrap_or(0)
         .max("NAME".len());
-    writeln!(out, "{:<name_width$}  {:<8}  DESCRIPTION", "NAME", "SOURCE")?;
+    let source_width = skills
+        .iter()
+        .map(|skill| skill.origin().chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("explicit".len());
+    writeln!(
+        out,
+        "{:<name_width$}  {:<source_width$}  DESCRIPTION",
+        "NAME", "SOURCE"
+    )?;
     for skill in skills {
         let mut flags = String::new();
         if !skill.model_invocable() {
@@ -134,9 +144,9 @@ fn write_table(out: &mut impl Write, library: &Library) -> io::Result<()> {
         }
         writeln!(
             out,
-            "{:<name_width$}  {:<8}  {flags}{}",
+            "{:<name_width$}  {:<source_width$}  {flags}{}",
             terminal_safe(&skill.name, false),
-            skill.root_kind.as_str(),
+            terminal_safe(&skill.origin(), false),
             terminal_safe(&shorten(&skill.description, LIST_DESCRIPTION_CHARS), false)
         )?;
     }
@@ -171,6 +181,7 @@ fn skill_json(skill: &Skill) -> Value {
         "dir": super::path_json(Some(&skill.dir)),
         "root": super::path_json(Some(&skill.root)),
         "root_kind": skill.root_kind.as_str(),
+        "command": skill.is_command(),
         "model_invocable": skill.model_invocable(),
         "user_invocable": skill.user_invocable(),
         "license": fields.license,

@@ -155,7 +155,8 @@ fn tests_to_run(
     }
     let mut tests = Vec::new();
     if names.is_empty() {
-        for skill in library.skills() {
+        // A command's folder holds other commands: no trigger file is its own.
+        for skill in library.skills().iter().filter(|skill| !skill.is_command()) {
             let path = skill.dir.join(TRIGGERS_FILE);
             if path.exists() {
                 let triggers =
@@ -169,6 +170,13 @@ fn tests_to_run(
         let skill = library
             .get(name)
             .ok_or_else(|| UsageError::new(format!("no skill named '{name}'")))?;
+        if skill.is_command() {
+            return Err(UsageError::new(format!(
+                "'{name}' is a custom command ({}), which has no trigger file",
+                skill.file.display()
+            ))
+            .with_hint("give the requests with --queries FILE"));
+        }
         let path = skill.dir.join(TRIGGERS_FILE);
         if !path.exists() {
             return Err(UsageError::new(format!(

@@ -433,7 +433,7 @@ fn skills_table(skills: &Library) -> String {
             terminal_safe(&skill.name, false),
             terminal_safe(&skill.description, false),
             terminal_safe(&skill.file.display().to_string(), false),
-            skill.root_kind.as_str()
+            terminal_safe(&skill.origin(), false)
         );
     }
     if out.is_empty() {

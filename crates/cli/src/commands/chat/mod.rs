@@ -355,7 +355,8 @@ impl Chat {
         else {
             return;
         };
-        let library = Arc::new(library);
+        // Found again as at the start: a project's commands only when it is trusted.
+        let library = self.skill_trust.admitted(Arc::new(library));
         let index = super::session::skill_index(&self.settings, &library);
         let changes = self.agent.reload_skills(Arc::clone(&library), index);
         if !changes.is_empty() {
