@@ -32,12 +32,30 @@ pub fn print_error(error: &anyhow::Error) {
 
 /// Writes `text` to stderr (diagnostics, reports, errors); failures to write there are ignored.
 /// Control characters and escape sequences are neutralised, since much of what is reported
-/// quotes skills, servers or the model ([`terminal_safe`]); newlines and tabs stay.
+/// quotes skills, servers or the model ([`terminal_safe`]); newlines and tabs stay. On a
+/// terminal each line is wrapped at words to its width.
 pub fn warn(text: &str) {
+    let safe = terminal_safe(text, true);
+    // On a terminal, wrapped at words (its own wrap cuts them in two); to a file, as it is.
+    let shown = match stderr_columns() {
+        Some(width) => std::borrow::Cow::Owned(crate::ui::wrap::wrap_lines(&safe, width)),
+        None => safe,
+    };
     crate::ui::screen().suspend(|| {
         let mut stderr = io::stderr().lock();
-        let _ = writeln!(stderr, "{}", terminal_safe(text, true));
+        let _ = writeln!(stderr, "{shown}");
     });
+}
+
+/// The terminal's width when stderr is one.
+fn stderr_columns() -> Option<usize> {
+    use std::io::IsTerminal as _;
+    if !io::stderr().is_terminal() {
+        return None;
+    }
+    console::Term::stderr()
+        .size_checked()
+        .map(|(_, columns)| usize::from(columns))
 }
 
 pub use skillet_skills::terminal_safe;

@@ -1,7 +1,7 @@
 //! A terminal for tests: a grid of cells and a cursor, fed by the spinner (as indicatif's
 //! `TermLike`) and by the screen's writers (as `io::Write`), so what a user would see can be
 //! read back line by line. It understands what the output uses: `\r`, `\n`, erase line
-//! (`ESC[2K`, `ESC[K`), cursor moves (`ESC[nA`/`B`/`C`/`D`) and SGR (ignored); anything else
+//! (`ESC[2K`, `ESC[K`), erase below (`ESC[J`), cursor moves (`ESC[nA`/`B`/`C`/`D`) and SGR (ignored); anything else
 //! after an escape is drawn as is, which makes it visible in the test's assertion.
 
 use std::io;
@@ -128,6 +128,12 @@ impl Grid {
                 } else {
                     line.truncate(col);
                 }
+            }
+            "J" => {
+                // From the cursor to the end of the screen.
+                let (row, col) = (self.row, self.col);
+                self.line(row).truncate(col);
+                self.rows.truncate(row + 1);
             }
             "A" => self.row = self.row.saturating_sub(n),
             "B" => self.row += n,

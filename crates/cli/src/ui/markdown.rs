@@ -1,6 +1,7 @@
 //! The model's Markdown rendered for a terminal, as it streams.
 //!
-//! Text is buffered until a line is complete; each complete line passes
+//! Text is buffered until a line is complete ([`Markdown::preview`] shows the line still coming,
+//! for the screen to replace once it ends); each complete line passes
 //! [`terminal_safe`] before anything is parsed or styled, so the only escape sequences in the
 //! output are the ones [`Style`] adds. Blocks are recognised line by line (headings, lists,
 //! quotes, rules, fenced code, tables); what is inside a line (`code`, **bold**, *italic*,
@@ -73,7 +74,7 @@ pub struct Markdown {
     width: Option<usize>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Fence {
     marker: char,
     len: usize,
@@ -191,12 +192,12 @@ impl Markdown {
                 } else {
                     HEADING
                 };
-                if !self.style.colour() {
-                    out.push_str(&"#".repeat(level));
-                    out.push(' ');
-                }
-                out.push_str(&self.inline(text, attrs).0);
-                out.push('\n');
+                let marks = if self.style.colour() {
+                    String::new()
+                } else {
+                    format!("{} ", "#".repeat(level))
+                };
+                self.wrapped(&marks, &self.inline(text, attrs).0, "", out);
                 return;
             }
             if is_rule(body) {
@@ -214,35 +215,65 @@ impl Markdown {
                 depth += 1;
                 rest = inner.strip_prefix(' ').unwrap_or(inner).trim_start();
             }
-            out.push_str(&self.style.paint(FAINT, &"│ ".repeat(depth)));
-            out.push_str(&self.inline(rest, QUOTE).0);
-            out.push('\n');
+            let bars = self.style.paint(FAINT, &"│ ".repeat(depth));
+            self.wrapped(&bars, &self.inline(rest, QUOTE).0, &bars, out);
             return;
         }
         if let Some((marker, text)) = list_item(body) {
             let level = self.list_level(indent);
-            out.push_str(&" ".repeat(LIST_INDENT * level));
             let bullet = match marker {
                 Marker::Bullet => BULLETS[level % BULLETS.len()].to_string(),
                 Marker::Number(number) => number.to_string(),
             };
-            out.push_str(&self.style.paint(FAINT, &bullet));
-            out.push(' ');
             let (checkbox, text) = task_box(text);
-            out.push_str(checkbox);
-            out.push_str(&self.inline(text, Attrs::NONE).0);
-            out.push('\n');
+            let indent = " ".repeat(LIST_INDENT * level);
+            let prefix = format!("{indent}{} {checkbox}", self.style.paint(FAINT, &bullet));
+            // Later lines of the item start under its text.
+            let hanging = " ".repeat(super::wrap::visible_width(&prefix));
+            self.wrapped(&prefix, &self.inline(text, Attrs::NONE).0, &hanging, out);
             return;
         }
-        if !self.lists.is_empty() && indent > 0 {
+        let indent = if !self.lists.is_empty() && indent > 0 {
             // More of the current item: under its text.
-            out.push_str(&" ".repeat(LIST_INDENT * self.lists.len()));
+            " ".repeat(LIST_INDENT * self.lists.len())
         } else {
             self.lists.clear();
-            out.push_str(&" ".repeat(indent));
+            " ".repeat(indent)
+        };
+        self.wrapped(&indent, &self.inline(body, Attrs::NONE).0, &indent, out);
+    }
+
+    /// One line of text after `prefix`, wrapped at words to the terminal's width (when known),
+    /// each later line after `rest`.
+    fn wrapped(&self, prefix: &str, body: &str, rest: &str, out: &mut String) {
+        if let Some(width) = self.width {
+            out.push_str(&super::wrap::wrap(prefix, body, rest, width));
+        } else {
+            out.push_str(prefix);
+            out.push_str(body);
         }
-        out.push_str(&self.inline(body, Attrs::NONE).0);
         out.push('\n');
+    }
+
+    /// The line still coming, shown as it would be if it ended now (with its newline), so an
+    /// answer is read as it streams; the screen replaces it when the line is complete (it may
+    /// then look different: a `**` closed, a table found). `None` when there is nothing to show:
+    /// no partial line, or one that may be a table's row (a table is shown when it ends).
+    pub fn preview(&self) -> Option<String> {
+        if self.partial.is_empty() || !self.table.is_empty() || self.partial.contains('|') {
+            return None;
+        }
+        let mut probe = Self {
+            style: self.style,
+            partial: String::new(),
+            fence: self.fence.clone(),
+            table: Vec::new(),
+            lists: self.lists.clone(),
+            width: self.width,
+        };
+        let mut out = String::new();
+        probe.line(&self.partial, &mut out);
+        (!out.is_empty()).then_some(out)
     }
 
     /// The nesting level of a list item indented by `indent` columns.

@@ -5,7 +5,9 @@
 //!
 //! ```text
 //! ⠹ thinking… 1s                         <- spinner on stderr while the model is awaited
-//! Let me look.                           <- the answer on stdout, one complete line at a time
+//! Let me look.                           <- the answer on stdout, wrapped at words; the line
+//!                                           still coming shown as it comes, laid out again
+//!                                           when it ends
 //! > bash(git status)                     <- the call as the model made it (stderr)
 //! ⠼ running bash… 2s · ↓ 12 tokens       <- spinner while the tool runs
 //!   ⎿ On branch main                     <- its result: up to 3 lines, cut to the width,
@@ -39,6 +41,7 @@ mod markdown;
 mod screen;
 mod spinner;
 mod style;
+pub(crate) mod wrap;
 
 pub use approve::{TerminalApprover, drop_early_keys};
 pub use screen::{Screen, screen};

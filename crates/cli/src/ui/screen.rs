@@ -47,6 +47,8 @@ pub struct Output {
     pub spinner: Spinner,
     /// The terminal's width, when stdout or stderr is one.
     pub columns: fn() -> Option<usize>,
+    /// The terminal's height, when stdout is one.
+    pub rows: fn() -> Option<usize>,
 }
 
 impl Output {
@@ -73,6 +75,11 @@ impl Output {
                     .size_checked()
                     .or_else(|| console::Term::stderr().size_checked())
                     .map(|(_, columns)| usize::from(columns))
+            },
+            rows: || {
+                console::Term::stdout()
+                    .size_checked()
+                    .map(|(rows, _)| usize::from(rows))
             },
         }
     }
@@ -101,6 +108,10 @@ struct State {
     last: Last,
     spinner: Spinner,
     columns: fn() -> Option<usize>,
+    rows: fn() -> Option<usize>,
+    /// Rows the answer's line still coming takes on the screen ([`Markdown::preview`]), just
+    /// above the cursor: erased before anything else is written, and drawn again after.
+    preview_rows: usize,
     /// The turn under way.
     turn: Option<Turn>,
 }
@@ -145,6 +156,8 @@ impl Screen {
                 last: Last::Nothing,
                 spinner: output.spinner,
                 columns: output.columns,
+                rows: output.rows,
+                preview_rows: 0,
                 turn: None,
             }),
         }
@@ -341,16 +354,25 @@ impl State {
         }
     }
 
-    /// Writes to stdout then stderr with the spinner erased; it is drawn again after.
+    /// Writes to stdout then stderr with the spinner and the answer's line still coming erased;
+    /// both are drawn again after (below what was written).
     fn write(&mut self, stdout: &str, stderr: &str) {
-        if stdout.is_empty() && stderr.is_empty() {
+        let erase = match std::mem::take(&mut self.preview_rows) {
+            0 => String::new(),
+            // Up to the preview's first row, then everything below it cleared.
+            rows => format!("\r\x1b[{rows}A\x1b[J"),
+        };
+        let (preview, rows) = self.preview();
+        self.preview_rows = rows;
+        if stdout.is_empty() && stderr.is_empty() && erase.is_empty() && preview.is_empty() {
             return;
         }
         let Self {
             out, err, spinner, ..
         } = self;
         spinner.suspend(|| {
-            if !stdout.is_empty() {
+            if !erase.is_empty() || !stdout.is_empty() {
+                let _ = out.write_all(erase.as_bytes());
                 let _ = out.write_all(stdout.as_bytes());
                 let _ = out.flush();
             }
@@ -358,7 +380,32 @@ impl State {
                 let _ = err.write_all(stderr.as_bytes());
                 let _ = err.flush();
             }
+            if !preview.is_empty() {
+                let _ = out.write_all(preview.as_bytes());
+                let _ = out.flush();
+            }
         });
+    }
+
+    /// The answer's line still coming as it shows now, and the rows it takes: only on a
+    /// terminal whose size is known (rows are counted to be erased), and at most the screen's
+    /// height less two rows (the spinner's and one to spare), its last rows when it is taller.
+    fn preview(&self) -> (String, usize) {
+        let Some(markdown) = &self.markdown else {
+            return (String::new(), 0);
+        };
+        let (Some(_), Some(height)) = ((self.columns)(), (self.rows)()) else {
+            return (String::new(), 0);
+        };
+        let Some(text) = markdown.preview() else {
+            return (String::new(), 0);
+        };
+        let gap = if self.last == Last::Tool { "\n" } else { "" };
+        let text = format!("{gap}{text}");
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let keep = lines.len().min(height.saturating_sub(2).max(1));
+        let shown: String = lines[lines.len() - keep..].concat();
+        (shown, keep)
     }
 
     /// Rendered answer text, after a blank line when it follows a call.
@@ -437,6 +484,7 @@ mod tests {
             markdown: false,
             spinner: Spinner::disabled(),
             columns: || None,
+            rows: || None,
         });
         (screen, out, err)
     }
@@ -460,6 +508,7 @@ mod tests {
             markdown: true,
             spinner,
             columns: || Some(50),
+            rows: || Some(20),
         });
         (screen, term)
     }
@@ -517,7 +566,11 @@ mod tests {
         screen.begin_turn();
         assert_eq!(term.lines(), ["⠴ thinking… 2s"]);
         screen.text("# Plan\n- one");
-        assert_eq!(term.lines(), ["# Plan", "⠴ writing… 2s · ↓ 3 tokens"]);
+        // The line still coming shows as it comes, the spinner under it.
+        assert_eq!(
+            term.lines(),
+            ["# Plan", "• one", "⠴ writing… 2s · ↓ 3 tokens"]
+        );
         screen.usage(40);
         // The answer's last line is shown, then a blank line sets the call apart.
         screen.tool_call("bash", &json!({"command": "git status\ngit log"}), 0);
@@ -580,13 +633,67 @@ mod tests {
     }
 
     #[test]
+    fn a_paragraph_shows_as_it_streams_wrapped_at_words_and_is_laid_out_again_when_it_ends() {
+        let (screen, term) = terminal();
+        screen.begin_turn();
+        let paragraph = "Streaming text should be visible while it arrives, and **whether** \
+                         a line is complete or not, no word is ever broken at the edge of the \
+                         terminal, however narrow it is.";
+        let mut shown_before_the_end = false;
+        for chunk in paragraph.as_bytes().chunks(7) {
+            screen.text(std::str::from_utf8(chunk).unwrap());
+            let lines = term.lines();
+            let (spinner, text) = lines.split_last().unwrap();
+            assert!(spinner.contains("writing"), "{lines:?}");
+            shown_before_the_end |= text.concat().contains("visible");
+            for line in text {
+                assert!(line.chars().count() <= 50, "{lines:?}");
+            }
+        }
+        assert!(shown_before_the_end);
+        screen.text("\n");
+        screen.end_turn();
+        let lines = term.lines();
+        // Every word whole, on lines that fit; `**` rendered once the line was complete.
+        let words: Vec<String> = lines
+            .iter()
+            .flat_map(|line| line.split_whitespace().map(str::to_string))
+            .collect();
+        let expected: Vec<String> = paragraph
+            .replace("**", "")
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        assert_eq!(words, expected, "{lines:?}");
+        assert!(lines.len() >= 3, "{lines:?}");
+        assert!(
+            lines.iter().all(|line| line.chars().count() <= 50),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_notice_while_a_line_streams_goes_above_it() {
+        let (screen, term) = terminal();
+        screen.begin_turn();
+        screen.text("Half a line");
+        screen.notice("retrying (attempt 2)", Attrs::YELLOW, 0);
+        screen.text(" and the rest.\n");
+        screen.end_turn();
+        assert_eq!(
+            term.lines(),
+            ["retrying (attempt 2)", "Half a line and the rest."]
+        );
+    }
+
+    #[test]
     fn cancelling_erases_the_spinner_and_keeps_what_was_written() {
         let (screen, term) = terminal();
         screen.begin_turn();
         screen.text("partial li");
         // The terminal echoes Ctrl-C where the cursor is: after the spinner's text.
         term.feed("^C");
-        assert_eq!(term.lines(), ["⠴ writing… 2s · ↓ 2 tokens^C"]);
+        assert_eq!(term.lines(), ["partial li", "⠴ writing… 2s · ↓ 2 tokens^C"]);
         screen.end_turn();
         assert_eq!(term.lines(), ["partial li"]);
         assert_eq!(term.cursor(), (1, 0));

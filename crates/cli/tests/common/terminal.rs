@@ -80,6 +80,16 @@ impl Terminal {
     /// Starts `skillet ARGS` in the sandbox's project, with a clean environment pointing at
     /// the mock server.
     pub fn start(sandbox: &Sandbox, server: &MockServer, args: &[&str]) -> Self {
+        Self::start_sized(sandbox, server, args, COLUMNS)
+    }
+
+    /// [`Terminal::start`] in a terminal `columns` wide.
+    pub fn start_sized(
+        sandbox: &Sandbox,
+        server: &MockServer,
+        args: &[&str],
+        columns: u16,
+    ) -> Self {
         let binary = std::env::var_os("SKILLET_TERMINAL_BIN").map_or_else(
             || PathBuf::from(env!("CARGO_BIN_EXE_skillet")),
             PathBuf::from,
@@ -104,7 +114,7 @@ impl Terminal {
                 SERVERS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
             )),
         };
-        let (columns, rows) = (COLUMNS.to_string(), ROWS.to_string());
+        let (columns, rows) = (columns.to_string(), ROWS.to_string());
         terminal.tmux(&[
             "new-session",
             "-d",
@@ -165,6 +175,13 @@ impl Terminal {
     /// The whole screen with its scrollback, as plain text.
     pub fn screen(&self) -> String {
         let output = self.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", SESSION]);
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// The screen with its scrollback as the terminal shows it: each row on its own (a line
+    /// the terminal wrapped is two rows here, not joined as [`Terminal::screen`] joins it).
+    pub fn rows(&self) -> String {
+        let output = self.tmux(&["capture-pane", "-p", "-S", "-", "-t", SESSION]);
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
