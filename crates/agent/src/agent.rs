@@ -478,6 +478,19 @@ impl Agent {
             .map_or_else(|_| Usage::default(), |usage| *usage)
     }
 
+    /// How much of the model's context window the last request filled: its tokens (0 before
+    /// the first answer) and the window's size.
+    pub fn context_use(&self) -> (u64, u64) {
+        let used = self
+            .core
+            .last_context_tokens
+            .load(std::sync::atomic::Ordering::SeqCst);
+        (
+            used,
+            skillet_llm::context_window(self.core.provider.model()),
+        )
+    }
+
     /// The model the next request asks for (the header keeps the one the session started
     /// with).
     pub fn model(&self) -> &str {

@@ -1,6 +1,6 @@
-//! The answer in a real terminal (tmux), as a daily user of Claude Code or Codex expects it: text
+//! The chat in a real terminal (tmux), as a daily user of Claude Code or Codex expects it: text
 //! shown as it arrives, not held until its line ends, and wrapped at words, at 60 and at 120
-//! columns.
+//! columns; a status line under the input; messages over several lines; coloured diffs.
 
 #![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
@@ -8,8 +8,11 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::terminal::{Terminal, sandbox, tmux_missing, wait_for_requests};
-use skillet_test_support::{MockServer, Reply, Turn};
+use common::terminal::{
+    STATUS_START, Terminal, last_message_text, sandbox, tmux_missing, wait_for_requests,
+};
+use serde_json::json;
+use skillet_test_support::{MockServer, MockUsage, Reply, Turn};
 
 /// One long line of prose, with long words a break would cut in two.
 const PARAGRAPH: &str = "Notwithstanding the internationalization requirements, the \
@@ -94,4 +97,73 @@ fn at_120_columns_text_streams_and_no_word_is_cut() {
         return;
     }
     streams_and_wraps_at(120);
+}
+
+#[test]
+fn a_status_line_under_the_input_and_messages_over_several_lines() {
+    if tmux_missing() {
+        return;
+    }
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    let terminal = Terminal::start(&sandbox, &server, &["chat"]);
+    terminal.wait_for("/help for commands");
+    // Under the prompt, before anything was asked: the model, an empty context.
+    let screen = terminal.wait_for(STATUS_START);
+    let status = screen
+        .lines()
+        .find(|line| line.starts_with(STATUS_START))
+        .unwrap();
+    assert!(status.contains("context 0% of 200k"), "{screen}");
+    let rows: Vec<&str> = screen.trim_end().lines().collect();
+    assert_eq!(rows[rows.len() - 2].trim(), "›", "{screen}");
+    // A message typed over three lines: `\` then Enter, and Alt-Enter.
+    server.push_turn(Turn::text("Got all three.").with_usage(MockUsage {
+        input: 50_000,
+        output: 10,
+        ..MockUsage::default()
+    }));
+    terminal.wait_for_prompt();
+    terminal.type_text("first line \\");
+    terminal.press(&["Enter"]);
+    terminal.type_text("second line");
+    terminal.press(&["M-Enter"]);
+    terminal.type_text("third line");
+    terminal.press(&["Enter"]);
+    terminal.wait_for("Got all three.");
+    assert_eq!(
+        last_message_text(&server, 0),
+        "first line \nsecond line\nthird line"
+    );
+    // After the answer, the status line says how full the context is, and the price.
+    terminal.wait_for_prompt();
+    let screen = terminal.wait_for("context 25% of 200k");
+    assert!(screen.contains(" · $0."), "{screen}");
+    // Accepted lines leave no status line behind in the scrollback: only the last is there.
+    assert_eq!(screen.matches(STATUS_START).count(), 1, "{screen}");
+}
+
+#[test]
+fn a_diff_to_approve_is_coloured() {
+    if tmux_missing() {
+        return;
+    }
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::tool(
+        "e1",
+        "edit_file",
+        json!({"path": "notes.txt", "old_text": "one", "new_text": "two"}),
+    ));
+    server.push_turn(Turn::text("Changed."));
+    let terminal = Terminal::start(&sandbox, &server, &["chat"]);
+    terminal.wait_for("/help for commands");
+    terminal.line("change it");
+    terminal.wait_for("allow? [y]es");
+    let coloured = terminal.styled();
+    // Removed red, added green (SGR 31 and 32), each just before its line.
+    assert!(coloured.contains("\u{1b}[31m-one"), "{coloured:?}");
+    assert!(coloured.contains("\u{1b}[32m+two"), "{coloured:?}");
+    terminal.answer(&["y"]);
+    terminal.wait_for("Changed.");
 }

@@ -163,6 +163,11 @@ impl Screen {
         }
     }
 
+    /// How stderr is styled (colour or not).
+    pub fn err_style(&self) -> Style {
+        self.state().err_style
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -185,6 +185,12 @@ impl Terminal {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// The screen with its colours and attributes as escape sequences (`capture-pane -e`).
+    pub fn styled(&self) -> String {
+        let output = self.tmux(&["capture-pane", "-p", "-e", "-S", "-", "-t", SESSION]);
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     /// Waits until the screen satisfies `ready`; fails showing the screen after [`WAIT`].
     pub fn wait_until(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
         let started = Instant::now();
@@ -206,7 +212,8 @@ impl Terminal {
         self.wait_until(&format!("{text:?}"), |screen| screen.contains(text))
     }
 
-    /// Waits until the last line with something on it is the prompt, with nothing typed.
+    /// Waits until the last line with something on it is the prompt, with nothing typed (the
+    /// status line under it aside).
     pub fn wait_for_prompt(&self) -> String {
         self.wait_until("the prompt `›`", |screen| last_line(screen) == "›")
     }
@@ -222,9 +229,27 @@ impl Drop for Terminal {
     }
 }
 
-/// The last line of the screen that is not blank, trimmed.
+/// What the status line under the prompt starts a line with (the model the mock serves).
+pub const STATUS_START: &str = "claude-sonnet-4-5 · context ";
+
+/// Whether a line is the status line (`MODEL · context N% of …`).
+pub fn is_status(line: &str) -> bool {
+    line.contains(" · context ") && line.contains("% of ")
+}
+
+/// The screen without the status line under the prompt, when it ends with one.
+pub fn without_status(screen: &str) -> &str {
+    let trimmed = screen.trim_end();
+    match trimmed.rfind('\n') {
+        Some(at) if is_status(&trimmed[at + 1..]) => &trimmed[..at],
+        _ => screen,
+    }
+}
+
+/// The last line of the screen that is not blank, trimmed (the status line under the prompt
+/// aside).
 pub fn last_line(screen: &str) -> &str {
-    screen
+    without_status(screen)
         .lines()
         .rev()
         .map(str::trim)

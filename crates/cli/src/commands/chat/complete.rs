@@ -7,14 +7,32 @@ use super::closest::MAX_COMPARED_NAME_CHARS;
 use super::commands::COMMANDS;
 use crate::output::terminal_safe;
 
-/// Tab completion: `/` and the start of a command or skill name, at the start of the line.
+/// Tab completion: `/` and the start of a command or skill name, at the start of the line; the
+/// status line under the input; a line ending in `\` goes on on the next.
 #[derive(Default)]
 pub(super) struct ChatHelper {
     /// Command names, then the names of skills the user may invoke, sorted.
     names: Vec<String>,
+    /// The status line shown under the input (model, context, cost), already safe and cut to
+    /// the terminal's width; empty: none.
+    status: String,
+    /// Whether the status line is dimmed.
+    colour: bool,
 }
 
 impl ChatHelper {
+    /// The status line to show under the input from now on (made safe and cut to `width`
+    /// here), dimmed when `colour`.
+    pub(super) fn set_status(&mut self, status: &str, width: Option<usize>, colour: bool) {
+        let safe = terminal_safe(status, false);
+        // One column short of the width: a full row would wrap the cursor onto the next one.
+        self.status = match width {
+            Some(width) => super::cut(&safe, width.saturating_sub(2)).into_owned(),
+            None => String::new(),
+        };
+        self.colour = colour;
+    }
+
     /// Offers every command, and each skill the user may invoke whose name is safe to show.
     pub(super) fn new(skills: &Library) -> Self {
         let mut names: Vec<String> = COMMANDS
@@ -30,7 +48,19 @@ impl ChatHelper {
         );
         names.sort_unstable();
         names.dedup();
-        Self { names }
+        Self {
+            names,
+            ..Self::default()
+        }
+    }
+
+    /// Keeps the status line of `other` (the helper it replaces, when the skills changed).
+    pub(super) fn with_status_of(mut self, other: Option<&Self>) -> Self {
+        if let Some(other) = other {
+            self.status.clone_from(&other.status);
+            self.colour = other.colour;
+        }
+        self
     }
 }
 
@@ -71,24 +101,105 @@ impl Completer for ChatHelper {
     }
 }
 
+/// The status line is drawn as the editor's hint: below the input, laid out and erased with
+/// it (the editor clears it when the line is accepted), never left behind on the screen.
 impl rustyline::hint::Hinter for ChatHelper {
-    type Hint = String;
+    type Hint = StatusHint;
+
+    fn hint(&self, _: &str, _: usize, _: &rustyline::Context<'_>) -> Option<StatusHint> {
+        (!self.status.is_empty()).then(|| StatusHint(format!("\n{}", self.status)))
+    }
 }
 
-impl rustyline::highlight::Highlighter for ChatHelper {}
+/// The status line as a hint that completes nothing: → at the end of the line must not type it.
+pub(super) struct StatusHint(String);
 
-impl rustyline::validate::Validator for ChatHelper {}
+impl rustyline::hint::Hint for StatusHint {
+    fn display(&self) -> &str {
+        &self.0
+    }
+
+    fn completion(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl rustyline::highlight::Highlighter for ChatHelper {
+    fn highlight_hint<'h>(&self, hint: &'h str) -> std::borrow::Cow<'h, str> {
+        if self.colour {
+            std::borrow::Cow::Owned(format!("\u{1b}[2m{hint}\u{1b}[0m"))
+        } else {
+            std::borrow::Cow::Borrowed(hint)
+        }
+    }
+}
+
+/// A line ending in `\` is not done: Enter goes on to the next line (as in a shell), and the
+/// `\` is dropped when it is sent ([`joined_lines`]). Alt-Enter adds a line break anywhere.
+impl rustyline::validate::Validator for ChatHelper {
+    fn validate(
+        &self,
+        context: &mut rustyline::validate::ValidationContext<'_>,
+    ) -> rustyline::Result<rustyline::validate::ValidationResult> {
+        Ok(if context.input().ends_with('\\') {
+            rustyline::validate::ValidationResult::Incomplete
+        } else {
+            rustyline::validate::ValidationResult::Valid(None)
+        })
+    }
+}
+
+/// The text typed over several lines, as sent: each line's continuing `\` dropped, the line
+/// breaks kept.
+pub(super) fn joined_lines(input: &str) -> String {
+    input
+        .split('\n')
+        .map(|line| line.strip_suffix('\\').unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 impl rustyline::Helper for ChatHelper {}
 
 #[cfg(test)]
 mod tests {
+    use rustyline::highlight::Highlighter as _;
+    use rustyline::hint::{Hint as _, Hinter as _};
+
     use super::*;
+
+    #[test]
+    fn continued_lines_are_joined_without_their_backslashes() {
+        assert_eq!(
+            joined_lines("first \\\nsecond\\\nthird"),
+            "first \nsecond\nthird"
+        );
+        assert_eq!(joined_lines("a\nb"), "a\nb");
+    }
+
+    #[test]
+    fn the_status_line_is_cut_to_the_width_and_dimmed() {
+        let mut helper = ChatHelper::default();
+        helper.set_status("model · 12% of 200k context · $0.04", Some(20), true);
+        let history = rustyline::history::DefaultHistory::new();
+        let context = rustyline::Context::new(&history);
+        let hint = helper.hint("", 0, &context).unwrap();
+        assert_eq!(hint.display(), "\nmodel · 12% of 200…");
+        assert_eq!(hint.completion(), None);
+        assert!(
+            helper
+                .highlight_hint(hint.display())
+                .starts_with("\u{1b}[2m")
+        );
+        helper.set_status("x\u{1b}[2J", None, false);
+        assert!(helper.hint("", 0, &context).is_none());
+    }
 
     #[test]
     fn tab_offers_commands_and_skill_names_at_the_start_only() {
         let helper = ChatHelper {
             names: vec!["clear".into(), "cost".into(), "model".into(), "pdf".into()],
+            ..ChatHelper::default()
         };
         let history = rustyline::history::DefaultHistory::new();
         let context = rustyline::Context::new(&history);

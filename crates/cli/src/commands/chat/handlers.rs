@@ -310,10 +310,57 @@ impl Chat {
         }
     }
 
+    /// The status line: the model, how much of its context window the conversation fills, what
+    /// the session cost so far where the price is known, and the permission mode when it is not
+    /// the default.
+    pub(super) fn status(&self) -> String {
+        let mut parts = vec![self.agent.model().to_string()];
+        let (used, window) = self.agent.context_use();
+        if window > 0 {
+            #[expect(
+                clippy::cast_precision_loss,
+                reason = "a share of a token count, shown rounded"
+            )]
+            let share = used as f64 * 100.0 / window as f64;
+            parts.push(format!("context {share:.0}% of {}k", window / 1000));
+        }
+        let (dollars, priced, unknown) = self.spent();
+        if !priced.is_empty() && unknown.is_empty() {
+            parts.push(dollars_text(dollars));
+        }
+        let mode = self.agent.permission_mode();
+        if mode != skillet_agent::permission::Mode::Default {
+            parts.push(format!("{} mode", mode.as_str()));
+        }
+        parts.join(" · ")
+    }
+
     /// `/cost`: the tokens so far, and what they cost at the list price of each model used.
     fn cost(&self) -> String {
         let total = self.agent.usage();
         let mut text = total.summary();
+        let (dollars, priced, unknown) = self.spent();
+        if !priced.is_empty() {
+            let _ = write!(
+                text,
+                "\ncost: {} at the list price of {}",
+                dollars_text(dollars),
+                priced.join(", ")
+            );
+            if !unknown.is_empty() {
+                text.push_str(" (not counting the others)");
+            }
+        }
+        if !unknown.is_empty() {
+            let _ = write!(text, "\nprice unknown for {}", unknown.join(", "));
+        }
+        text
+    }
+
+    /// What the session cost so far at list prices: dollars, the models priced, and those whose
+    /// price is unknown (not counted).
+    fn spent(&self) -> (f64, Vec<String>, Vec<String>) {
+        let total = self.agent.usage();
         let mut dollars = 0.0;
         let mut priced = Vec::new();
         let mut unknown = Vec::new();
@@ -335,21 +382,7 @@ impl Chat {
                 None => unknown.push(terminal_safe(model, false).into_owned()),
             }
         }
-        if !priced.is_empty() {
-            let _ = write!(
-                text,
-                "\ncost: {} at the list price of {}",
-                dollars_text(dollars),
-                priced.join(", ")
-            );
-            if !unknown.is_empty() {
-                text.push_str(" (not counting the others)");
-            }
-        }
-        if !unknown.is_empty() {
-            let _ = write!(text, "\nprice unknown for {}", unknown.join(", "));
-        }
-        text
+        (dollars, priced, unknown)
     }
 
     /// Continues another session of this project (`/sessions`).

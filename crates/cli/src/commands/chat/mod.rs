@@ -257,6 +257,11 @@ fn editor() -> anyhow::Result<ChatEditor> {
         .build();
     let mut editor = ChatEditor::with_config(config)?;
     editor.set_helper(Some(ChatHelper::default()));
+    // Alt-Enter: a line break in the message (Enter sends it; `\` before Enter goes on too).
+    editor.bind_sequence(
+        rustyline::KeyEvent::alt('\r'),
+        rustyline::EventHandler::Simple(rustyline::Cmd::Newline),
+    );
     Ok(editor)
 }
 
@@ -366,14 +371,30 @@ impl Chat {
             ));
         }
         self.skills = library;
-        editor.set_helper(Some(ChatHelper::new(&self.skills)));
+        let helper = ChatHelper::new(&self.skills).with_status_of(editor.helper());
+        editor.set_helper(Some(helper));
+    }
+
+    /// The status line under the input, brought up to date: on a terminal only.
+    fn show_status(&self, editor: &mut ChatEditor) {
+        let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+        let width = terminal
+            .then(|| console::Term::stdout().size_checked())
+            .flatten()
+            .map(|(_, columns)| usize::from(columns));
+        let colour = crate::ui::screen().err_style().colour();
+        let status = self.status();
+        if let Some(helper) = editor.helper_mut() {
+            helper.set_status(&status, width, colour);
+        }
     }
 
     /// Reads lines until `/exit` or Ctrl-D: each a command, a skill or a message.
     fn converse(&mut self, editor: &mut ChatEditor) -> anyhow::Result<()> {
         loop {
+            self.show_status(editor);
             let line = match editor.readline(PROMPT) {
-                Ok(line) => line,
+                Ok(line) => complete::joined_lines(&line),
                 Err(ReadlineError::Interrupted) => {
                     warn("(Ctrl-D or /exit leaves)");
                     continue;
