@@ -530,11 +530,28 @@ impl Agent {
             .unwrap_or_default()
     }
 
+    /// The files `text` mentions (`@path`), read as the file tools read
+    /// ([`crate::mentions`]): the blocks to send with it ([`Agent::run_turn_with`]) and a note
+    /// for each.
+    pub fn attachments(&self, text: &str) -> crate::mentions::Attachments {
+        crate::mentions::attach(&self.core.context, text)
+    }
+
     /// Appends a user message (the text of a turn, or a skill invoked by hand) and runs the
     /// loop until the model answers without calling tools.
     pub async fn run_turn(
         &mut self,
         user_text: &str,
+        events: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<TurnOutcome, AgentError> {
+        self.run_turn_with(user_text, Vec::new(), events).await
+    }
+
+    /// [`Agent::run_turn`] with `attached` (files, images) sent after the message's text.
+    pub async fn run_turn_with(
+        &mut self,
+        user_text: &str,
+        attached: Vec<skillet_llm::ContentBlock>,
         events: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<TurnOutcome, AgentError> {
         if !user_text.trim().is_empty() {
@@ -553,10 +570,11 @@ impl Agent {
             user_text,
             events,
         );
-        if content.is_empty() {
+        if content.is_empty() && attached.is_empty() {
             return Err(AgentError::EmptyMessage);
         }
         let mut content = content;
+        content.extend(attached);
         let mode = self.core.context.gate.mode();
         if let Some(note) = mode_note(mode, self.mode_told) {
             content.push(skillet_llm::ContentBlock::text(note));

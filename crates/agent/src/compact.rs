@@ -206,6 +206,10 @@ fn finish(
     }
 }
 
+/// The tokens one image is counted as (Anthropic sizes an image at width × height / 750
+/// tokens, about 1,600 at most once scaled down).
+const IMAGE_TOKENS: usize = 1_600;
+
 /// The tokens of `messages`, estimated at [`CHARS_PER_TOKEN`] characters each: text, tool
 /// names and arguments, tool results.
 pub fn estimate_tokens(messages: &[Message]) -> usize {
@@ -218,6 +222,8 @@ pub fn estimate_tokens(messages: &[Message]) -> usize {
                 name.chars().count() + input.to_string().chars().count()
             }
             ContentBlock::ToolResult { content, .. } => content.chars().count(),
+            // Anthropic's upper bound for one image (about 1,600 tokens, however large).
+            ContentBlock::Image { .. } => IMAGE_TOKENS * CHARS_PER_TOKEN,
         })
         .sum();
     chars.div_ceil(CHARS_PER_TOKEN)

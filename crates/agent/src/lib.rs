@@ -21,6 +21,7 @@ pub mod grants;
 pub mod guard;
 pub mod instructions;
 pub mod invoke;
+pub mod mentions;
 pub mod paths;
 pub mod permission;
 mod prompt;

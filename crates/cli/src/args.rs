@@ -326,6 +326,9 @@ pub struct RunArgs {
     /// skillet.toml's grants), without recording it: for scripts and CI
     #[arg(long)]
     pub trust_project: bool,
+    /// Send an image with the prompt (PNG, JPEG, GIF or WebP; repeatable)
+    #[arg(long, value_name = "FILE")]
+    pub image: Vec<std::path::PathBuf>,
     /// Agent options
     #[command(flatten)]
     pub agent: AgentArgs,

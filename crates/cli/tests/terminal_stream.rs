@@ -167,3 +167,65 @@ fn a_diff_to_approve_is_coloured() {
     terminal.answer(&["y"]);
     terminal.wait_for("Changed.");
 }
+
+#[test]
+fn at_completes_a_file_attaches_it_and_an_image_and_a_custom_command_runs() {
+    if tmux_missing() {
+        return;
+    }
+    let sandbox = sandbox();
+    std::fs::write(
+        sandbox.project.join("shot.png"),
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89",
+    )
+    .unwrap();
+    let commands = sandbox.home.join(".claude/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(commands.join("hello.md"), "Greet $1 warmly.\n").unwrap();
+    let server = MockServer::start();
+    server.push_turn(Turn::text("It says one."));
+    server.push_turn(Turn::text("A pixel."));
+    server.push_turn(Turn::text("Hello, world!"));
+    let terminal = Terminal::start(&sandbox, &server, &["chat"]);
+    terminal.wait_for("/help for commands");
+    terminal.wait_for_prompt();
+    // Tab completes the file's name after `@`.
+    terminal.type_text("what is in @no");
+    terminal.press(&["Tab"]);
+    terminal.wait_for("what is in @notes.txt");
+    terminal.press(&["Enter"]);
+    terminal.wait_for("It says one.");
+    let request = &server.requests()[0];
+    let content = request.body["messages"][0]["content"].to_string();
+    assert!(
+        content.contains("<file path=\\\"notes.txt\\\">\\none\\n</file>"),
+        "{content}"
+    );
+    terminal.wait_for("attached notes.txt (1 line)");
+    // An image.
+    terminal.line("and @shot.png?");
+    terminal.wait_for("A pixel.");
+    let blocks = server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .clone();
+    assert!(
+        blocks
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|block| block["type"] == "image"),
+        "{blocks}"
+    );
+    // A custom command of the user's, by its name.
+    terminal.line("/hello world");
+    terminal.wait_for("Hello, world!");
+    assert!(
+        last_message_text(&server, 2).contains("Greet world warmly."),
+        "{}",
+        last_message_text(&server, 2)
+    );
+    assert_eq!(server.rejections(), Vec::<String>::new());
+}

@@ -130,6 +130,10 @@ fn message_json(message: &Message, cache_breakpoint: bool) -> Value {
         .iter()
         .map(|block| match block {
             ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+            ContentBlock::Image { media_type, data } => json!({
+                "type": "image",
+                "source": {"type": "base64", "media_type": media_type, "data": data},
+            }),
             ContentBlock::ToolUse { id, name, input } => {
                 json!({"type": "tool_use", "id": id, "name": name, "input": input})
             }

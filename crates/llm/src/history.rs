@@ -210,7 +210,10 @@ fn check_block<'a>(
             Err(HistoryError::BlankText { index, block })
         }
         ContentBlock::ToolResult { .. } if role != Role::User => Err(misplaced("tool result")),
-        ContentBlock::Text { .. } | ContentBlock::ToolResult { .. } => Ok(()),
+        ContentBlock::Image { .. } if role != Role::User => Err(misplaced("image")),
+        ContentBlock::Text { .. }
+        | ContentBlock::ToolResult { .. }
+        | ContentBlock::Image { .. } => Ok(()),
         ContentBlock::ToolUse { .. } if role != Role::Assistant => Err(misplaced("tool call")),
         ContentBlock::ToolUse { id, name, input } => {
             if id.is_empty() {

@@ -174,7 +174,26 @@ fn push_message(out: &mut Vec<Value>, message: &Message) {
                 }
             }
             let text = message.text();
-            if !text.is_empty() {
+            let images: Vec<Value> = message
+                .content
+                .iter()
+                .filter_map(|block| match block {
+                    ContentBlock::Image { media_type, data } => Some(json!({
+                        "type": "image_url",
+                        "image_url": {"url": format!("data:{media_type};base64,{data}")},
+                    })),
+                    _ => None,
+                })
+                .collect();
+            if !images.is_empty() {
+                // With images, the content is a list of parts: the text first, then each.
+                let mut parts = Vec::with_capacity(images.len() + 1);
+                if !text.is_empty() {
+                    parts.push(json!({"type": "text", "text": text}));
+                }
+                parts.extend(images);
+                out.push(json!({"role": "user", "content": parts}));
+            } else if !text.is_empty() {
                 out.push(json!({"role": "user", "content": text}));
             }
         }

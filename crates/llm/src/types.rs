@@ -31,6 +31,14 @@ pub enum ContentBlock {
         /// The arguments (a JSON object; `{}` when the model sent none or they did not parse).
         input: Value,
     },
+    /// An image the user gave (`@shot.png`, `run --image FILE`), sent inline.
+    Image {
+        /// Its type: `image/png`, `image/jpeg`, `image/gif` or `image/webp`
+        /// ([`IMAGE_MEDIA_TYPES`]).
+        media_type: String,
+        /// Its bytes, base64 (standard alphabet, padded).
+        data: String,
+    },
     /// The result of a tool call.
     ToolResult {
         /// The id of the call this answers.
@@ -43,10 +51,47 @@ pub enum ContentBlock {
     },
 }
 
+/// The image types both providers take inline.
+pub const IMAGE_MEDIA_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// The largest image sent, in bytes: its base64 form stays within Anthropic's 5 MB per image.
+pub const MAX_IMAGE_BYTES: usize = 3_750_000;
+
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text { text: text.into() }
+    }
+
+    /// An image block of `bytes`, its type read from the bytes themselves (never from a file's
+    /// name); `None` when they are not a PNG, JPEG, GIF or WebP, or are over
+    /// [`MAX_IMAGE_BYTES`].
+    pub fn image(bytes: &[u8]) -> Option<Self> {
+        use base64::Engine as _;
+        if bytes.len() > MAX_IMAGE_BYTES {
+            return None;
+        }
+        let media_type = image_type(bytes)?;
+        Some(Self::Image {
+            media_type: media_type.to_string(),
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        })
+    }
+}
+
+/// The image type `bytes` start with: PNG, JPEG, GIF or WebP's signature.
+pub fn image_type(bytes: &[u8]) -> Option<&'static str> {
+    let [png, jpeg, gif, webp] = IMAGE_MEDIA_TYPES;
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some(png)
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some(jpeg)
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some(gif)
+    } else if bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP" {
+        Some(webp)
+    } else {
+        None
     }
 }
 

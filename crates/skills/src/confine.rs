@@ -220,6 +220,33 @@ impl Beneath {
         Ok(bytes)
     }
 
+    /// The entries of the folder `relative` (`.` for the root), at most `limit`: each name
+    /// (lossy where it is not UTF-8) and whether it is a folder. Links are not followed.
+    pub fn list(
+        &self,
+        relative: &Path,
+        shown: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, bool)>, ConfineError> {
+        let folder = if relative.as_os_str().is_empty() {
+            self.dir.try_clone()
+        } else {
+            self.dir.open_dir(relative)
+        }
+        .map_err(|source| self.error(shown, source))?;
+        let mut entries = Vec::new();
+        for entry in folder
+            .entries()
+            .map_err(|source| self.error(shown, source))?
+            .take(limit)
+        {
+            let entry = entry.map_err(|source| self.error(shown, source))?;
+            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            entries.push((entry.file_name().to_string_lossy().into_owned(), is_dir));
+        }
+        Ok(entries)
+    }
+
     /// The first `limit` bytes of a regular file (any size), and its size, with the rules of
     /// [`Beneath::read`]: for showing the start of a file that may be large.
     pub fn read_head(

@@ -14,6 +14,57 @@ use crate::args::RunArgs;
 use crate::output::warn;
 use crate::{EXIT_CANCELLED, EXIT_FAILURE, EXIT_USAGE, UsageError};
 
+/// The files the typed prompt mentions (`@path`; not a skill's text, not what was piped), each
+/// said, then the images given with `--image`.
+fn attached(
+    agent: &skillet_agent::Agent,
+    typed: Option<&str>,
+    images: Vec<skillet_llm::ContentBlock>,
+) -> Vec<skillet_llm::ContentBlock> {
+    let mut attached = Vec::new();
+    if let Some(typed) = typed.filter(|typed| *typed != "-") {
+        let attachments = agent.attachments(typed);
+        for note in &attachments.notes {
+            warn(note);
+        }
+        attached = attachments.blocks;
+    }
+    attached.extend(images);
+    attached
+}
+
+/// Each `--image FILE` (relative to `cwd`) as an image block; a file that cannot be read, is not
+/// a PNG, JPEG, GIF or WebP, or is too large is a usage error naming it (nothing is sent).
+fn read_images(
+    cwd: &std::path::Path,
+    files: &[std::path::PathBuf],
+) -> Result<Vec<skillet_llm::ContentBlock>, UsageError> {
+    let limit = u64::try_from(skillet_llm::MAX_IMAGE_BYTES).unwrap_or(u64::MAX);
+    files
+        .iter()
+        .map(|file| {
+            let path = cwd.join(file);
+            let shown = file.display();
+            let mut opened = skillet_skills::open_regular(&path)
+                .map_err(|error| UsageError::new(format!("--image {shown}: {error}")))?;
+            let mut bytes = Vec::new();
+            let too_large = skillet_skills::read_capped(&mut opened, &mut bytes, limit)
+                .map_err(|error| UsageError::new(format!("--image {shown}: {error}")))?;
+            if too_large {
+                return Err(UsageError::new(format!(
+                    "--image {shown}: over the {limit}-byte limit for an image"
+                ))
+                .with_hint("send a smaller or scaled-down copy"));
+            }
+            skillet_llm::ContentBlock::image(&bytes).ok_or_else(|| {
+                UsageError::new(format!(
+                    "--image {shown}: not a PNG, JPEG, GIF or WebP image"
+                ))
+            })
+        })
+        .collect()
+}
+
 /// The largest prompt read from stdin.
 pub const MAX_STDIN_PROMPT_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -49,6 +100,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         &settings.sessions_dir,
     );
     let prompt = read_prompt(prompt)?;
+    let images = read_images(&context.env.cwd, &args.image)?;
     let started_in = context.env.cwd.clone();
     let (resumed_context, resumed) = find_resumed(context, &settings, resume.as_deref())?;
     let context = resumed_context.as_ref().unwrap_or(context);
@@ -105,11 +157,13 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         warn("(cancelled) while the skill's commands ran; nothing was sent");
         return Ok(ExitCode::from(EXIT_CANCELLED));
     };
+    let typed = args.prompt.as_deref().filter(|_| invoked.is_none());
+    let attached = attached(&agent, typed, images);
     // Ctrl-C cancels the turn: the running command's process group is killed with it, and the
     // calls left open are answered in the transcript, so `--resume` continues from here.
     let result = runtime.block_on(async {
         tokio::select! {
-            result = agent.run_turn(&prompt, &mut show) => Some(result),
+            result = agent.run_turn_with(&prompt, attached, &mut show) => Some(result),
             _ = tokio::signal::ctrl_c() => None,
         }
     });

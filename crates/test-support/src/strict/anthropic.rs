@@ -198,8 +198,64 @@ fn check_block(
         ),
         "tool_use" => check_tool_use(index, position, role, block, ids),
         "tool_result" => check_tool_result(index, position, role, block),
+        "image" => check_image(index, position, role, block),
         _ => Ok(()),
     }
+}
+
+/// An inline image: in a user message, base64 of one of the four types, whose bytes are what
+/// the type says.
+fn check_image(index: usize, position: usize, role: &str, block: &Value) -> Result<(), Rejection> {
+    use base64::Engine as _;
+    let at = format!("messages.{index}.content.{position}.image");
+    if role != "user" {
+        // Wording assumed.
+        return reject(Rejection::new(format!(
+            "{at}: image content blocks can only be in `user` messages"
+        )));
+    }
+    let source = block.get("source").cloned().unwrap_or_default();
+    if source.get("type").and_then(Value::as_str) != Some("base64") {
+        return reject(Rejection::new(format!(
+            "{at}.source: Input tag does not match any of the expected tags: 'base64', 'url', 'file'"
+        )));
+    }
+    let media_type = source
+        .get("media_type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !["image/jpeg", "image/png", "image/gif", "image/webp"].contains(&media_type) {
+        return reject(Rejection::new(format!(
+            "{at}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+        )));
+    }
+    let data = source
+        .get("data")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(data) else {
+        return reject(Rejection::new(format!(
+            "{at}.source.base64.data: The image data is not valid base64"
+        )));
+    };
+    if data.len() > 5 * 1024 * 1024 {
+        return reject(Rejection::new(format!(
+            "{at}.source.base64: image exceeds 5 MB maximum: {} bytes > 5242880 bytes",
+            data.len()
+        )));
+    }
+    let signature = match media_type {
+        "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
+        "image/gif" => bytes.starts_with(b"GIF8"),
+        _ => bytes.len() >= 12 && bytes.starts_with(b"RIFF") && &bytes[8..12] == b"WEBP",
+    };
+    if !signature {
+        return reject(Rejection::new(format!(
+            "{at}.source.base64.data: Image does not match the provided media type {media_type}"
+        )));
+    }
+    Ok(())
 }
 
 fn blank_text(text: &str, field: &str) -> Result<(), Rejection> {

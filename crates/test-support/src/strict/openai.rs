@@ -156,8 +156,63 @@ fn check_message(index: usize, message: &Value) -> Result<(), Rejection> {
             reject(missing(&format!("messages[{index}].tool_call_id")))
         }
         _ if !has_content => reject(missing(&format!("messages[{index}].content"))),
-        _ => Ok(()),
+        _ => check_parts(index, role, message.get("content")),
     }
+}
+
+/// Content given as a list of parts: text parts with their text, image parts (in user messages
+/// only) with a `data:image/…;base64,` or web address.
+fn check_parts(index: usize, role: &str, content: Option<&Value>) -> Result<(), Rejection> {
+    let Some(parts) = content.and_then(Value::as_array) else {
+        return Ok(());
+    };
+    for (position, part) in parts.iter().enumerate() {
+        let param = format!("messages[{index}].content[{position}]");
+        match part.get("type").and_then(Value::as_str) {
+            Some("text") if part.get("text").and_then(Value::as_str).is_some() => {}
+            Some("image_url") if role == "user" => {
+                let url = part
+                    .pointer("/image_url/url")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let inline = url.strip_prefix("data:image/").and_then(|rest| {
+                    let (kind, data) = rest.split_once(";base64,")?;
+                    ["png", "jpeg", "gif", "webp"]
+                        .contains(&kind)
+                        .then_some(data)
+                });
+                let valid = inline.is_some_and(|data| {
+                    use base64::Engine as _;
+                    base64::engine::general_purpose::STANDARD
+                        .decode(data)
+                        .is_ok()
+                }) || url.starts_with("https://");
+                if !valid {
+                    return reject(
+                        Rejection::new("Invalid image URL: expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,...'), or a valid URL.")
+                            .param(format!("{param}.image_url.url"))
+                            .code("invalid_image_url"),
+                    );
+                }
+            }
+            Some("image_url") => {
+                return reject(
+                    Rejection::new(format!(
+                        "Image URLs are only allowed for messages with role 'user', but this message with role '{role}' contains an image URL."
+                    ))
+                    .param(param),
+                );
+            }
+            _ => {
+                return reject(
+                    Rejection::new(format!("Invalid content part at {param}"))
+                        .param(param)
+                        .code("invalid_value"),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn missing(param: &str) -> Rejection {

@@ -18,7 +18,12 @@ pub(super) struct ChatHelper {
     status: String,
     /// Whether the status line is dimmed.
     colour: bool,
+    /// The working directory, where `@path` completes.
+    cwd: std::path::PathBuf,
 }
+
+/// The most paths `@` completion offers.
+const MAX_PATH_CANDIDATES: usize = 200;
 
 impl ChatHelper {
     /// The status line to show under the input from now on (made safe and cut to `width`
@@ -33,8 +38,9 @@ impl ChatHelper {
         self.colour = colour;
     }
 
-    /// Offers every command, and each skill the user may invoke whose name is safe to show.
-    pub(super) fn new(skills: &Library) -> Self {
+    /// Offers every command, and each skill the user may invoke whose name is safe to show;
+    /// `@path` completes in `cwd`.
+    pub(super) fn new(skills: &Library, cwd: &std::path::Path) -> Self {
         let mut names: Vec<String> = COMMANDS
             .iter()
             .map(|command| command.name.to_string())
@@ -50,8 +56,61 @@ impl ChatHelper {
         names.dedup();
         Self {
             names,
+            cwd: cwd.to_path_buf(),
             ..Self::default()
         }
+    }
+
+    /// `@path` under the cursor: the files and folders of the working directory (or a folder
+    /// in it) whose names start with what was typed, folders ending in `/`. Hidden ones only
+    /// when a `.` was typed; names that would act on a terminal or hold spaces never.
+    fn paths(&self, line: &str, pos: usize) -> Option<(usize, Vec<Pair>)> {
+        let before = line.get(..pos)?;
+        let start = before
+            .rfind(char::is_whitespace)
+            .map_or(0, |space| space + 1);
+        let typed = before[start..].strip_prefix('@')?;
+        let (folder, partial) = typed.rsplit_once('/').unwrap_or(("", typed));
+        let dir = if folder.is_empty() && !typed.starts_with('/') {
+            self.cwd.clone()
+        } else {
+            self.cwd.join(format!("{folder}/"))
+        };
+        let mut candidates: Vec<Pair> = std::fs::read_dir(dir)
+            .ok()?
+            .filter_map(Result::ok)
+            .take(MAX_PATH_CANDIDATES * 10)
+            .filter_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                if !name.starts_with(partial)
+                    || (name.starts_with('.') && !partial.starts_with('.'))
+                    || !completable(&name)
+                {
+                    return None;
+                }
+                let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+                let path = if typed.contains('/') {
+                    format!("{folder}/{name}")
+                } else {
+                    name
+                };
+                Some(Pair {
+                    display: if is_dir {
+                        format!("@{path}/")
+                    } else {
+                        format!("@{path}")
+                    },
+                    replacement: if is_dir {
+                        format!("@{path}/")
+                    } else {
+                        format!("@{path} ")
+                    },
+                })
+            })
+            .collect();
+        candidates.sort_by(|a, b| a.display.cmp(&b.display));
+        candidates.truncate(MAX_PATH_CANDIDATES);
+        Some((start, candidates))
     }
 
     /// Keeps the status line of `other` (the helper it replaces, when the skills changed).
@@ -81,6 +140,9 @@ impl Completer for ChatHelper {
         pos: usize,
         _: &rustyline::Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        if let Some(paths) = self.paths(line, pos) {
+            return Ok(paths);
+        }
         let partial = line
             .get(..pos)
             .and_then(|typed| typed.strip_prefix('/'))
@@ -167,6 +229,36 @@ mod tests {
     use rustyline::hint::{Hint as _, Hinter as _};
 
     use super::*;
+
+    #[test]
+    fn at_completes_paths_in_the_working_directory() {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(temp.path().join("src/ui")).unwrap();
+        std::fs::write(temp.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(temp.path().join("README.md"), "").unwrap();
+        std::fs::write(temp.path().join(".env"), "").unwrap();
+        let helper = ChatHelper::new(&Library::default(), temp.path());
+        let history = rustyline::history::DefaultHistory::new();
+        let context = rustyline::Context::new(&history);
+        let offered = |line: &str| -> (usize, Vec<String>) {
+            let (start, pairs) = helper.complete(line, line.len(), &context).unwrap();
+            (
+                start,
+                pairs.into_iter().map(|pair| pair.replacement).collect(),
+            )
+        };
+        assert_eq!(offered("look at @s"), (8, vec!["@src/".to_string()]));
+        assert_eq!(
+            offered("look at @src/"),
+            (8, vec!["@src/main.rs ".to_string(), "@src/ui/".to_string()])
+        );
+        assert_eq!(offered("@R").1, ["@README.md "]);
+        // Hidden files only when a `.` is typed.
+        assert!(!offered("@").1.contains(&"@.env ".to_string()));
+        assert_eq!(offered("@.e").1, ["@.env "]);
+        // Not a mention: commands as before.
+        assert!(offered("mail me@R").1.is_empty());
+    }
 
     #[test]
     fn continued_lines_are_joined_without_their_backslashes() {

@@ -76,7 +76,7 @@ impl Chat {
                 match pick_session(editor, &self.context, &self.settings, Some(&current))? {
                     Picked::Session(id) => {
                         self.switch_to(&id)?;
-                        editor.set_helper(Some(ChatHelper::new(&self.skills)));
+                        editor.set_helper(Some(ChatHelper::new(&self.skills, &self.context.env.cwd)));
                     }
                     Picked::Nothing => {}
                     Picked::NoneToPick => warn("no other session of this project to continue"),

@@ -125,7 +125,7 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         agent,
         watching,
     };
-    editor.set_helper(Some(ChatHelper::new(&chat.skills)));
+    editor.set_helper(Some(ChatHelper::new(&chat.skills, &chat.context.env.cwd)));
     let mode = match chat.agent.permission_mode() {
         Mode::Default => String::new(),
         other => format!("{} mode · ", other.as_str()),
@@ -145,7 +145,11 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
     if let Some(message) = first_message {
         show_typed(message);
         let _ = editor.add_history_entry(message);
-        chat.exchange(&mut editor, message.to_string());
+        let attachments = chat.agent.attachments(message);
+        for note in &attachments.notes {
+            warn(note);
+        }
+        chat.exchange(&mut editor, message.to_string(), attachments.blocks);
     }
     if chat.kept(&mut editor, kept) == Flow::Next {
         chat.converse(&mut editor)?;
@@ -195,12 +199,17 @@ fn show_typed(line: &str) {
 
 /// Runs one turn; Ctrl-C (at an approval prompt too) cancels it and the session goes on. True
 /// when the model answered.
-fn turn(runtime: &tokio::runtime::Runtime, agent: &mut Agent, message: &str) -> bool {
+fn turn(
+    runtime: &tokio::runtime::Runtime,
+    agent: &mut Agent,
+    message: &str,
+    attached: Vec<skillet_llm::ContentBlock>,
+) -> bool {
     let mut view = TextView::new();
     let mut show = |event| view.show(&event);
     let outcome = runtime.block_on(async {
         tokio::select! {
-            result = agent.run_turn(message, &mut show) => Some(result),
+            result = agent.run_turn_with(message, attached, &mut show) => Some(result),
             _ = tokio::signal::ctrl_c() => None,
         }
     });
@@ -371,7 +380,8 @@ impl Chat {
             ));
         }
         self.skills = library;
-        let helper = ChatHelper::new(&self.skills).with_status_of(editor.helper());
+        let helper =
+            ChatHelper::new(&self.skills, &self.context.env.cwd).with_status_of(editor.helper());
         editor.set_helper(Some(helper));
     }
 
@@ -422,7 +432,16 @@ impl Chat {
             command(name).is_some() || skills.get(name).is_some() || name.starts_with("mcp__")
         };
         let message = match classify(line, known) {
-            Input::Message(text) => text.to_string(),
+            Input::Message(text) => {
+                // What the user typed attaches the files it mentions (`@path`); a skill's
+                // text does not.
+                let attachments = self.agent.attachments(text);
+                for note in &attachments.notes {
+                    warn(note);
+                }
+                self.exchange(editor, text.to_string(), attachments.blocks);
+                return Flow::Next;
+            }
             Input::Command { name, arguments } => match self.command(name, arguments, editor) {
                 Ok(Slash::Handled) => return Flow::Next,
                 Ok(Slash::Exit) => return Flow::Exit,
@@ -434,17 +453,27 @@ impl Chat {
                 }
             },
         };
-        self.exchange(editor, message);
+        self.exchange(editor, message, Vec::new());
         Flow::Next
     }
 
     /// Sends `message` and runs the turn; in plan mode, a turn that ends with an answer ends
     /// with its plan to approve: approved, the session switches to default mode and carries it
     /// out; a line typed instead goes back to the model, still in plan mode.
-    fn exchange(&mut self, editor: &mut ChatEditor, message: String) {
+    fn exchange(
+        &mut self,
+        editor: &mut ChatEditor,
+        message: String,
+        attached: Vec<skillet_llm::ContentBlock>,
+    ) {
         let mut message = message;
-        while turn(&self.runtime, &mut self.agent, &message)
-            && self.agent.permission_mode() == Mode::Plan
+        let mut attached = attached;
+        while turn(
+            &self.runtime,
+            &mut self.agent,
+            &message,
+            std::mem::take(&mut attached),
+        ) && self.agent.permission_mode() == Mode::Plan
         {
             message = match plan_answer(editor) {
                 PlanAnswer::Approve => {

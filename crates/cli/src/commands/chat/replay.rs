@@ -70,7 +70,7 @@ pub(super) fn replay(history: &[Message]) {
                         ContentBlock::ToolUse { name, input, .. } => {
                             screen.tool_call(name, input, 0);
                         }
-                        ContentBlock::ToolResult { .. } => {}
+                        ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => {}
                     }
                 }
             }
