@@ -121,6 +121,7 @@ mod bash_tool {
             fetched: Arc::default(),
             notices: skillet_agent::tool::Notices::default(),
             added_dirs: std::sync::Arc::default(),
+            hooks: skillet_agent::hooks::Hooks::default(),
         };
         let tools = ToolTable::standard(false);
         let bash = tools.get("bash").expect("the bash tool");

@@ -290,6 +290,10 @@ impl Agent {
     /// Writes every later event to this transcript (a new session writes its header first;
     /// a resumed one writes its repairs now).
     pub fn attach_transcript(&mut self, mut transcript: Transcript) -> Result<(), AgentError> {
+        self.core
+            .context
+            .hooks
+            .set_session(&self.header().id, Some(transcript.path()));
         for event in std::mem::take(&mut self.unrecorded) {
             transcript.record(&event)?;
         }
@@ -554,6 +558,33 @@ impl Agent {
         attached: Vec<skillet_llm::ContentBlock>,
         events: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<TurnOutcome, AgentError> {
+        let mut attached = attached;
+        if !user_text.trim().is_empty() && !self.core.context.hooks.is_empty() {
+            let decision = crate::hooks::run(
+                &self.core.context,
+                crate::hooks::HookEvent::UserPromptSubmit,
+                None,
+                serde_json::json!({"prompt": user_text}),
+            )
+            .await;
+            for note in decision.notes {
+                events(AgentEvent::Notice(note));
+            }
+            if let Some(why) = decision.block {
+                return Err(AgentError::PromptBlocked(why));
+            }
+            for context in decision.context {
+                // The hook's words: shown to the model as what they are, nothing hidden.
+                let context = skillet_skills::neutralize_tags(
+                    &skillet_skills::clean_text(&context),
+                    &["hook_context"],
+                )
+                .into_owned();
+                attached.push(skillet_llm::ContentBlock::text(format!(
+                    "<hook_context event=\"UserPromptSubmit\">\n{context}\n</hook_context>"
+                )));
+            }
+        }
         if !user_text.trim().is_empty() {
             self.compact_if_full(events).await;
         }

@@ -69,6 +69,9 @@ pub struct AgentConfig {
     /// Tools from beyond skillet (other MCP servers'), fixed for the session; subagents get
     /// them too.
     pub tool_source: Option<Arc<dyn crate::tool::ToolSource>>,
+    /// Claude Code's hooks the session runs ([`crate::hooks`]): the user's, and a trusted
+    /// project's.
+    pub hooks: crate::hooks::Hooks,
 }
 
 /// What is done with the skills that match a user message (always by appending to that
@@ -116,6 +119,7 @@ impl AgentConfig {
             save_skills: None,
             skill_source: None,
             tool_source: None,
+            hooks: crate::hooks::Hooks::default(),
         }
     }
 }

@@ -39,6 +39,9 @@ pub enum AgentError {
     /// A user message with nothing in it (the APIs refuse empty messages).
     #[error("the message is empty; say what to do")]
     EmptyMessage,
+    /// A `UserPromptSubmit` hook refused the message (nothing was sent).
+    #[error("a UserPromptSubmit hook refused the message, so nothing was sent: {0}")]
+    PromptBlocked(String),
     /// The user cancelled the turn.
     #[error("cancelled")]
     Cancelled,

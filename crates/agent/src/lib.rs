@@ -19,6 +19,8 @@ mod error;
 mod event;
 pub mod grants;
 pub mod guard;
+mod hook_run;
+pub mod hooks;
 pub mod instructions;
 pub mod invoke;
 pub mod mentions;

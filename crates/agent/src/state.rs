@@ -67,6 +67,7 @@ pub(crate) fn build_core(
         fetched: Arc::clone(&shared.fetched),
         notices: crate::tool::Notices::default(),
         added_dirs: Arc::clone(&shared.added_dirs),
+        hooks: config.hooks.clone(),
     };
     let specs = tools.specs(&context);
     Core {

@@ -151,6 +151,8 @@ pub struct ToolContext {
     /// and commands may write there (what runs code later stays protected, as in the working
     /// directory).
     pub added_dirs: AddedDirs,
+    /// The hooks run around calls, messages and the turn's end.
+    pub hooks: crate::hooks::Hooks,
 }
 
 /// The folders added for a session ([`ToolContext::added_dirs`]).

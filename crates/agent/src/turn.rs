@@ -91,15 +91,24 @@ pub(crate) async fn run_loop(
     events: &mut (dyn FnMut(AgentEvent) + Send),
     record: &mut (dyn FnMut(TranscriptEvent) + Send),
 ) -> Result<TurnOutcome, AgentError> {
-    run_loop_on(core, &core.provider, history, pending, events, record).await
+    let mut stop_count = Some(0);
+    run_loop_on(
+        core,
+        &core.provider,
+        (history, pending, &mut stop_count),
+        events,
+        record,
+    )
+    .await
 }
 
-/// [`run_loop`] with the requests sent through `provider` (a forked skill's own model).
+/// [`run_loop`] with the requests sent through `provider` (a forked skill's own model, a
+/// subagent's); `stop_count` counts the times `Stop` hooks sent the turn on (`None`: they do not run,
+/// as for a subagent).
 async fn run_loop_on(
     core: &Core,
     provider: &skillet_llm::Provider,
-    history: &mut Vec<Message>,
-    pending: &mut Pending,
+    (history, pending, stop_count): (&mut Vec<Message>, &mut Pending, &mut Option<usize>),
     events: &mut (dyn FnMut(AgentEvent) + Send),
     record: &mut (dyn FnMut(TranscriptEvent) + Send),
 ) -> Result<TurnOutcome, AgentError> {
@@ -181,6 +190,9 @@ async fn run_loop_on(
             continue;
         }
         if answer.tool_uses().next().is_none() {
+            if sent_on_by_stop_hook(core, stop_count, history, events, record).await {
+                continue;
+            }
             return Ok(TurnOutcome { text, steps });
         }
         let malformed: Vec<(String, String)> = response
@@ -286,10 +298,21 @@ async fn run_calls(
             None => run_scoped(core, id, name, input, events, record).await,
         };
         pending.running = None;
-        let (content, is_error) = match outcome {
+        let (mut content, is_error) = match outcome {
             Ok(content) => (content, false),
             Err(error) => (format!("error: {error}"), true),
         };
+        if let Some(why) = post_tool_hook(
+            core,
+            (id, name, input),
+            (&content, is_error),
+            events,
+            record,
+        )
+        .await
+        {
+            content = format!("{content}\n[a PostToolUse hook of the user's says: {why}]");
+        }
         events(AgentEvent::ToolResult {
             id: id.to_string(),
             name: name.to_string(),
@@ -324,7 +347,110 @@ async fn run_scoped(
     events: &mut (dyn FnMut(AgentEvent) + Send),
     record: &mut (dyn FnMut(TranscriptEvent) + Send),
 ) -> Result<String, ToolError> {
-    with_sink(id, execute(core, name, input), events, record).await
+    with_sink(id, execute(core, id, name, input), events, record).await
+}
+
+/// Tells the user what hooks said (failures, their messages), and records it.
+fn hook_notes(
+    notes: Vec<String>,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+) {
+    for note in notes {
+        events(AgentEvent::Notice(note.clone()));
+        record(TranscriptEvent::Notice { text: note });
+    }
+}
+
+/// The `PostToolUse` hooks of a call that ran: what they add to its result, when they block.
+async fn post_tool_hook(
+    core: &Core,
+    (id, name, input): (&str, &str, &Value),
+    (content, is_error): (&str, bool),
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+) -> Option<String> {
+    if core.context.hooks.is_empty() {
+        return None;
+    }
+    let (tool, tool_input) = crate::hooks::claude_code_tool(name, input);
+    let decision = crate::hooks::run(
+        &core.context,
+        crate::hooks::HookEvent::PostToolUse,
+        Some(&tool),
+        serde_json::json!({
+            "tool_name": tool,
+            "tool_input": tool_input,
+            "tool_use_id": id,
+            "tool_response": {"content": content, "is_error": is_error},
+        }),
+    )
+    .await;
+    hook_notes(decision.notes, events, record);
+    decision.block
+}
+
+/// The `Stop` hooks when the model ends its turn (`stop_count` times sent on already; `None`:
+/// none run): whether one blocked the end, in which case its reason is sent to the model and
+/// the turn goes on (at most [`crate::hooks::MAX_STOP_CONTINUATIONS`] times).
+async fn sent_on_by_stop_hook(
+    core: &Core,
+    stop_count: &mut Option<usize>,
+    history: &mut Vec<Message>,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+) -> bool {
+    let Some(count) = stop_count.as_mut() else {
+        return false;
+    };
+    let Some(why) = stop_hook(core, *count, events, record).await else {
+        return false;
+    };
+    *count += 1;
+    append(
+        history,
+        record,
+        vec![ContentBlock::text(format!(
+            "<system-reminder>A Stop hook of the user's did not let the turn end: {why}</system-reminder>"
+        ))],
+    );
+    true
+}
+
+/// The `Stop` hooks when the model ends its turn (`count` times sent on already): why the turn
+/// goes on, when one blocks and [`crate::hooks::MAX_STOP_CONTINUATIONS`] is not reached.
+async fn stop_hook(
+    core: &Core,
+    count: usize,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+    record: &mut (dyn FnMut(TranscriptEvent) + Send),
+) -> Option<String> {
+    if core.context.hooks.is_empty() {
+        return None;
+    }
+    let decision = crate::hooks::run(
+        &core.context,
+        crate::hooks::HookEvent::Stop,
+        None,
+        serde_json::json!({"stop_hook_active": count > 0}),
+    )
+    .await;
+    hook_notes(decision.notes, events, record);
+    let why = decision.block?;
+    if count >= crate::hooks::MAX_STOP_CONTINUATIONS {
+        let note = format!(
+            "a Stop hook blocked the turn's end {} times; it ends now: {why}",
+            count + 1
+        );
+        hook_notes(vec![note], events, record);
+        return None;
+    }
+    hook_notes(
+        vec![format!("a Stop hook sent the turn on: {why}")],
+        events,
+        record,
+    );
+    Some(why)
 }
 
 /// Runs `work`; what a subagent it starts does is passed on as the subagent's, marked with
@@ -378,7 +504,7 @@ pub(crate) fn append(
 
 /// Runs one tool call. Tools that write or run ask the gate themselves, once they know what
 /// they will do.
-async fn execute(core: &Core, name: &str, input: &Value) -> Result<String, ToolError> {
+async fn execute(core: &Core, id: &str, name: &str, input: &Value) -> Result<String, ToolError> {
     let Some(tool) = core.tools.get(name) else {
         let names: Vec<&str> = core.specs.iter().map(|spec| spec.name.as_str()).collect();
         return Err(ToolError::new(format!(
@@ -391,6 +517,24 @@ async fn execute(core: &Core, name: &str, input: &Value) -> Result<String, ToolE
     }
     if let Some(refusal) = core.context.gate.refusal(name, input) {
         return Err(ToolError::new(refusal));
+    }
+    if !core.context.hooks.is_empty() {
+        let (tool_name, tool_input) = crate::hooks::claude_code_tool(name, input);
+        let decision = crate::hooks::run(
+            &core.context,
+            crate::hooks::HookEvent::PreToolUse,
+            Some(&tool_name),
+            serde_json::json!({"tool_name": tool_name, "tool_input": tool_input, "tool_use_id": id}),
+        )
+        .await;
+        for note in decision.notes {
+            core.context.notices.push(note);
+        }
+        if let Some(why) = decision.block {
+            return Err(ToolError::new(format!(
+                "a PreToolUse hook of the user's refused this call: {why}"
+            )));
+        }
     }
     tool.call(input, &core.context).await
 }
@@ -441,8 +585,7 @@ impl Subagent for SubagentRunner {
             let result = run_loop_on(
                 &self.core,
                 &provider,
-                &mut history,
-                &mut pending,
+                (&mut history, &mut pending, &mut None),
                 &mut events,
                 &mut record,
             )

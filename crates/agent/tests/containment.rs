@@ -93,6 +93,7 @@ fn context(fixture: &Fixture, permissions: Permissions, sandbox: SandboxPolicy) 
         fetched: Arc::default(),
         notices: skillet_agent::tool::Notices::default(),
         added_dirs: std::sync::Arc::default(),
+        hooks: skillet_agent::hooks::Hooks::default(),
     }
 }
 

@@ -62,6 +62,7 @@ fn fixture() -> Fixture {
         fetched: Arc::default(),
         notices: skillet_agent::tool::Notices::default(),
         added_dirs: std::sync::Arc::default(),
+        hooks: skillet_agent::hooks::Hooks::default(),
     };
     Fixture {
         _temp: temp,

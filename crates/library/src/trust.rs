@@ -114,6 +114,10 @@ pub struct Unlocks {
     /// Its `.mcp.json`, when that names MCP servers: commands the repository chose, started
     /// only once the project is trusted (each line a server as it would start).
     pub servers: Option<ConfigGrants>,
+    /// Its Claude Code settings (`.claude/settings.json`, `.claude/settings.local.json`), when
+    /// they hold hooks: commands run at every call, message and turn's end, run only once the
+    /// project is trusted (each line a hook as it would run).
+    pub hooks: Option<ConfigGrants>,
 }
 
 impl Unlocks {
@@ -168,6 +172,7 @@ impl Unlocks {
             commands: project_commands,
             config,
             servers: None,
+            hooks: None,
         }
     }
 
@@ -186,6 +191,21 @@ impl Unlocks {
         self
     }
 
+    /// With the project's hooks: the settings file shown, each hook as it would run, and the
+    /// digest ([`digest_of`]) of the very bytes those lines were read from.
+    #[must_use]
+    pub fn with_hooks(mut self, hooks: Option<(PathBuf, Vec<String>, String)>) -> Self {
+        self.hooks =
+            hooks
+                .filter(|(_, lines, _)| !lines.is_empty())
+                .map(|(path, grants, digest)| ConfigGrants {
+                    path,
+                    grants,
+                    digest,
+                });
+        self
+    }
+
     /// Whether trust would unlock nothing.
     pub fn is_empty(&self) -> bool {
         self.skills.is_empty()
@@ -193,6 +213,7 @@ impl Unlocks {
             && self.commands.is_empty()
             && self.config.is_none()
             && self.servers.is_none()
+            && self.hooks.is_none()
     }
 
     /// What trust unlocks, for the user to read before deciding: each acting skill with every
@@ -272,6 +293,16 @@ impl Unlocks {
                 let _ = writeln!(text, "    {}", one_line(server));
             }
         }
+        if let Some(hooks) = &self.hooks {
+            let _ = writeln!(
+                text,
+                "- {} runs hooks (in the sandbox):",
+                one_line(&hooks.path.display().to_string())
+            );
+            for hook in &hooks.grants {
+                let _ = writeln!(text, "    {}", one_line(hook));
+            }
+        }
         text
     }
 
@@ -285,6 +316,7 @@ impl Unlocks {
                 .map_or(0, |elapsed| elapsed.as_secs()),
             config: self.config.as_ref().map(|config| config.digest.clone()),
             servers: self.servers.as_ref().map(|servers| servers.digest.clone()),
+            hooks: self.hooks.as_ref().map(|hooks| hooks.digest.clone()),
             skills: self
                 .skills
                 .iter()
@@ -341,6 +373,15 @@ impl Unlocks {
             }
             (Some(pinned), Some(servers)) if *pinned != servers.digest => {
                 changes.push(format!("{}: changed", servers.path.display()));
+            }
+            _ => {}
+        }
+        match (&record.hooks, &self.hooks) {
+            (None, Some(hooks)) => {
+                changes.push(format!("{}: new hooks", hooks.path.display()));
+            }
+            (Some(pinned), Some(hooks)) if *pinned != hooks.digest => {
+                changes.push(format!("{}: changed", hooks.path.display()));
             }
             _ => {}
         }
@@ -407,6 +448,9 @@ pub struct Record {
     /// The digest of its `.mcp.json`, when that named servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub servers: Option<String>,
+    /// The digest of its Claude Code settings, when they held hooks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<String>,
 }
 
 /// The trust file's content.
@@ -557,6 +601,8 @@ pub struct SkillTrust {
     pinned: Option<(PathBuf, HashMap<PathBuf, String>)>,
     /// The project's MCP servers file and the digest it was trusted with.
     servers: Option<(PathBuf, String)>,
+    /// The project's hooks (its settings) and the digest they were trusted with.
+    hooks: Option<(PathBuf, String)>,
 }
 
 impl SkillTrust {
@@ -575,7 +621,19 @@ impl SkillTrust {
                 .servers
                 .as_ref()
                 .map(|servers| (servers.path.clone(), servers.digest.clone())),
+            hooks: unlocks
+                .hooks
+                .as_ref()
+                .map(|hooks| (hooks.path.clone(), hooks.digest.clone())),
         }
+    }
+
+    /// The project's hooks as trusted (the settings file shown), with their digest: they run
+    /// only when the bytes read to run them have this digest ([`digest_of`]).
+    pub fn trusted_hooks(&self) -> Option<(&Path, &str)> {
+        self.hooks
+            .as_ref()
+            .map(|(path, digest)| (path.as_path(), digest.as_str()))
     }
 
     /// The project's MCP servers file as trusted, with its digest: its servers start only
@@ -591,6 +649,7 @@ impl SkillTrust {
         Self {
             pinned: None,
             servers: None,
+            hooks: None,
         }
     }
 

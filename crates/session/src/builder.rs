@@ -131,6 +131,7 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
             .registry_url
             .as_deref()
             .and_then(|url| registry_source(workspace, url, report)),
+        hooks: crate::hooks::session_hooks(workspace, skill_trust, report),
     };
     let (agent, locked) = match resume {
         None => {
@@ -170,6 +171,21 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
             report.note(&format!("note: the added folder {why}"));
         }
     }
+    let sandbox_status = sandbox_status
+        .join()
+        .unwrap_or_else(|_| agent.sandbox_status());
+    warn_after_start(&agent, locked, &sandbox_status, report);
+    Ok(agent)
+}
+
+/// What a started session warns about: a sessions folder that cannot be locked, a catalog over
+/// its budget, a sandbox that could not be made.
+fn warn_after_start(
+    agent: &Agent,
+    locked: bool,
+    sandbox_status: &skillet_agent::sandbox::SandboxStatus,
+    report: &mut dyn Report,
+) {
     if !locked {
         report.note(
             "warning: the sessions folder cannot be locked (its file system does not support it); \
@@ -179,13 +195,9 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
     if let Some(summary) = agent.catalog_report().summary() {
         report.note(&format!("warning: {summary}"));
     }
-    let sandbox_status = sandbox_status
-        .join()
-        .unwrap_or_else(|_| agent.sandbox_status());
     if let Some(notice) = sandbox_status.notice() {
         report.note(&format!("warning: {notice}"));
     }
-    Ok(agent)
 }
 
 /// Says which standing rules never act (a deny that can never match, an ask on reading).

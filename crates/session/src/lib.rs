@@ -6,6 +6,7 @@
 pub mod builder;
 pub mod env;
 mod flags;
+pub mod hooks;
 pub mod mcp;
 pub mod prepare;
 pub mod sessions;

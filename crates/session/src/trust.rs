@@ -70,7 +70,10 @@ pub fn unlocks(workspace: &Workspace, library: &Library) -> Unlocks {
         library,
         crate::builder::model_env(None).facts_dir().as_deref(),
     );
-    Unlocks::find_with(&root, library, &facts, grants).with_servers(project_servers(&root))
+    let hooks = crate::hooks::project_hooks(&root).map(|read| (read.path, read.lines, read.digest));
+    Unlocks::find_with(&root, library, &facts, grants)
+        .with_servers(project_servers(&root))
+        .with_hooks(hooks)
 }
 
 /// The project's `.mcp.json`, and each server in it as it would start (none there, or none in
@@ -259,6 +262,12 @@ fn withheld(unlocks: &Unlocks) -> String {
         parts.push(format!(
             "the {} its .mcp.json names do not start",
             plural(servers.grants.len(), "MCP server")
+        ));
+    }
+    if let Some(hooks) = &unlocks.hooks {
+        parts.push(format!(
+            "the {} of its .claude/settings do not run",
+            plural(hooks.grants.len(), "hook")
         ));
     }
     parts.join("; ")

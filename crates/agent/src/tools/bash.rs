@@ -485,7 +485,7 @@ async fn run(
 }
 
 /// Puts protected files back when dropped (a cancelled command), unless the normal path did.
-struct PutBack(Option<crate::guard::Guard>);
+pub(crate) struct PutBack(pub(crate) Option<crate::guard::Guard>);
 
 impl Drop for PutBack {
     fn drop(&mut self) {
@@ -497,7 +497,7 @@ impl Drop for PutBack {
 
 /// Kills the command's process group when dropped: after it returns, when it times out, and
 /// when the turn is cancelled (the future holding it is dropped).
-struct GroupGuard(Option<u32>);
+pub(crate) struct GroupGuard(pub(crate) Option<u32>);
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
