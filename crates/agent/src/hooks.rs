@@ -432,16 +432,18 @@ mod tests {
         }, "permissions": {"allow": []}}"#;
         let (hooks, problems) = parse_settings(text, Path::new("/p/.claude/settings.json"));
         let lines: Vec<String> = hooks.iter().map(Hook::describe).collect();
+        // Events in name order (the order of a JSON object's keys carries no meaning).
         assert_eq!(
             lines,
             [
-                "PreToolUse Bash: ./guard.py",
                 "PostToolUse Edit|Write: fmt",
+                "PreToolUse Bash: ./guard.py",
                 "Stop *: check"
             ]
         );
-        assert_eq!(hooks[0].timeout, Duration::from_secs(30));
-        assert!(hooks[1].matches(Some("Write")) && !hooks[1].matches(Some("WriteX")));
+        assert_eq!(hooks[1].timeout, Duration::from_secs(30));
+        assert_eq!(hooks[0].timeout, DEFAULT_HOOK_TIMEOUT);
+        assert!(hooks[0].matches(Some("Write")) && !hooks[0].matches(Some("WriteX")));
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems.iter().any(|p| p.contains("SessionStart")));
         let (none, problems) = parse_settings("{not json", Path::new("s.json"));
