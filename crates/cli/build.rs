@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// The features reported, as cargo names them in `CARGO_FEATURE_*`.
-const FEATURES: &[&str] = &["embeddings", "download"];
+const FEATURES: &[&str] = &["embeddings", "download", "highlight"];
 
 fn main() {
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default();

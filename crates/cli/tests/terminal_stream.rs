@@ -229,3 +229,30 @@ fn at_completes_a_file_attaches_it_and_an_image_and_a_custom_command_runs() {
     );
     assert_eq!(server.rejections(), Vec::<String>::new());
 }
+
+#[test]
+fn a_code_block_is_coloured_by_its_language() {
+    if tmux_missing() {
+        return;
+    }
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push_turn(Turn::text(
+        "Here:\n\n```rust\nfn main() { let answer = 42; }\n```\n",
+    ));
+    let terminal = Terminal::start(&sandbox, &server, &["chat"]);
+    terminal.wait_for("/help for commands");
+    terminal.line("show me code");
+    terminal.wait_for("let answer = 42;");
+    terminal.wait_for_prompt();
+    let styled = terminal.styled();
+    let code = styled.lines().find(|line| line.contains("answer")).unwrap();
+    // More than one colour on the line: keyword, name and number told apart.
+    let colours: HashSet<&str> = code
+        .split("\u{1b}[")
+        .skip(1)
+        .filter_map(|sequence| sequence.split('m').next())
+        .filter(|sgr| sgr.contains("38;"))
+        .collect();
+    assert!(colours.len() >= 2, "{code:?}");
+}

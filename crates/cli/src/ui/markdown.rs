@@ -72,6 +72,8 @@ pub struct Markdown {
     lists: Vec<usize>,
     /// The terminal's width: a wider table is shown as its lines, not boxed.
     width: Option<usize>,
+    /// The open code block's colours, when its language is known and colour is on.
+    code: Option<super::highlight::CodeColours>,
 }
 
 #[derive(Debug, Clone)]
@@ -98,6 +100,7 @@ impl Markdown {
             table: Vec::new(),
             lists: Vec::new(),
             width: None,
+            code: None,
         }
     }
 
@@ -138,6 +141,7 @@ impl Markdown {
         if let Some(fence) = self.fence.take() {
             self.fence_bottom(&fence, &mut out);
         }
+        self.code = None;
         self.lists.clear();
         out
     }
@@ -165,6 +169,12 @@ impl Markdown {
         }
         if let Some(fence) = fence_open(&line) {
             self.lists.clear();
+            let language = fence_language(&fence, &line);
+            self.code = if self.style.colour() {
+                super::highlight::CodeColours::for_language(language)
+            } else {
+                None
+            };
             self.fence_top(&fence, &line, out);
             self.fence = Some(fence);
             return;
@@ -270,6 +280,8 @@ impl Markdown {
             table: Vec::new(),
             lists: self.lists.clone(),
             width: self.width,
+            // The line still coming is shown plain; it is coloured once complete.
+            code: None,
         };
         let mut out = String::new();
         probe.line(&self.partial, &mut out);
@@ -288,8 +300,7 @@ impl Markdown {
     }
 
     fn fence_top(&self, fence: &Fence, line: &str, out: &mut String) {
-        let info = line.trim_start()[fence.len * fence.marker.len_utf8()..].trim();
-        let language = info.split_whitespace().next().unwrap_or("");
+        let language = fence_language(fence, line);
         out.push_str(&" ".repeat(fence.indent));
         out.push_str(&self.style.paint(FAINT, "╭─"));
         if !language.is_empty() {
@@ -310,6 +321,7 @@ impl Markdown {
             return;
         };
         if closes(line, fence) {
+            self.code = None;
             if let Some(fence) = self.fence.take() {
                 self.fence_bottom(&fence, out);
             }
@@ -321,7 +333,10 @@ impl Markdown {
         out.push_str(&self.style.paint(FAINT, "│"));
         if !code.is_empty() {
             out.push(' ');
-            out.push_str(&code);
+            match &mut self.code {
+                Some(colours) => out.push_str(&colours.line(&code)),
+                None => out.push_str(&code),
+            }
         }
         out.push('\n');
     }
@@ -630,6 +645,16 @@ fn task_box(text: &str) -> (&'static str, &str) {
 }
 
 /// A line opening a fenced code block.
+/// The language a fence names (its info string's first word), or `""`.
+fn fence_language<'a>(fence: &Fence, line: &'a str) -> &'a str {
+    let info = line
+        .trim_start()
+        .get(fence.len * fence.marker.len_utf8()..)
+        .unwrap_or("")
+        .trim();
+    info.split_whitespace().next().unwrap_or("")
+}
+
 fn fence_open(line: &str) -> Option<Fence> {
     let indent = columns(line);
     let body = line.trim_start();

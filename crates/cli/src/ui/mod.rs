@@ -37,6 +37,7 @@ mod approve;
 mod calls;
 #[cfg(test)]
 mod fake_term;
+mod highlight;
 mod markdown;
 mod screen;
 mod spinner;
