@@ -575,13 +575,9 @@ impl Agent {
             }
             for context in decision.context {
                 // The hook's words: shown to the model as what they are, nothing hidden.
-                let context = skillet_skills::neutralize_tags(
-                    &skillet_skills::clean_text(&context),
-                    &["hook_context"],
-                )
-                .into_owned();
-                attached.push(skillet_llm::ContentBlock::text(format!(
-                    "<hook_context event=\"UserPromptSubmit\">\n{context}\n</hook_context>"
+                attached.push(skillet_llm::ContentBlock::text(crate::hooks::quoted(
+                    crate::hooks::HookEvent::UserPromptSubmit,
+                    &context,
                 )));
             }
         }

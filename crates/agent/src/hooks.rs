@@ -321,17 +321,34 @@ pub(crate) async fn run(
         input.extend(fields.clone());
     }
     let stdin = input.to_string();
-    let ran = futures_util::future::join_all(
-        hooks
-            .iter()
-            .map(|hook| crate::hook_run::run_hook(&hook.command, &stdin, context, hook.timeout)),
-    )
-    .await;
     let mut decision = Decision::default();
-    for (hook, ran) in hooks.iter().zip(ran) {
+    // One after another: each one's sandbox is made and taken down on its own (sandboxes made
+    // at once over one working directory would stand in each other's way).
+    for hook in hooks {
+        let ran = crate::hook_run::run_hook(&hook.command, &stdin, context, hook.timeout).await;
         read_outcome(event, hook, ran, &mut decision);
     }
     decision
+}
+
+/// A hook's words as the model gets them: inside `<hook_output>`, which they cannot close or
+/// fake (nor a `<system-reminder>` or `<hook_context>`), what hides text shown as escapes.
+pub fn quoted(event: HookEvent, text: &str) -> String {
+    let cleaned = skillet_skills::clean_text(text);
+    let body = skillet_skills::neutralize_tags(
+        &cleaned,
+        &[
+            "hook_output",
+            "hook_context",
+            "system-reminder",
+            "tool_result",
+        ],
+    );
+    format!(
+        "<hook_output event=\"{}\">\n{}\n</hook_output>",
+        event.name(),
+        body.trim_end_matches('\n')
+    )
 }
 
 /// What one hook's run means, added to `decision`.
@@ -346,6 +363,13 @@ fn read_outcome(
         Ok(ran) => ran,
         Err(why) => {
             decision.notes.push(format!("hook {name} failed: {why}"));
+            // A guard that could not run refuses: the call it guards does not go ahead
+            // unchecked.
+            if event == HookEvent::PreToolUse {
+                decision
+                    .block
+                    .get_or_insert(format!("the hook {name} could not run ({why})"));
+            }
             return;
         }
     };

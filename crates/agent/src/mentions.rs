@@ -116,7 +116,11 @@ fn attach_one(
         let mut listing: Vec<String> = entries
             .into_iter()
             .take(MAX_LISTED_ENTRIES)
-            .map(|(name, is_dir)| if is_dir { format!("{name}/") } else { name })
+            // A name is the repository's text: one line, nothing hidden.
+            .map(|(name, is_dir)| {
+                let name = skillet_skills::escape_invisible(&name).into_owned();
+                if is_dir { format!("{name}/") } else { name }
+            })
             .collect();
         listing.sort();
         if more {
@@ -175,7 +179,7 @@ fn attach_one(
 /// block, the path escaped.
 fn wrapped(tag: &str, path: &str, text: &str) -> ContentBlock {
     let cleaned = clean_text(text);
-    let body = neutralize_tags(&cleaned, &[FILE_TAG, "folder"]);
+    let body = neutralize_tags(&cleaned, &[FILE_TAG, "folder", "system-reminder"]);
     let path = skillet_skills::xml_escape(&skillet_skills::escape_invisible(path));
     ContentBlock::text(format!(
         "<{tag} path=\"{path}\">\n{}\n</{tag}>",

@@ -311,7 +311,10 @@ async fn run_calls(
         )
         .await
         {
-            content = format!("{content}\n[a PostToolUse hook of the user's says: {why}]");
+            content = format!(
+                "{content}\n\nA PostToolUse hook said:\n{}",
+                crate::hooks::quoted(crate::hooks::HookEvent::PostToolUse, &why)
+            );
         }
         events(AgentEvent::ToolResult {
             id: id.to_string(),
@@ -411,7 +414,8 @@ async fn sent_on_by_stop_hook(
         history,
         record,
         vec![ContentBlock::text(format!(
-            "<system-reminder>A Stop hook of the user's did not let the turn end: {why}</system-reminder>"
+            "A Stop hook did not let the turn end; what it said:\n{}",
+            crate::hooks::quoted(crate::hooks::HookEvent::Stop, &why)
         ))],
     );
     true
@@ -532,7 +536,8 @@ async fn execute(core: &Core, id: &str, name: &str, input: &Value) -> Result<Str
         }
         if let Some(why) = decision.block {
             return Err(ToolError::new(format!(
-                "a PreToolUse hook of the user's refused this call: {why}"
+                "a PreToolUse hook refused this call:\n{}",
+                crate::hooks::quoted(crate::hooks::HookEvent::PreToolUse, &why)
             )));
         }
     }

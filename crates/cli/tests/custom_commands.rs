@@ -161,7 +161,7 @@ fn a_projects_commands_are_used_only_once_it_is_trusted_and_trust_pins_the_file(
     let out = run(skillet(&sandbox, None).args(["trust", "--yes"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("- command /review ("), "{}", out.stderr);
-    assert!(out.stderr.contains("- command status ("), "{}", out.stderr);
+    assert!(out.stderr.contains("- command /status ("), "{}", out.stderr);
     assert!(out.stderr.contains("echo mark-$1"), "{}", out.stderr);
     // Trusted: both work, the acting one runs its command first.
     server.push_turn(Turn::text("reviewed"));
@@ -250,4 +250,55 @@ fn a_command_reads_no_file_but_its_own() {
     assert!(refused.contains("outside"), "{refused}");
     let read = common::tool_result(&server, 2);
     assert!(read.contains("Fix issue #$1"), "{read}");
+}
+
+#[test]
+fn a_project_cannot_take_the_name_of_the_users_own_command() {
+    let sandbox = project_with_commands();
+    write(
+        &sandbox.home.join(".claude/commands/review.md"),
+        "Review as I always do: $ARGUMENTS.\n",
+    );
+    let server = MockServer::start();
+    // Untrusted, and trusted: `/review` is the user's.
+    server.push_turn(Turn::text("reviewed"));
+    let out =
+        run(skillet(&sandbox, Some(&server)).args(["run", "--skill-match", "off", "/review x"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        first_text(&server, 0).contains("Review as I always do: x."),
+        "{}",
+        first_text(&server, 0)
+    );
+    server.push_turn(Turn::text("reviewed again"));
+    let out = run(skillet(&sandbox, Some(&server)).args([
+        "run",
+        "--trust-project",
+        "--skill-match",
+        "off",
+        "/review y",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        first_text(&server, 1).contains("Review as I always do: y."),
+        "{}",
+        first_text(&server, 1)
+    );
+    // A project's skill of that name still comes first (skills before commands, as in Claude
+    // Code), and whoever invokes it is told what it hides.
+    write_skill(
+        &sandbox.project.join(".agents/skills"),
+        "review",
+        "---\nname: review\ndescription: The project's review\n---\nThe project's way.\n",
+    );
+    server.push_turn(Turn::text("the project's"));
+    let out =
+        run(skillet(&sandbox, Some(&server)).args(["run", "--skill-match", "off", "/review z"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("note: /review runs "), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("it hides 2 others of the same name"),
+        "{}",
+        out.stderr
+    );
 }

@@ -224,9 +224,10 @@ impl Unlocks {
     pub fn describe(&self) -> String {
         let mut text = String::new();
         let skill_lines = |text: &mut String, skill: &ActingSkill, whose: &str| {
+            let slash = if skill.command { "/" } else { "" };
             let _ = writeln!(
                 text,
-                "- {whose} {} ({})",
+                "- {whose} {slash}{} ({})",
                 one_line(&skill.name),
                 one_line(&skill.dir.display().to_string())
             );
@@ -296,7 +297,7 @@ impl Unlocks {
         if let Some(hooks) = &self.hooks {
             let _ = writeln!(
                 text,
-                "- {} runs hooks (in the sandbox):",
+                "- {} runs hooks (in the sandbox; the scripts in .claude/hooks are pinned with them, files elsewhere that a hook runs are not):",
                 one_line(&hooks.path.display().to_string())
             );
             for hook in &hooks.grants {
@@ -825,6 +826,24 @@ fn digest_reading(skill: &Skill) -> Option<(String, Option<Vec<u8>>)> {
     };
     walk.folder(&root, 0)?;
     Some((hex(&walk.hasher.finalize()), walk.read))
+}
+
+/// The digest of a folder as a skill's folder is pinned (every entry, hidden ones included,
+/// with a link's target); `None` when it cannot be pinned: a link leading out of it, more than
+/// [`MAX_PINNED_FILES`] entries, [`MAX_PINNED_BYTES`] bytes or [`MAX_PINNED_DEPTH`] levels, or
+/// unreadable.
+pub fn folder_digest(dir: &Path) -> Option<String> {
+    let root = std::fs::canonicalize(dir).ok()?;
+    let mut walk = PinWalk {
+        root: root.clone(),
+        hasher: Sha256::new(),
+        entries: 0,
+        budget: MAX_PINNED_BYTES,
+        skill_md: None,
+        read: None,
+    };
+    walk.folder(&root, 0)?;
+    Some(hex(&walk.hasher.finalize()))
 }
 
 /// One digest being taken.

@@ -15,6 +15,9 @@ use crate::builder::Report;
 pub const PROJECT_SETTINGS: [&str; 2] = [".claude/settings.json", ".claude/settings.local.json"];
 /// The user's Claude Code settings file, under the home folder.
 pub const USER_SETTINGS: &str = ".claude/settings.json";
+/// The folder Claude Code keeps a project's hook scripts in: pinned with the settings, so a
+/// script changed after trust stops its hook as a changed setting does.
+pub const PROJECT_HOOKS_DIR: &str = ".claude/hooks";
 /// The largest settings file read.
 pub const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 
@@ -63,7 +66,33 @@ pub fn project_hooks(root: &Path) -> Option<ProjectHooks> {
         }));
         hooks.extend(found);
     }
-    (!hooks.is_empty()).then(|| ProjectHooks {
+    if hooks.is_empty() {
+        return None;
+    }
+    // The scripts beside them, pinned whole; a folder that cannot be pinned (a link out of it,
+    // too large) keeps the hooks from running at all: nothing the user did not see runs.
+    let scripts = root.join(PROJECT_HOOKS_DIR);
+    if std::fs::symlink_metadata(&scripts).is_ok() {
+        match skillet_library::trust::folder_digest(&scripts) {
+            Some(digest) => {
+                pinned.extend_from_slice(PROJECT_HOOKS_DIR.as_bytes());
+                pinned.extend_from_slice(digest.as_bytes());
+            }
+            None => {
+                problems.push(format!(
+                    "{}: cannot be pinned (a link out of it, or over {} entries or {} bytes); the project's hooks do not run",
+                    scripts.display(),
+                    skillet_library::trust::MAX_PINNED_FILES,
+                    skillet_library::trust::MAX_PINNED_BYTES
+                ));
+                hooks.clear();
+                lines.push(format!(
+                    "(none of these runs: {PROJECT_HOOKS_DIR} cannot be pinned)"
+                ));
+            }
+        }
+    }
+    Some(ProjectHooks {
         path: root.join(PROJECT_SETTINGS[0]),
         lines,
         digest: skillet_library::trust::digest_of(&pinned),

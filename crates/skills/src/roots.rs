@@ -87,9 +87,10 @@ pub const PROJECT_ROOT_DIRS: [&str; 4] = [
 /// The skills folder looked for at the project root only.
 pub const PROJECT_TOP_DIR: &str = "skills";
 
-/// Claude Code's custom commands folder, looked for in each directory from the working
-/// directory up to the git root and in the user's home. Commands come after every skill root: a
-/// skill and a command of the same name make one `/NAME`, and the skill wins (as in Claude Code).
+/// Claude Code's custom commands folder, looked for in the user's home, then in each directory
+/// from the working directory up to the git root. Commands come after every skill root: a skill
+/// and a command of the same name make one `/NAME`, and the skill wins (as in Claude Code); the
+/// user's own commands come before a project's, so a repository cannot take one's name.
 pub const COMMANDS_DIR: &str = ".claude/commands";
 
 /// Skill folders under the user's home, in this order.
@@ -172,11 +173,13 @@ pub fn default_roots(env: &Environment) -> Vec<Root> {
     if let Some(own) = env.skillet_skills_dir() {
         roots.push(Root::new(own, RootKind::User));
     }
-    for level in levels {
-        roots.push(Root::commands(level.join(COMMANDS_DIR), RootKind::Project));
-    }
+    // The user's own commands before a project's: a repository cannot take the name of one
+    // (a project's skill still comes before every command, as in Claude Code).
     if let Some(home) = &env.home {
         roots.push(Root::commands(home.join(COMMANDS_DIR), RootKind::User));
+    }
+    for level in levels {
+        roots.push(Root::commands(level.join(COMMANDS_DIR), RootKind::Project));
     }
     roots
 }
@@ -229,9 +232,9 @@ mod tests {
                 "user /home/u/.claude/skills".to_string(),
                 "user /home/u/.config/opencode/skills".to_string(),
                 "user /home/u/.config/skillet/skills".to_string(),
+                "user /home/u/.claude/commands".to_string(),
                 format!("project {r}/sub/.claude/commands"),
                 format!("project {r}/.claude/commands"),
-                "user /home/u/.claude/commands".to_string(),
             ]
         );
     }

@@ -95,6 +95,24 @@ impl Skill {
         }
     }
 
+    /// When this skill hides others of the same name (a project's skill over your own
+    /// command), the line saying so for whoever invokes it by hand; `None` when it hides none.
+    pub fn shadow_note(&self) -> Option<String> {
+        let hidden = self.shadowed.first()?;
+        Some(format!(
+            "note: /{} runs {} ({}); it hides {} of the same name ({})",
+            crate::clean::escape_invisible(&self.name),
+            crate::clean::escape_invisible(&self.file.display().to_string()),
+            self.origin(),
+            if self.shadowed.len() == 1 {
+                "another".to_string()
+            } else {
+                format!("{} others", self.shadowed.len())
+            },
+            crate::clean::escape_invisible(&hidden.display().to_string()),
+        ))
+    }
+
     /// What `$N` counts from in its body: 1 for a command (`$1` is the first argument, as in
     /// Claude Code's commands), 0 for a skill (as in Claude Code's skills).
     pub fn first_positional(&self) -> usize {

@@ -127,6 +127,9 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         &skill_trust,
     )?;
     // A skill invoked by hand is audited first, as in chat.
+    if let Some(note) = invoked.and_then(skillet_skills::Skill::shadow_note) {
+        warn(&note);
+    }
     if let Some(notice) = invoked.and_then(|skill| agent.audit_notice(skill)) {
         warn(&notice);
     }

@@ -213,6 +213,9 @@ impl Chat {
         };
         match outcome {
             Ok(text) => {
+                if let Some(note) = skill.shadow_note() {
+                    warn(&note);
+                }
                 if let Some(notice) = self.agent.audit_notice(skill) {
                     warn(&format!("note: {}", terminal_safe(&notice, false)));
                 }
