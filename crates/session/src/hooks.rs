@@ -73,23 +73,20 @@ pub fn project_hooks(root: &Path) -> Option<ProjectHooks> {
     // too large) keeps the hooks from running at all: nothing the user did not see runs.
     let scripts = root.join(PROJECT_HOOKS_DIR);
     if std::fs::symlink_metadata(&scripts).is_ok() {
-        match skillet_library::trust::folder_digest(&scripts) {
-            Some(digest) => {
-                pinned.extend_from_slice(PROJECT_HOOKS_DIR.as_bytes());
-                pinned.extend_from_slice(digest.as_bytes());
-            }
-            None => {
-                problems.push(format!(
-                    "{}: cannot be pinned (a link out of it, or over {} entries or {} bytes); the project's hooks do not run",
-                    scripts.display(),
-                    skillet_library::trust::MAX_PINNED_FILES,
-                    skillet_library::trust::MAX_PINNED_BYTES
-                ));
-                hooks.clear();
-                lines.push(format!(
-                    "(none of these runs: {PROJECT_HOOKS_DIR} cannot be pinned)"
-                ));
-            }
+        if let Some(digest) = skillet_library::trust::folder_digest(&scripts) {
+            pinned.extend_from_slice(PROJECT_HOOKS_DIR.as_bytes());
+            pinned.extend_from_slice(digest.as_bytes());
+        } else {
+            problems.push(format!(
+                "{}: cannot be pinned (a link out of it, or over {} entries or {} bytes); the project's hooks do not run",
+                scripts.display(),
+                skillet_library::trust::MAX_PINNED_FILES,
+                skillet_library::trust::MAX_PINNED_BYTES
+            ));
+            hooks.clear();
+            lines.push(format!(
+                "(none of these runs: {PROJECT_HOOKS_DIR} cannot be pinned)"
+            ));
         }
     }
     Some(ProjectHooks {
