@@ -14,6 +14,20 @@ use crate::args::RunArgs;
 use crate::output::warn;
 use crate::{EXIT_CANCELLED, EXIT_FAILURE, EXIT_USAGE, UsageError};
 
+/// What the user reads before the turn: what a skill invoked by hand hides and what its audit
+/// found (as in chat), and the instructions read.
+fn tell_before_the_turn(agent: &skillet_agent::Agent, invoked: Option<&skillet_skills::Skill>) {
+    if let Some(note) = invoked.and_then(skillet_skills::Skill::shadow_note) {
+        warn(&note);
+    }
+    if let Some(notice) = invoked.and_then(|skill| agent.audit_notice(skill)) {
+        warn(&notice);
+    }
+    if let Some(text) = super::session::instructions_text(agent.instructions()) {
+        warn(&text);
+    }
+}
+
 /// The files the typed prompt mentions (`@path`; not a skill's text, not what was piped), each
 /// said, then the images given with `--image`.
 fn attached(
@@ -126,16 +140,7 @@ pub fn run(context: &Context, args: &RunArgs) -> anyhow::Result<ExitCode> {
         Some(&message.text),
         &skill_trust,
     )?;
-    // A skill invoked by hand is audited first, as in chat.
-    if let Some(note) = invoked.and_then(skillet_skills::Skill::shadow_note) {
-        warn(&note);
-    }
-    if let Some(notice) = invoked.and_then(|skill| agent.audit_notice(skill)) {
-        warn(&notice);
-    }
-    if let Some(text) = super::session::instructions_text(agent.instructions()) {
-        crate::output::warn(&text);
-    }
+    tell_before_the_turn(&agent, invoked);
     // `--json` writes the events as they are, with no spinner; otherwise the answer goes to
     // stdout and the calls to stderr (a spinner and Markdown where those are terminals).
     let json = args.json;
