@@ -256,3 +256,32 @@ fn a_code_block_is_coloured_by_its_language() {
         .collect();
     assert!(colours.len() >= 2, "{code:?}");
 }
+
+#[test]
+fn what_is_typed_during_a_turn_is_kept_for_the_next_prompt() {
+    if tmux_missing() {
+        return;
+    }
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    server.push(Reply::Delayed(
+        std::time::Duration::from_millis(1500),
+        Box::new(Reply::Turn(Turn::text("The first answer."))),
+    ));
+    server.push_turn(Turn::text("The second answer."));
+    let terminal = Terminal::start(&sandbox, &server, &["chat"]);
+    terminal.wait_for("/help for commands");
+    terminal.line("a slow question");
+    wait_for_requests(&server, 1);
+    // Typed while the model is still answering: not drawn over the spinner, not lost.
+    terminal.type_text("the next question");
+    terminal.press(&["Enter"]);
+    terminal.type_text("and a draft");
+    let screen = terminal.wait_for("The second answer.");
+    assert_eq!(last_message_text(&server, 1), "the next question");
+    assert!(screen.contains("› the next question"), "{screen}");
+    // What followed the Enter is already typed at the prompt.
+    terminal.wait_until("the draft at the prompt", |screen| {
+        screen.contains("› and a draft")
+    });
+}

@@ -30,6 +30,9 @@ pub struct TerminalApprover;
 impl Approver for TerminalApprover {
     fn approve(&self, request: &ApprovalRequest) -> Approval {
         let screen = super::screen();
+        // Keys typed ahead so far are kept for the next prompt; the question reads its own.
+        let typing_ahead = super::typeahead::running();
+        super::typeahead::pause();
         screen.pause();
         screen.ask(&approval_text(request, screen.err_style()));
         let always = !request.always.is_empty();
@@ -39,6 +42,7 @@ impl Approver for TerminalApprover {
             read_answer(always)
         };
         screen.resume();
+        super::typeahead::resume(typing_ahead);
         answer
     }
 }

@@ -42,6 +42,7 @@ mod markdown;
 mod screen;
 mod spinner;
 mod style;
+pub(crate) mod typeahead;
 pub(crate) mod wrap;
 
 pub use approve::{TerminalApprover, drop_early_keys};

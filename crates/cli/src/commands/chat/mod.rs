@@ -207,12 +207,15 @@ fn turn(
 ) -> bool {
     let mut view = TextView::new();
     let mut show = |event| view.show(&event);
+    // What is typed while the turn runs is kept for the next prompt.
+    crate::ui::typeahead::begin();
     let outcome = runtime.block_on(async {
         tokio::select! {
             result = agent.run_turn_with(message, attached, &mut show) => Some(result),
             _ = tokio::signal::ctrl_c() => None,
         }
     });
+    crate::ui::typeahead::end();
     view.end_line();
     match outcome {
         Some(Ok(_)) => return true,
@@ -401,9 +404,23 @@ impl Chat {
 
     /// Reads lines until `/exit` or Ctrl-D: each a command, a skill or a message.
     fn converse(&mut self, editor: &mut ChatEditor) -> anyhow::Result<()> {
+        let mut ahead = String::new();
         loop {
+            // Typed during the last turn: a line ended with Enter is sent as it is, the rest is
+            // already typed at the prompt.
+            ahead.push_str(&crate::ui::typeahead::take());
+            if let Some((line, rest)) = ahead.split_once('\n') {
+                let line = line.to_string();
+                ahead = rest.to_string();
+                show_typed(&line);
+                if self.line(editor, &line) == Flow::Exit {
+                    break;
+                }
+                continue;
+            }
             self.show_status(editor);
-            let line = match editor.readline(PROMPT) {
+            let typed = std::mem::take(&mut ahead);
+            let line = match editor.readline_with_initial(PROMPT, (&typed, "")) {
                 Ok(line) => complete::joined_lines(&line),
                 Err(ReadlineError::Interrupted) => {
                     warn("(Ctrl-D or /exit leaves)");
