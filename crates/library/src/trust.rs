@@ -92,6 +92,20 @@ pub struct ConfigGrants {
     pub digest: String,
 }
 
+impl ConfigGrants {
+    /// A file read once: its path, its lines as shown, the digest of the bytes read; `None`
+    /// when there is none, or nothing in it to grant.
+    fn read(found: Option<(PathBuf, Vec<String>, String)>) -> Option<Self> {
+        found
+            .filter(|(_, lines, _)| !lines.is_empty())
+            .map(|(path, grants, digest)| Self {
+                path,
+                grants,
+                digest,
+            })
+    }
+}
+
 /// What trusting a project unlocks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unlocks {
@@ -178,14 +192,7 @@ impl Unlocks {
     /// digest ([`digest_of`]) of the very bytes those lines were read from.
     #[must_use]
     pub fn with_servers(mut self, servers: Option<(PathBuf, Vec<String>, String)>) -> Self {
-        self.servers =
-            servers
-                .filter(|(_, lines, _)| !lines.is_empty())
-                .map(|(path, grants, digest)| ConfigGrants {
-                    path,
-                    grants,
-                    digest,
-                });
+        self.servers = ConfigGrants::read(servers);
         self
     }
 
@@ -193,14 +200,7 @@ impl Unlocks {
     /// digest ([`digest_of`]) of the very bytes those lines were read from.
     #[must_use]
     pub fn with_hooks(mut self, hooks: Option<(PathBuf, Vec<String>, String)>) -> Self {
-        self.hooks =
-            hooks
-                .filter(|(_, lines, _)| !lines.is_empty())
-                .map(|(path, grants, digest)| ConfigGrants {
-                    path,
-                    grants,
-                    digest,
-                });
+        self.hooks = ConfigGrants::read(hooks);
         self
     }
 
