@@ -335,7 +335,20 @@ impl Screen {
     /// Runs `write` (which writes to stderr or stdout directly: [`crate::output::warn`]) with
     /// the spinner erased; it is drawn again after.
     pub fn suspend<R>(&self, write: impl FnOnce() -> R) -> R {
-        self.state().spinner.suspend(write)
+        let mut state = self.state();
+        // The answer's line still coming goes too, and comes back under what is written.
+        if state.preview_rows == 0 {
+            return state.spinner.suspend(write);
+        }
+        let erase = state.erase_preview();
+        let State { out, spinner, .. } = &mut *state;
+        let result = spinner.suspend(|| {
+            let _ = out.write_all(erase.as_bytes());
+            let _ = out.flush();
+            write()
+        });
+        state.write("", "");
+        result
     }
 
     /// The turn ended (or was cancelled): the answer's last line is shown and ended, the
@@ -362,11 +375,7 @@ impl State {
     /// Writes to stdout then stderr with the spinner and the answer's line still coming erased;
     /// both are drawn again after (below what was written).
     fn write(&mut self, stdout: &str, stderr: &str) {
-        let erase = match std::mem::take(&mut self.preview_rows) {
-            0 => String::new(),
-            // Up to the preview's first row, then everything below it cleared.
-            rows => format!("\r\x1b[{rows}A\x1b[J"),
-        };
+        let erase = self.erase_preview();
         let (preview, rows) = self.preview();
         self.preview_rows = rows;
         if stdout.is_empty() && stderr.is_empty() && erase.is_empty() && preview.is_empty() {
@@ -390,6 +399,15 @@ impl State {
                 let _ = out.flush();
             }
         });
+    }
+
+    /// What erases the answer's line still coming (above the cursor), now counted as gone.
+    fn erase_preview(&mut self) -> String {
+        match std::mem::take(&mut self.preview_rows) {
+            0 => String::new(),
+            // Up to the preview's first row, then everything below it cleared.
+            rows => format!("\r\x1b[{rows}A\x1b[J"),
+        }
     }
 
     /// The answer's line still coming as it shows now, and the rows it takes: only on a
@@ -674,6 +692,20 @@ mod tests {
         assert!(
             lines.iter().all(|line| line.chars().count() <= 50),
             "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_message_written_around_the_screen_goes_above_the_line_still_coming() {
+        let (screen, term) = terminal();
+        screen.begin_turn();
+        screen.text("Half a line");
+        screen.suspend(|| term.clone().feed("note: from elsewhere\n"));
+        screen.text(" and the rest.\n");
+        screen.end_turn();
+        assert_eq!(
+            term.lines(),
+            ["note: from elsewhere", "Half a line and the rest."]
         );
     }
 
