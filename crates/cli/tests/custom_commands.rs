@@ -89,6 +89,9 @@ fn the_users_commands_are_slash_commands_with_claude_codes_placeholders() {
         out.stdout
     );
     assert!(!out.stderr.contains("bare.md"), "{}", out.stderr);
+    // Commands are not Agent Skills: the specification's checks leave them be.
+    let out = run(skillet(&sandbox, None).args(["skills", "validate"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
 #[test]

@@ -338,8 +338,11 @@ fn validate(context: &Context, paths: &[PathBuf], json: bool) -> anyhow::Result<
     }
     let mut validations: Vec<Validation> = if paths.is_empty() {
         let (locations, walk_diagnostics) = locate(&context.roots);
+        // Claude Code's custom commands are not Agent Skills: no field is required of them,
+        // so the specification's checks do not apply (`skills list` shows what they read as).
         let mut validations: Vec<Validation> = locations
             .iter()
+            .filter(|location| location.form == skillet_skills::Form::Folder)
             .map(|location| validate_file(&location.file, &location.dir))
             .collect();
         if !walk_diagnostics.is_empty() {
