@@ -280,3 +280,29 @@ fn a_projects_hook_script_is_pinned_with_its_settings() {
     let second = server.requests()[1].body["messages"][0]["content"].to_string();
     assert!(!second.contains("EVIL"), "{second}");
 }
+
+#[test]
+fn a_hooks_folder_that_is_a_link_keeps_the_projects_hooks_from_running() {
+    let sandbox = Sandbox::empty();
+    std::fs::create_dir_all(sandbox.project.join(".git")).unwrap();
+    std::fs::create_dir_all(sandbox.project.join("hookdir")).unwrap();
+    std::fs::write(sandbox.project.join("hookdir/prompt.sh"), "echo LINKED\n").unwrap();
+    std::fs::create_dir_all(sandbox.project.join(".claude")).unwrap();
+    std::os::unix::fs::symlink("../hookdir", sandbox.project.join(".claude/hooks")).unwrap();
+    settings(
+        &sandbox.project.join(".claude/settings.json"),
+        &json!({"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": "bash .claude/hooks/prompt.sh"}
+        ]}]}),
+    );
+    let out = run(skillet(&sandbox, None).args(["trust", "--yes"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("none of these runs"), "{}", out.stderr);
+    let server = MockServer::start();
+    server.push_turn(Turn::text("ok"));
+    let out = run(skillet(&sandbox, Some(&server)).args(["run", "--skill-match", "off", "hi"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("cannot be pinned"), "{}", out.stderr);
+    let first = server.requests()[0].body["messages"][0]["content"].to_string();
+    assert!(!first.contains("LINKED"), "{first}");
+}

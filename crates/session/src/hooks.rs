@@ -72,13 +72,24 @@ pub fn project_hooks(root: &Path) -> Option<ProjectHooks> {
     // The scripts beside them, pinned whole; a folder that cannot be pinned (a link out of it,
     // too large) keeps the hooks from running at all: nothing the user did not see runs.
     let scripts = root.join(PROJECT_HOOKS_DIR);
-    if std::fs::symlink_metadata(&scripts).is_ok() {
-        if let Some(digest) = skillet_library::trust::folder_digest(&scripts) {
+    // `.claude` or `.claude/hooks` as a link: the scripts would live where the sandbox does
+    // not keep them read-only (and a link swapped in keeps the digest of what it leads to), so
+    // such hooks never run.
+    let linked = [root.join(".claude"), scripts.clone()].iter().any(|path| {
+        std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink())
+    });
+    if std::fs::symlink_metadata(&scripts).is_ok() || linked {
+        let digest = if linked {
+            None
+        } else {
+            skillet_library::trust::folder_digest(&scripts)
+        };
+        if let Some(digest) = digest {
             pinned.extend_from_slice(PROJECT_HOOKS_DIR.as_bytes());
             pinned.extend_from_slice(digest.as_bytes());
         } else {
             problems.push(format!(
-                "{}: cannot be pinned (a link out of it, or over {} entries or {} bytes); the project's hooks do not run",
+                "{}: cannot be pinned (it or .claude is a link, it has a link out of it, or it is over {} entries or {} bytes); the project's hooks do not run",
                 scripts.display(),
                 skillet_library::trust::MAX_PINNED_FILES,
                 skillet_library::trust::MAX_PINNED_BYTES
