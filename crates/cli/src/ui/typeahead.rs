@@ -45,6 +45,24 @@ pub fn begin() {
     }
 }
 
+/// Keys kept for as long as it lives: [`begin`] when made, [`end`] when dropped, so the
+/// terminal gets its echo back however the turn ends (an error, a panic unwinding).
+pub struct Turn(());
+
+impl Turn {
+    /// Keys typed from now on are kept.
+    pub fn begin() -> Self {
+        begin();
+        Self(())
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        end();
+    }
+}
+
 /// An approval question is asked: the reader stops so the question gets its keys.
 pub fn pause() {
     let mut state = state();

@@ -208,14 +208,14 @@ fn turn(
     let mut view = TextView::new();
     let mut show = |event| view.show(&event);
     // What is typed while the turn runs is kept for the next prompt.
-    crate::ui::typeahead::begin();
+    let typing = crate::ui::typeahead::Turn::begin();
     let outcome = runtime.block_on(async {
         tokio::select! {
             result = agent.run_turn_with(message, attached, &mut show) => Some(result),
             _ = tokio::signal::ctrl_c() => None,
         }
     });
-    crate::ui::typeahead::end();
+    drop(typing);
     view.end_line();
     match outcome {
         Some(Ok(_)) => return true,
