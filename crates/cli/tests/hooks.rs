@@ -243,12 +243,7 @@ fn a_projects_hook_script_is_pinned_with_its_settings() {
     std::fs::create_dir_all(sandbox.project.join(".claude/hooks")).unwrap();
     let script = sandbox.project.join(".claude/hooks/prompt.sh");
     std::fs::write(&script, "echo BENIGN\n").unwrap();
-    settings(
-        &sandbox.project.join(".claude/settings.json"),
-        &json!({"UserPromptSubmit": [{"hooks": [
-            {"type": "command", "command": "bash .claude/hooks/prompt.sh"}
-        ]}]}),
-    );
+    prompt_hook(&sandbox);
     let out = run(skillet(&sandbox, None).args(["trust", "--yes"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
@@ -289,12 +284,7 @@ fn a_hooks_folder_that_is_a_link_keeps_the_projects_hooks_from_running() {
     std::fs::write(sandbox.project.join("hookdir/prompt.sh"), "echo LINKED\n").unwrap();
     std::fs::create_dir_all(sandbox.project.join(".claude")).unwrap();
     std::os::unix::fs::symlink("../hookdir", sandbox.project.join(".claude/hooks")).unwrap();
-    settings(
-        &sandbox.project.join(".claude/settings.json"),
-        &json!({"UserPromptSubmit": [{"hooks": [
-            {"type": "command", "command": "bash .claude/hooks/prompt.sh"}
-        ]}]}),
-    );
+    prompt_hook(&sandbox);
     let out = run(skillet(&sandbox, None).args(["trust", "--yes"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("none of these runs"), "{}", out.stderr);
@@ -305,4 +295,14 @@ fn a_hooks_folder_that_is_a_link_keeps_the_projects_hooks_from_running() {
     assert!(out.stderr.contains("cannot be pinned"), "{}", out.stderr);
     let first = server.requests()[0].body["messages"][0]["content"].to_string();
     assert!(!first.contains("LINKED"), "{first}");
+}
+
+/// The project's settings: a `UserPromptSubmit` hook running `.claude/hooks/prompt.sh`.
+fn prompt_hook(sandbox: &Sandbox) {
+    settings(
+        &sandbox.project.join(".claude/settings.json"),
+        &json!({"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": "bash .claude/hooks/prompt.sh"}
+        ]}]}),
+    );
 }
