@@ -75,6 +75,7 @@ fn provider_round_trip(bencher: divan::Bencher) {
                 tools: &[],
                 max_tokens: 100,
                 stream: false,
+                thinking: None,
             };
             provider.send(request, &mut |_| {}).await.unwrap()
         })

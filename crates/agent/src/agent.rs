@@ -390,6 +390,7 @@ impl Agent {
                     tools: &self.core.specs,
                     max_tokens: self.core.config.max_tokens,
                     stream: false,
+                    thinking: self.core.config.thinking,
                 },
                 &mut |_| {},
             )
@@ -522,6 +523,25 @@ impl Agent {
             subagent.set_model(model);
         }
         Ok(true)
+    }
+
+    /// The thinking budget in tokens; `None`: the model does not think first.
+    pub fn thinking(&self) -> Option<u32> {
+        self.core.config.thinking
+    }
+
+    /// Thinks with another budget from the next request on, subagents included (`/thinking`;
+    /// `None`: not at all). The budget must be at least [`skillet_llm::MIN_THINKING_BUDGET`]
+    /// (the caller checks it). `false`: not switched, because a turn holds the session.
+    pub fn set_thinking(&mut self, budget: Option<u32>) -> bool {
+        let Some(core) = Arc::get_mut(&mut self.core) else {
+            return false;
+        };
+        core.config.thinking = budget;
+        if let Some(subagent) = core.context.subagent.as_mut().and_then(Arc::get_mut) {
+            subagent.set_thinking(budget);
+        }
+        true
     }
 
     /// The model's current plan.

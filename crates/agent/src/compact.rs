@@ -121,6 +121,8 @@ pub(crate) async fn compact(
         tools: &core.specs,
         max_tokens: core.config.max_tokens,
         stream: core.config.stream,
+        // A summary needs no thinking (and its blocks are left out of the history sent).
+        thinking: None,
     };
     // The summary is returned, not shown as an answer: only retries reach the interface.
     let mut forward = |event: StreamEvent| {
@@ -222,6 +224,10 @@ pub fn estimate_tokens(messages: &[Message]) -> usize {
                 name.chars().count() + input.to_string().chars().count()
             }
             ContentBlock::ToolResult { content, .. } => content.chars().count(),
+            // Counted whole, though the API leaves out the thinking of turns before the last
+            // (an estimate that errs on the large side compacts early, never too late).
+            ContentBlock::Thinking { thinking, .. } => thinking.chars().count(),
+            ContentBlock::RedactedThinking { data } => data.len(),
             // Anthropic's upper bound for one image (about 1,600 tokens, however large).
             ContentBlock::Image { .. } => IMAGE_TOKENS * CHARS_PER_TOKEN,
         })

@@ -26,6 +26,9 @@ pub struct AgentConfig {
     pub max_steps: usize,
     /// Stream answers.
     pub stream: bool,
+    /// Let the model think first, with at most this many tokens (Anthropic's extended
+    /// thinking; at least [`skillet_llm::MIN_THINKING_BUDGET`]); `None`: no thinking.
+    pub thinking: Option<u32>,
     /// Where the catalog goes.
     pub placement: CatalogPlacement,
     /// The catalog budget in characters; `None` sizes it from the model's context window.
@@ -100,6 +103,7 @@ impl AgentConfig {
             max_tokens: DEFAULT_MAX_TOKENS,
             max_steps: DEFAULT_MAX_STEPS,
             stream: true,
+            thinking: None,
             placement: CatalogPlacement::System,
             catalog_budget: None,
             permissions: Permissions::Deny {

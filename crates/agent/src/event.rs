@@ -8,6 +8,8 @@ use skillet_llm::Usage;
 pub enum AgentEvent {
     /// Streamed answer text.
     Text(String),
+    /// The model's thinking as it streams (untrusted, like the answer: shown, never obeyed).
+    Thinking(String),
     /// The model calls a tool.
     ToolCall {
         /// The call's id.

@@ -276,6 +276,12 @@ pub trait Subagent: Send + Sync {
     fn set_model(&mut self, model: &str) {
         let _ = model;
     }
+
+    /// Thinks with another budget from the next run on (`/thinking`; `None`: not at all); by
+    /// default the budget stays.
+    fn set_thinking(&mut self, budget: Option<u32>) {
+        let _ = budget;
+    }
 }
 
 /// A required string argument.

@@ -125,19 +125,12 @@ async fn run_loop_on(
             tools: &core.specs,
             max_tokens: core.config.max_tokens,
             stream: core.config.stream,
+            thinking: core.config.thinking,
         };
-        let mut forward = |event: StreamEvent| match event {
-            StreamEvent::TextDelta(text) => events(AgentEvent::Text(text)),
-            StreamEvent::Retrying {
-                attempt,
-                delay_ms,
-                reason,
-            } => events(AgentEvent::Retrying {
-                attempt,
-                delay_ms,
-                reason,
-            }),
-            StreamEvent::ToolUseStart { .. } => {}
+        let mut forward = |event: StreamEvent| {
+            if let Some(event) = shown(event) {
+                events(event);
+            }
         };
         let response = provider.send(request, &mut forward).await?;
         count(core, response.usage);
@@ -146,6 +139,7 @@ async fn run_loop_on(
             usage: response.usage,
         });
         let mut message = response.message;
+        thinking_apart(&mut message, core.config.stream, events);
         // Blank text blocks were dropped by the provider layer (`skillet_llm`'s answer).
         let renamed = unique_call_ids(&mut message, history);
         let text = message.text();
@@ -214,6 +208,45 @@ async fn run_loop_on(
         if core.context.gate.stopped() {
             return Err(AgentError::Cancelled);
         }
+    }
+}
+
+/// What the interface is told of a streamed event.
+fn shown(event: StreamEvent) -> Option<AgentEvent> {
+    match event {
+        StreamEvent::TextDelta(text) => Some(AgentEvent::Text(text)),
+        StreamEvent::ThinkingDelta(text) => Some(AgentEvent::Thinking(text)),
+        StreamEvent::Retrying {
+            attempt,
+            delay_ms,
+            reason,
+        } => Some(AgentEvent::Retrying {
+            attempt,
+            delay_ms,
+            reason,
+        }),
+        StreamEvent::ToolUseStart { .. } => None,
+    }
+}
+
+/// Shows an answer's thinking when it was not streamed (nothing was shown yet), and empties
+/// an answer of thinking alone: thinking and no answer is no answer, and is not kept.
+fn thinking_apart(
+    message: &mut Message,
+    streamed: bool,
+    events: &mut (dyn FnMut(AgentEvent) + Send),
+) {
+    if !streamed {
+        for block in &message.content {
+            if let ContentBlock::Thinking { thinking, .. } = block
+                && !thinking.is_empty()
+            {
+                events(AgentEvent::Thinking(thinking.clone()));
+            }
+        }
+    }
+    if message.content.iter().all(ContentBlock::is_thinking) {
+        message.content.clear();
     }
 }
 
@@ -554,6 +587,12 @@ impl Subagent for SubagentRunner {
     fn set_model(&mut self, model: &str) {
         if let Some(core) = std::sync::Arc::get_mut(&mut self.core) {
             core.provider.set_model(model);
+        }
+    }
+
+    fn set_thinking(&mut self, budget: Option<u32>) {
+        if let Some(core) = std::sync::Arc::get_mut(&mut self.core) {
+            core.config.thinking = budget;
         }
     }
 

@@ -13,8 +13,7 @@
 
 mod common;
 
-use common::{all_accepted, providers, transport};
-use std::path::PathBuf;
+use common::{Fixture, all_accepted, fixture, providers, transport};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,30 +22,7 @@ use skillet_agent::permission::{Approval, ApprovalRequest, Approver, Permissions
 use skillet_agent::transcript::{self, SessionHeader, Transcript, TranscriptEvent};
 use skillet_agent::{Agent, AgentConfig, AgentError, AgentEvent, CUT_CALL};
 use skillet_llm::{Anthropic, ContentBlock, Message, OpenAi, Provider, Role};
-use skillet_skills::{Library, Root, RootKind, discover};
 use skillet_test_support::{MockServer, Reply, Turn};
-
-struct Fixture {
-    _temp: tempfile::TempDir,
-    cwd: PathBuf,
-    sessions: PathBuf,
-    library: Arc<Library>,
-}
-
-fn fixture() -> Fixture {
-    let temp = tempfile::tempdir().unwrap();
-    let root = temp.path().canonicalize().unwrap();
-    let cwd = root.join("project");
-    std::fs::create_dir_all(&cwd).unwrap();
-    std::fs::write(cwd.join("notes.txt"), "alpha\n").unwrap();
-    let library = Arc::new(discover(&[Root::new(root.join("skills"), RootKind::User)]));
-    Fixture {
-        _temp: temp,
-        cwd,
-        sessions: root.join("sessions"),
-        library,
-    }
-}
 
 fn config(fixture: &Fixture) -> AgentConfig {
     let mut config = AgentConfig::new(fixture.cwd.clone());

@@ -270,6 +270,7 @@ impl ChatArgs {
             (agent.model.is_some(), "--model"),
             (agent.base_url.is_some(), "--base-url"),
             (agent.max_steps.is_some(), "--max-steps"),
+            (agent.thinking_budget.is_some(), "--thinking-budget"),
             (agent.catalog.is_some(), "--catalog"),
             (agent.no_stream, "--no-stream"),
             (agent.no_instructions, "--no-instructions"),
@@ -353,6 +354,10 @@ pub struct AgentArgs {
     /// Most model requests per turn (at least 1)
     #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub max_steps: Option<usize>,
+    /// Let the model think first with up to TOKENS (Anthropic's extended thinking, at least
+    /// 1024; 0: off). Its thinking shows dimmed
+    #[arg(long, value_name = "TOKENS", value_parser = thinking_budget)]
+    pub thinking_budget: Option<u32>,
     /// Where the skill catalog goes: the system prompt, the load_skill tool, or both
     #[arg(long, value_enum)]
     pub catalog: Option<CatalogArg>,
@@ -400,6 +405,7 @@ impl AgentArgs {
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             max_steps: self.max_steps,
+            thinking_budget: self.thinking_budget,
             catalog: self.catalog.map(|catalog| match catalog {
                 CatalogArg::System => skillet_agent::tool::CatalogPlacement::System,
                 CatalogArg::Tool => skillet_agent::tool::CatalogPlacement::Tool,
@@ -601,6 +607,16 @@ pub enum CatalogFormatArg {
 
 /// A whole number of at least 1, for counts and limits: `0`, `-1` or `x` are refused saying
 /// so (clap's own range message would name `u64::MAX`).
+fn thinking_budget(text: &str) -> Result<u32, String> {
+    match text.trim().parse::<u32>() {
+        Ok(budget) if skillet_session::settings::thinking_budget_ok(budget) => Ok(budget),
+        _ => Err(format!(
+            "`{text}` is not {}",
+            skillet_session::settings::THINKING_BUDGET
+        )),
+    }
+}
+
 fn at_least_one(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(0) => Err("must be at least 1".to_string()),

@@ -322,7 +322,10 @@ fn ctrl_c_cancels_a_slow_answer_and_a_running_command() {
     server.push_turn(Turn::text("fine, I will not"));
     terminal.line("make a marker");
     terminal.wait_for("touch never.marker");
-    terminal.wait_for("allow? [y]es");
+    // This call's question, not the one above it still on the screen.
+    terminal.wait_until("the second question", |screen| {
+        screen.matches("allow? [y]es").count() >= 2
+    });
     let requests = server.requests().len();
     terminal.press(&["C-c"]);
     terminal.wait_until("a third (cancelled)", |screen| {
@@ -705,7 +708,9 @@ fn a_skill_written_during_a_chat_is_announced_with_the_next_message() {
     assert_eq!(requests[1].body["tools"], requests[0].body["tools"]);
     let sent = requests[1].body["messages"].to_string();
     assert!(sent.contains("- added: fresh: Brand new steps"), "{sent}");
-    // Typed by hand right away, it completes and runs as a skill.
+    // Typed by hand at the next prompt, it completes and runs as a skill (a Tab typed while
+    // the turn still ends is typed ahead, and completes nothing).
+    terminal.wait_for_prompt();
     terminal.type_text("/fre");
     terminal.press(&["Tab"]);
     terminal.wait_for("/fresh");

@@ -285,3 +285,77 @@ fn what_is_typed_during_a_turn_is_kept_for_the_next_prompt() {
         screen.contains("› and a draft")
     });
 }
+
+#[test]
+fn thinking_streams_dimmed_and_wrapped_and_can_be_switched_off() {
+    if tmux_missing() {
+        return;
+    }
+    let sandbox = sandbox();
+    let server = MockServer::start();
+    // The thinking's first half (after `message_start`, a ping and the block's start), then
+    // nothing more: it shows while the model still thinks.
+    server.push(Reply::Stall(
+        Turn::text("Never shown.").with_thinking(PARAGRAPH),
+        4,
+    ));
+    server.push_turn(Turn::text("Here is the answer.").with_thinking(PARAGRAPH));
+    server.push_turn(Turn::text("No thinking now.").with_thinking("never asked for"));
+    let terminal = Terminal::start_sized(
+        &sandbox,
+        &server,
+        &["chat", "--thinking-budget", "2048"],
+        60,
+    );
+    terminal.wait_for("/help for commands");
+    // The status line says so (cut to the width at 60 columns).
+    terminal.wait_for("· thinkin");
+    terminal.line("think about it");
+    wait_for_requests(&server, 1);
+    let half: Vec<&str> = words(PARAGRAPH).into_iter().take(6).collect();
+    terminal.wait_until("the thinking while it streams", |_| {
+        let rows = terminal.rows();
+        half.iter().all(|word| rows.contains(word))
+    });
+    let rows = terminal.rows();
+    assert!(rows.contains("✻ thinking"), "{rows}");
+    assert_whole_words(&rows, &half, 60);
+    // Dimmed (SGR 2), each row.
+    let styled = terminal.styled();
+    let row = styled.lines().find(|line| line.contains(half[1])).unwrap();
+    // tmux writes the row's style as one SGR (`ESC[0;2m`): 2 is among its parameters.
+    let dim = row
+        .split("\u{1b}[")
+        .filter_map(|sequence| sequence.split('m').next())
+        .any(|sgr| sgr.split(';').any(|parameter| parameter == "2"));
+    assert!(dim, "{row:?}");
+    terminal.press(&["C-c"]);
+    terminal.wait_for("(cancelled)");
+    terminal.line("again");
+    terminal.wait_for("Here is the answer.");
+    terminal.wait_for_prompt();
+    let rows = terminal.rows();
+    assert_whole_words(&rows, &words(PARAGRAPH), 60);
+    // The thinking comes before the answer, a blank line between.
+    let lines: Vec<&str> = rows.lines().collect();
+    let answer = lines
+        .iter()
+        .position(|line| line.contains("Here is the answer."))
+        .unwrap();
+    assert!(lines[answer - 2].contains("arrive."), "{rows}");
+    assert_eq!(lines[answer - 1].trim(), "", "{rows}");
+    let body = &server.requests()[1].body;
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2048})
+    );
+    // Off from the next turn: not asked for, not shown, gone from the status line.
+    terminal.line("/thinking off");
+    terminal.wait_for("thinking: off from the next turn on");
+    terminal.line("and now?");
+    terminal.wait_for("No thinking now.");
+    let screen = terminal.wait_for_prompt();
+    assert!(!screen.contains("never asked for"), "{screen}");
+    assert_eq!(server.requests()[2].body.get("thinking"), None);
+    assert_eq!(server.rejections(), Vec::<String>::new());
+}

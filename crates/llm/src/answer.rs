@@ -22,6 +22,24 @@ impl Answer {
         }
     }
 
+    /// Adds the model's thinking, unless it came without a signature (the API would refuse it
+    /// back, and it carries nothing the answer needs).
+    pub(crate) fn thinking(&mut self, thinking: String, signature: String) {
+        if !signature.is_empty() {
+            self.content.push(ContentBlock::Thinking {
+                thinking,
+                signature,
+            });
+        }
+    }
+
+    /// Adds redacted thinking, unless it is empty.
+    pub(crate) fn redacted_thinking(&mut self, data: String) {
+        if !data.is_empty() {
+            self.content.push(ContentBlock::RedactedThinking { data });
+        }
+    }
+
     /// Adds a call whose arguments came as JSON text (empty text means no arguments).
     pub(crate) fn call_from_text(&mut self, id: String, name: String, arguments: &str) {
         let input = if arguments.trim().is_empty() {

@@ -83,20 +83,30 @@ impl Anthropic {
 
 /// The JSON body of a request: the system prompt and the latest message carry
 /// `cache_control` breakpoints, so each request reuses the cached prefix of the one before.
+///
+/// With thinking, `thinking` asks for it with its budget, and `max_tokens` is the answer's
+/// limit plus the budget (the API counts thinking within `max_tokens` and wants the budget
+/// below it); the history's thinking blocks go back as they came. Without it, they are left
+/// out: the API takes thinking blocks only where it asked for them.
 pub fn request_body(model: &str, request: Request<'_>) -> Value {
     let last = request.messages.len().saturating_sub(1);
+    let thinking = request.thinking.is_some();
     let messages: Vec<Value> = request
         .messages
         .iter()
         .enumerate()
-        .map(|(index, message)| message_json(message, index == last))
+        .map(|(index, message)| message_json(message, index == last, thinking))
         .collect();
+    let budget = request.thinking.unwrap_or(0);
     let mut body = json!({
         "model": model,
-        "max_tokens": request.max_tokens,
+        "max_tokens": request.max_tokens.saturating_add(budget),
         "messages": messages,
         "stream": request.stream,
     });
+    if let Some(budget) = request.thinking {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    }
     if !request.system.is_empty() {
         body["system"] = json!([{
             "type": "text",
@@ -120,7 +130,7 @@ pub fn request_body(model: &str, request: Request<'_>) -> Value {
     body
 }
 
-fn message_json(message: &Message, cache_breakpoint: bool) -> Value {
+fn message_json(message: &Message, cache_breakpoint: bool, thinking: bool) -> Value {
     let role = match message.role {
         Role::User => "user",
         Role::Assistant => "assistant",
@@ -128,8 +138,16 @@ fn message_json(message: &Message, cache_breakpoint: bool) -> Value {
     let mut content: Vec<Value> = message
         .content
         .iter()
+        .filter(|block| thinking || !block.is_thinking())
         .map(|block| match block {
             ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => json!({"type": "thinking", "thinking": thinking, "signature": signature}),
+            ContentBlock::RedactedThinking { data } => {
+                json!({"type": "redacted_thinking", "data": data})
+            }
             ContentBlock::Image { media_type, data } => json!({
                 "type": "image",
                 "source": {"type": "base64", "media_type": media_type, "data": data},
@@ -151,7 +169,15 @@ fn message_json(message: &Message, cache_breakpoint: bool) -> Value {
             }
         })
         .collect();
-    if cache_breakpoint && let Some(last) = content.last_mut() {
+    // Thinking blocks cannot carry a breakpoint themselves.
+    if cache_breakpoint
+        && let Some(last) = content.iter_mut().rev().find(|block| {
+            !matches!(
+                block["type"].as_str(),
+                Some("thinking" | "redacted_thinking")
+            )
+        })
+    {
         last["cache_control"] = json!({"type": "ephemeral"});
     }
     json!({"role": role, "content": content})
@@ -167,6 +193,10 @@ pub fn parse_response(json: &Value) -> Result<Response, LlmError> {
     for block in blocks {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => answer.text(str_field(block, "text")),
+            Some("thinking") => {
+                answer.thinking(str_field(block, "thinking"), str_field(block, "signature"));
+            }
+            Some("redacted_thinking") => answer.redacted_thinking(str_field(block, "data")),
             Some("tool_use") => {
                 let (id, name) = call_identity(block)?;
                 answer.call_from_value(id, name, block.get("input").cloned());
@@ -238,6 +268,11 @@ fn usage(value: Option<&Value>) -> Usage {
 #[derive(Debug)]
 enum Partial {
     Text(String),
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    Redacted(String),
     ToolUse {
         id: String,
         name: String,
@@ -275,6 +310,11 @@ impl StreamReader for StreamAssembler {
                 let block = json.get("content_block").cloned().unwrap_or_default();
                 let partial = match block.get("type").and_then(Value::as_str) {
                     Some("text") => Partial::Text(str_field(&block, "text")),
+                    Some("thinking") => Partial::Thinking {
+                        thinking: str_field(&block, "thinking"),
+                        signature: str_field(&block, "signature"),
+                    },
+                    Some("redacted_thinking") => Partial::Redacted(str_field(&block, "data")),
                     Some("tool_use") => {
                         let (id, name) = call_identity(&block)?;
                         events(StreamEvent::ToolUseStart {
@@ -306,6 +346,16 @@ impl StreamReader for StreamAssembler {
                     }
                     (Some("input_json_delta"), Some(Partial::ToolUse { json, .. })) => {
                         json.push_str(&str_field(&delta, "partial_json"));
+                    }
+                    (Some("thinking_delta"), Some(Partial::Thinking { thinking, .. })) => {
+                        let piece = str_field(&delta, "thinking");
+                        if !piece.is_empty() {
+                            thinking.push_str(&piece);
+                            events(StreamEvent::ThinkingDelta(piece));
+                        }
+                    }
+                    (Some("signature_delta"), Some(Partial::Thinking { signature, .. })) => {
+                        signature.push_str(&str_field(&delta, "signature"));
                     }
                     _ => {}
                 }
@@ -354,6 +404,11 @@ impl StreamReader for StreamAssembler {
         for block in self.blocks {
             match block {
                 Partial::Text(text) => answer.text(text),
+                Partial::Thinking {
+                    thinking,
+                    signature,
+                } => answer.thinking(thinking, signature),
+                Partial::Redacted(data) => answer.redacted_thinking(data),
                 Partial::ToolUse { id, name, json } => answer.call_from_text(id, name, &json),
                 Partial::Other => {}
             }
@@ -402,6 +457,7 @@ mod tests {
                 tools: &tools,
                 max_tokens: 100,
                 stream: true,
+                thinking: None,
             },
         );
         assert_eq!(

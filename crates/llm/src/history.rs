@@ -9,7 +9,8 @@
 //!   user messages may: both APIs accept them, Anthropic joins them into one turn; a turn the
 //!   user cancelled before any answer leaves one);
 //! - no message is empty, and no text block is empty or only whitespace;
-//! - tool calls are in assistant messages, tool results in user messages;
+//! - tool calls and thinking are in assistant messages, tool results and images in user
+//!   messages;
 //! - every call has a non-empty id used by no other call, and a JSON object as input;
 //! - every call of an assistant message is answered by a result in the very next message, in
 //!   the order of the calls, once, and that message's results come before any of its text;
@@ -211,9 +212,16 @@ fn check_block<'a>(
         }
         ContentBlock::ToolResult { .. } if role != Role::User => Err(misplaced("tool result")),
         ContentBlock::Image { .. } if role != Role::User => Err(misplaced("image")),
+        ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }
+            if role != Role::Assistant =>
+        {
+            Err(misplaced("thinking block"))
+        }
         ContentBlock::Text { .. }
         | ContentBlock::ToolResult { .. }
-        | ContentBlock::Image { .. } => Ok(()),
+        | ContentBlock::Image { .. }
+        | ContentBlock::Thinking { .. }
+        | ContentBlock::RedactedThinking { .. } => Ok(()),
         ContentBlock::ToolUse { .. } if role != Role::Assistant => Err(misplaced("tool call")),
         ContentBlock::ToolUse { id, name, input } => {
             if id.is_empty() {
@@ -533,5 +541,20 @@ mod tests {
             error(&[Message::user("a"), assistant(vec![result("x")])]),
             "message 1, block 0: a tool result in the assistant's message"
         );
+        let thought = ContentBlock::Thinking {
+            thinking: "hmm".into(),
+            signature: "sig".into(),
+        };
+        assert_eq!(
+            error(&[user(vec![thought.clone(), ContentBlock::text("a")])]),
+            "message 0, block 0: a thinking block in the user's message"
+        );
+        // In the assistant's message, before its calls, it is fine.
+        check(&[
+            Message::user("a"),
+            assistant(vec![thought, call("x")]),
+            user(vec![result("x")]),
+        ])
+        .unwrap();
     }
 }

@@ -331,6 +331,16 @@ impl StreamReader for StreamAssembler {
         let Some(delta) = choice.get("delta") else {
             return Ok(false);
         };
+        // Reasoning some servers stream beside the answer (DeepSeek, vLLM and llama.cpp's
+        // `reasoning_content`, OpenRouter's `reasoning`): shown, never kept, since those APIs
+        // refuse it back in a history.
+        if let Some(thinking) = ["reasoning_content", "reasoning"]
+            .iter()
+            .find_map(|key| delta.get(*key).and_then(Value::as_str))
+            && !thinking.is_empty()
+        {
+            events(StreamEvent::ThinkingDelta(thinking.to_string()));
+        }
         if let Some(text) = delta.get("content").and_then(Value::as_str)
             && !text.is_empty()
         {
@@ -483,6 +493,7 @@ mod tests {
                 tools: &[],
                 max_tokens: 10,
                 stream: false,
+                thinking: None,
             },
         );
         assert_eq!(
@@ -550,6 +561,7 @@ mod tests {
             tools: &[],
             max_tokens: 42,
             stream: false,
+            thinking: None,
         };
         let body = request_body("o3", request);
         assert_eq!(

@@ -39,6 +39,20 @@ pub enum ContentBlock {
         /// Its bytes, base64 (standard alphabet, padded).
         data: String,
     },
+    /// The model's thinking before it answered (Anthropic's extended thinking), kept so it can
+    /// be sent back unchanged: the API checks `signature` and wants the thinking of a turn
+    /// still using tools at the start of its first answer.
+    Thinking {
+        /// What it thought (a summary on recent models); shown dimmed, never obeyed.
+        thinking: String,
+        /// The provider's signature over it, sent back as it came.
+        signature: String,
+    },
+    /// Thinking the provider's safety systems encrypted: never shown, sent back as it came.
+    RedactedThinking {
+        /// The encrypted thinking.
+        data: String,
+    },
     /// The result of a tool call.
     ToolResult {
         /// The id of the call this answers.
@@ -51,6 +65,9 @@ pub enum ContentBlock {
     },
 }
 
+/// The smallest thinking budget Anthropic takes, in tokens.
+pub const MIN_THINKING_BUDGET: u32 = 1_024;
+
 /// The image types both providers take inline.
 pub const IMAGE_MEDIA_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
@@ -58,6 +75,11 @@ pub const IMAGE_MEDIA_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif"
 pub const MAX_IMAGE_BYTES: usize = 3_750_000;
 
 impl ContentBlock {
+    /// Whether this is the model's thinking (shown or redacted).
+    pub fn is_thinking(&self) -> bool {
+        matches!(self, Self::Thinking { .. } | Self::RedactedThinking { .. })
+    }
+
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text { text: text.into() }
@@ -205,6 +227,10 @@ pub struct Request<'a> {
     pub max_tokens: u32,
     /// Stream the answer (server-sent events) or wait for it whole.
     pub stream: bool,
+    /// Let the model think first, with at most this many tokens (at least
+    /// [`MIN_THINKING_BUDGET`]; Anthropic's extended thinking, added to `max_tokens` so the
+    /// answer keeps its own room); `None`: no thinking. The OpenAI dialect sends nothing for it.
+    pub thinking: Option<u32>,
 }
 
 /// The model's whole answer to one request.
@@ -241,6 +267,9 @@ pub struct MalformedCall {
 pub enum StreamEvent {
     /// More text.
     TextDelta(String),
+    /// More of the model's thinking (Anthropic's `thinking_delta`, or the `reasoning_content`
+    /// some OpenAI-compatible servers stream); for showing only.
+    ThinkingDelta(String),
     /// A tool call begins.
     ToolUseStart {
         /// The call's id.

@@ -12,30 +12,9 @@ use skillet_llm::{
 };
 use skillet_test_support::{MockServer, MockUsage, Reply, Turn};
 
-fn transport() -> Transport {
-    let mut transport = Transport::new().unwrap();
-    transport.retry.base_delay = Duration::from_millis(1);
-    transport.retry.max_delay = Duration::from_millis(5);
-    transport
-}
+mod common;
 
-fn anthropic(server: &MockServer) -> Provider {
-    Provider::Anthropic(Anthropic::new(
-        transport(),
-        &server.url(),
-        "sk-test",
-        "claude-test",
-    ))
-}
-
-fn openai(server: &MockServer) -> Provider {
-    Provider::OpenAi(OpenAi::new(
-        transport(),
-        &format!("{}/v1", server.url()),
-        Some("sk-openai"),
-        "gpt-test",
-    ))
-}
+use common::{anthropic, openai, transport};
 
 fn providers(server: &MockServer) -> [Provider; 2] {
     [anthropic(server), openai(server)]
@@ -65,6 +44,7 @@ async fn send(
                 tools: &tools,
                 max_tokens: 256,
                 stream,
+                thinking: None,
             },
             &mut sink,
         )
@@ -601,6 +581,7 @@ async fn send_history(
                 tools: &tools,
                 max_tokens: 256,
                 stream: true,
+                thinking: None,
             },
             &mut |_| {},
         )

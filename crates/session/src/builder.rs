@@ -106,6 +106,7 @@ pub fn start(start: Start<'_>, report: &mut dyn Report) -> Result<Agent, StartEr
         max_tokens: settings.max_tokens,
         max_steps: settings.max_steps,
         stream: settings.stream,
+        thinking: settings.thinking,
         placement: settings.placement,
         catalog_budget: settings.catalog_budget,
         permissions,

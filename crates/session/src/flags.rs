@@ -16,6 +16,8 @@ pub struct Flags {
     pub base_url: Option<String>,
     /// `--max-steps`.
     pub max_steps: Option<usize>,
+    /// `--thinking-budget` (`Some(0)`: no thinking, whatever a file says).
+    pub thinking_budget: Option<u32>,
     /// `--catalog`.
     pub catalog: Option<CatalogPlacement>,
     /// `--no-stream`.

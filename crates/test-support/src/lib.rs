@@ -375,6 +375,12 @@ pub struct Turn {
     /// The text, if any. `Some("")` sends an empty text block (Anthropic streams
     /// `content_block_start` with text `""` and no delta), as the real API sometimes does.
     pub text: Option<String>,
+    /// The model's thinking before its answer. Anthropic sends it (signed, as a `thinking`
+    /// block first) only when the request asks for thinking; OpenAI-compatible servers stream
+    /// it as `reasoning_content` whatever was asked, as DeepSeek and llama.cpp do.
+    pub thinking: Option<String>,
+    /// Sends a `redacted_thinking` block after the thinking (Anthropic, thinking asked for).
+    pub redacted_thinking: bool,
     /// Tool calls: (id, name, input).
     pub tool_calls: Vec<(String, String, Value)>,
     /// A last tool call whose arguments were cut off: (id, name, the arguments' text as sent,
@@ -450,6 +456,20 @@ impl Turn {
     #[must_use]
     pub fn with_text(mut self, text: &str) -> Self {
         self.text = Some(text.to_string());
+        self
+    }
+
+    /// Thinks `thinking` first (see [`Turn::thinking`]).
+    #[must_use]
+    pub fn with_thinking(mut self, thinking: &str) -> Self {
+        self.thinking = Some(thinking.to_string());
+        self
+    }
+
+    /// Sends a redacted thinking block too.
+    #[must_use]
+    pub fn with_redacted_thinking(mut self) -> Self {
+        self.redacted_thinking = true;
         self
     }
 

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use crate::Turn;
 use crate::strict::Dialect;
+use crate::strict::thinking::{REDACTED_DATA, signature};
 
 /// One tool call as sent: its arguments as the JSON text the model wrote (maybe cut off).
 struct Call<'a> {
@@ -82,6 +83,22 @@ fn anthropic_sse(turn: &Turn) -> Vec<String> {
     events.push(frame("ping", &json!({"type": "ping"})));
     // Each block: its start, its content in two deltas, its stop.
     let mut blocks: Vec<(Value, Value, &str, String)> = Vec::new();
+    if let Some(thinking) = &turn.thinking {
+        blocks.push((
+            json!({"type": "thinking", "thinking": ""}),
+            json!({"type": "thinking_delta"}),
+            "thinking",
+            thinking.clone(),
+        ));
+    }
+    if turn.redacted_thinking {
+        blocks.push((
+            json!({"type": "redacted_thinking", "data": REDACTED_DATA}),
+            Value::Null,
+            "",
+            String::new(),
+        ));
+    }
     if let Some(text) = &turn.text {
         blocks.push((
             json!({"type": "text", "text": ""}),
@@ -111,6 +128,14 @@ fn anthropic_sse(turn: &Turn) -> Vec<String> {
                 &json!({"type": "content_block_delta", "index": index, "delta": delta}),
             ));
         }
+        if field == "thinking" {
+            // The signature comes last, in a delta of its own.
+            events.push(frame(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "signature_delta", "signature": signature(&content)}}),
+            ));
+        }
         events.push(frame(
             "content_block_stop",
             &json!({"type": "content_block_stop", "index": index}),
@@ -125,6 +150,14 @@ fn anthropic_sse(turn: &Turn) -> Vec<String> {
 /// the cut text as a JSON string, which a client must treat as malformed all the same.
 fn anthropic_json(turn: &Turn) -> Value {
     let mut content = Vec::new();
+    if let Some(thinking) = &turn.thinking {
+        content.push(
+            json!({"type": "thinking", "thinking": thinking, "signature": signature(thinking)}),
+        );
+    }
+    if turn.redacted_thinking {
+        content.push(json!({"type": "redacted_thinking", "data": REDACTED_DATA}));
+    }
     if let Some(text) = &turn.text {
         content.push(json!({"type": "text", "text": text}));
     }
@@ -168,6 +201,11 @@ fn openai_sse(turn: &Turn) -> Vec<String> {
         &json!({"role": "assistant", "content": ""}),
         None,
     )];
+    if let Some(thinking) = &turn.thinking {
+        for piece in halves(thinking) {
+            events.push(openai_chunk(&json!({"reasoning_content": piece}), None));
+        }
+    }
     if let Some(text) = &turn.text {
         for piece in halves(text) {
             events.push(openai_chunk(&json!({"content": piece}), None));
@@ -194,6 +232,9 @@ fn openai_json(turn: &Turn) -> Value {
         .map(|call| json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}))
         .collect();
     let mut message = json!({"role": "assistant", "content": turn.text});
+    if let Some(thinking) = &turn.thinking {
+        message["reasoning_content"] = json!(thinking);
+    }
     if !calls.is_empty() {
         message["tool_calls"] = Value::Array(calls);
     }

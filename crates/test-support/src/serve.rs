@@ -29,7 +29,16 @@ pub(crate) fn serve(mut connection: TcpStream, state: &Mutex<State>) {
             .map(|rejection| (dialect, rejection))
     });
     request.rejection = rejection.as_ref().map(|(_, r)| r.message.clone());
-    let reply = take_reply(state, request);
+    // Anthropic thinks only when asked to.
+    let thinks =
+        dialect != Some(Dialect::Anthropic) || crate::strict::thinking::enabled(&request.body);
+    let reply = take_reply(state, request).map(|reply| {
+        if thinks {
+            reply
+        } else {
+            without_thinking(reply)
+        }
+    });
     let result = match rejection {
         Some((dialect, rejection)) => {
             write_json(&mut connection, 400, &rejection.body(dialect), &[])
@@ -42,6 +51,38 @@ pub(crate) fn serve(mut connection: TcpStream, state: &Mutex<State>) {
         ),
     };
     let _ = result;
+}
+
+/// The reply with its turn's thinking taken out.
+fn without_thinking(reply: Reply) -> Reply {
+    let plain = |mut turn: crate::Turn| {
+        turn.thinking = None;
+        turn.redacted_thinking = false;
+        turn
+    };
+    match reply {
+        Reply::Turn(turn) => Reply::Turn(plain(turn)),
+        Reply::CutStream(turn, after) => Reply::CutStream(plain(turn), after),
+        Reply::Stall(turn, after) => Reply::Stall(plain(turn), after),
+        Reply::Endless(turn) => Reply::Endless(plain(turn)),
+        Reply::StreamError {
+            turn,
+            after,
+            kind,
+            message,
+        } => Reply::StreamError {
+            turn: plain(turn),
+            after,
+            kind,
+            message,
+        },
+        Reply::Delayed(pause, inner) => Reply::Delayed(pause, Box::new(without_thinking(*inner))),
+        other @ (Reply::Status { .. }
+        | Reply::RetryAfter { .. }
+        | Reply::Silent
+        | Reply::StalledStatus(_)
+        | Reply::HugeEvent(_)) => other,
+    }
 }
 
 /// Records the request and takes the next reply; a refused request takes none.

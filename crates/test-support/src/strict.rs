@@ -9,6 +9,7 @@
 
 pub mod anthropic;
 pub mod openai;
+pub mod thinking;
 
 use serde_json::{Value, json};
 

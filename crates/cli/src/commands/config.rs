@@ -224,6 +224,17 @@ fn describe(text: &mut String, settings: &Settings) {
         &settings.max_steps.to_string(),
         &origin("max_steps"),
     );
+    let thinking = settings.thinking.map_or_else(
+        || "off".to_string(),
+        |budget| {
+            if settings.provider == skillet_llm::ProviderKind::Anthropic {
+                format!("up to {budget} tokens")
+            } else {
+                format!("up to {budget} tokens (not asked of this provider)")
+            }
+        },
+    );
+    line(text, "thinking", &thinking, &origin("thinking_budget"));
     let (budget, budget_why) = settings.effective_catalog_budget();
     line(
         text,

@@ -166,8 +166,11 @@ impl TextView {
     /// An event `depth` subagents in.
     fn show_at(&self, event: &AgentEvent, depth: usize) {
         match event {
-            AgentEvent::Text(text) if depth == 0 => self.screen.text(text),
-            AgentEvent::Text(text) => self.screen.subagent_text(text),
+            AgentEvent::Text(text) | AgentEvent::Thinking(text) if depth > 0 => {
+                self.screen.subagent_text(text);
+            }
+            AgentEvent::Text(text) => self.screen.text(text),
+            AgentEvent::Thinking(text) => self.screen.thinking(text),
             AgentEvent::ToolCall { name, input, .. } => self.screen.tool_call(name, input, depth),
             AgentEvent::ToolResult {
                 content, is_error, ..
@@ -206,6 +209,7 @@ impl Drop for TextView {
 pub fn event_json(event: &AgentEvent) -> Value {
     match event {
         AgentEvent::Text(text) => json!({"type": "text", "text": text}),
+        AgentEvent::Thinking(text) => json!({"type": "thinking", "text": text}),
         AgentEvent::ToolCall { id, name, input } => {
             json!({"type": "tool_call", "id": id, "name": name, "input": input})
         }

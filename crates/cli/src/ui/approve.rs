@@ -34,16 +34,61 @@ impl Approver for TerminalApprover {
         let typing_ahead = super::typeahead::running();
         super::typeahead::pause();
         screen.pause();
+        let on_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        // Before the question shows: a Ctrl-C pressed once it is seen is a key the question
+        // reads, never a signal nobody answers while the question waits.
+        let quiet = on_terminal.then(Quiet::enter);
         screen.ask(&approval_text(request, screen.err_style()));
         let always = !request.always.is_empty();
-        let answer = if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        let answer = if on_terminal {
             read_key(always)
         } else {
             read_answer(always)
         };
+        drop(quiet);
         screen.resume();
         super::typeahead::resume(typing_ahead);
         answer
+    }
+}
+
+/// The terminal without line editing, echo or signals for as long as it lives; as it was
+/// after.
+struct Quiet {
+    #[cfg(unix)]
+    saved: Option<rustix::termios::Termios>,
+}
+
+impl Quiet {
+    fn enter() -> Self {
+        #[cfg(unix)]
+        {
+            use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
+            let stdin = std::io::stdin();
+            let saved = tcgetattr(&stdin).ok().filter(|saved| {
+                let mut quiet = saved.clone();
+                quiet
+                    .local_modes
+                    .remove(LocalModes::ICANON | LocalModes::ECHO | LocalModes::ISIG);
+                tcsetattr(&stdin, OptionalActions::Now, &quiet).is_ok()
+            });
+            Self { saved }
+        }
+        #[cfg(not(unix))]
+        Self {}
+    }
+}
+
+impl Drop for Quiet {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(saved) = &self.saved {
+            let _ = rustix::termios::tcsetattr(
+                std::io::stdin(),
+                rustix::termios::OptionalActions::Now,
+                saved,
+            );
+        }
     }
 }
 

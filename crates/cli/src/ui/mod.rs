@@ -42,6 +42,7 @@ mod markdown;
 mod screen;
 mod spinner;
 mod style;
+mod thinking;
 pub(crate) mod typeahead;
 pub(crate) mod wrap;
 

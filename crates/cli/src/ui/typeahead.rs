@@ -5,7 +5,7 @@
 //! follows is already typed at the prompt.
 //!
 //! Ctrl-C still cancels the turn (the terminal keeps its signals). Backspace takes back the last
-//! character; other control keys and escape sequences (arrows) are dropped.
+//! character; other control keys (Tab among them) and escape sequences (arrows) are dropped.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -125,7 +125,8 @@ fn edited(typed: &str) -> String {
                     _ => {}
                 }
             }
-            c if c.is_control() && c != '\t' => {}
+            // Tab too: typed ahead it asked for a completion, which only the prompt can give.
+            c if c.is_control() => {}
             c => out.push(c),
         }
     }
@@ -223,6 +224,6 @@ mod tests {
     fn typing_is_read_as_the_terminal_would_show_it() {
         assert_eq!(edited("helo\u{7f}lo there\r"), "hello there\n");
         assert_eq!(edited("a\u{1b}[Ab\u{1b}OBc\u{1b}"), "abc");
-        assert_eq!(edited("x\u{3}y\tz"), "xy\tz");
+        assert_eq!(edited("x\u{3}y\tz"), "xyz");
     }
 }

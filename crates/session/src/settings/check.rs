@@ -88,6 +88,11 @@ impl FileConfig {
         if self.catalog_budget == Some(0) {
             return invalid("catalog_budget", "0".into(), AT_LEAST_ONE);
         }
+        if let Some(budget) = self.thinking_budget
+            && !thinking_budget_ok(budget)
+        {
+            return invalid("thinking_budget", budget.to_string(), THINKING_BUDGET);
+        }
         if let Some(url) = &self.base_url
             && !is_http_url(url)
         {
@@ -122,6 +127,16 @@ impl FileConfig {
 
 /// What a count in `skillet.toml` must be.
 const AT_LEAST_ONE: &str = "a whole number of at least 1";
+
+/// What a thinking budget must be.
+pub const THINKING_BUDGET: &str =
+    "0 (no thinking) or a number of tokens of at least 1024 (Anthropic's smallest budget)";
+
+/// Whether `budget` is a thinking budget: 0 (off), or at least
+/// [`skillet_llm::MIN_THINKING_BUDGET`].
+pub fn thinking_budget_ok(budget: u32) -> bool {
+    budget == 0 || budget >= skillet_llm::MIN_THINKING_BUDGET
+}
 
 /// Whether `url` is a PostgreSQL URL (`postgres://` or `postgresql://`, no blank or control
 /// character); the registry's client checks the rest when it connects.
@@ -219,6 +234,40 @@ mod tests {
             error.ends_with("max_steps = 0 is not valid; expected a whole number of at least 1"),
             "{error}"
         );
+        // A thinking budget below Anthropic's smallest; 0 is off, and the flag wins.
+        std::fs::write(user.path().join(CONFIG_FILE), "thinking_budget = 500\n").unwrap();
+        let error = resolve_with_user(
+            &[(env::ANTHROPIC_API_KEY, "k")],
+            &Flags::default(),
+            temp.path(),
+            Some(user.path()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.ends_with("thinking_budget = 500 is not valid; expected 0 (no thinking) or a number of tokens of at least 1024 (Anthropic's smallest budget)"),
+            "{error}"
+        );
+        for (file, flag, expected) in [
+            ("thinking_budget = 0\n", None, None),
+            ("thinking_budget = 4096\n", None, Some(4096)),
+            ("thinking_budget = 4096\n", Some(0), None),
+            ("max_steps = 3\n", Some(2048), Some(2048)),
+        ] {
+            std::fs::write(user.path().join(CONFIG_FILE), file).unwrap();
+            let flags = Flags {
+                thinking_budget: flag,
+                ..Flags::default()
+            };
+            let settings = resolve_with_user(
+                &[(env::ANTHROPIC_API_KEY, "k")],
+                &flags,
+                temp.path(),
+                Some(user.path()),
+            )
+            .unwrap();
+            assert_eq!(settings.thinking, expected, "{file} {flag:?}");
+        }
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub struct FileConfig {
     pub base_url: Option<String>,
     /// Most output tokens per request.
     pub max_tokens: Option<u32>,
+    /// Tokens the model may think with before it answers (Anthropic's extended thinking; 0 or
+    /// absent: off).
+    pub thinking_budget: Option<u32>,
     /// Most model requests per turn.
     pub max_steps: Option<usize>,
     /// `system`, `tool` or `both`.
@@ -179,6 +182,9 @@ impl FileConfig {
         if above(&mut self.catalog_budget, user.catalog_budget.as_ref()) {
             capped.push("catalog_budget");
         }
+        if above(&mut self.thinking_budget, user.thinking_budget.as_ref()) {
+            capped.push("thinking_budget");
+        }
         let rank = |value: &str| match value {
             "off" => 0,
             "auto" => 2,
@@ -222,6 +228,10 @@ impl FileConfig {
                         shown(self.catalog_budget.as_ref()),
                         shown(user.catalog_budget.as_ref()),
                     ),
+                    "thinking_budget" => (
+                        shown(self.thinking_budget.as_ref()),
+                        shown(user.thinking_budget.as_ref()),
+                    ),
                     "skill_match" => (
                         shown(self.skill_match.as_ref()),
                         shown(user.skill_match.as_ref()),
@@ -243,6 +253,7 @@ impl FileConfig {
             model,
             base_url,
             max_tokens,
+            thinking_budget,
             max_steps,
             catalog,
             catalog_budget,
@@ -317,6 +328,7 @@ impl FileConfig {
             model,
             base_url: None,
             max_tokens,
+            thinking_budget,
             max_steps,
             catalog,
             catalog_budget,

@@ -338,13 +338,14 @@ mod tests {
         let user = tempfile::tempdir().unwrap();
         std::fs::write(
             user.path().join(CONFIG_FILE),
-            "model = \"m-cheap\"\nmax_steps = 3\nmax_tokens = 512\nskill_match = \"off\"\n",
+            "model = \"m-cheap\"\nmax_steps = 3\nmax_tokens = 512\nskill_match = \"off\"\n\
+             thinking_budget = 2048\n",
         )
         .unwrap();
         std::fs::write(
             project.path().join(CONFIG_FILE),
             "model = \"m-expensive\"\nmax_steps = 100000\nmax_tokens = 4000000000\n\
-             skill_match = \"auto\"\n",
+             skill_match = \"auto\"\nthinking_budget = 64000\n",
         )
         .unwrap();
         let s = crate::settings::testing::resolve_with_user(
@@ -358,7 +359,14 @@ mod tests {
             (s.model.as_str(), s.max_steps, s.max_tokens, s.skill_match),
             ("m-cheap", 3, 512, skillet_agent::SkillMatch::Off)
         );
-        for key in ["model", "max_steps", "max_tokens", "skill_match"] {
+        assert_eq!(s.thinking, Some(2048));
+        for key in [
+            "model",
+            "max_steps",
+            "max_tokens",
+            "skill_match",
+            "thinking_budget",
+        ] {
             assert!(
                 s.warnings
                     .iter()

@@ -40,6 +40,7 @@ use skillet_llm::ProviderKind;
 
 use crate::env;
 
+pub use check::{THINKING_BUDGET, thinking_budget_ok};
 pub use error::SettingsError;
 pub use explain::{Explanation, Origin, default_budget_why};
 pub use layers::{project_grants, registry_url};
@@ -75,6 +76,8 @@ pub struct Settings {
     pub api_key: Option<String>,
     /// Most output tokens per request.
     pub max_tokens: u32,
+    /// The thinking budget in tokens (`thinking_budget`, `--thinking-budget`); `None`: off.
+    pub thinking: Option<u32>,
     /// Most model requests per turn.
     pub max_steps: usize,
     /// Where the catalog goes.

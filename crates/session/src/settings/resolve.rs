@@ -172,6 +172,12 @@ impl Settings {
             None,
             max_tokens.as_ref().map(|(_, o)| o.clone()),
         );
+        let thinking_file = files.value(|f| f.thinking_budget);
+        from_flag_or_file(
+            "thinking_budget",
+            args.thinking_budget.map(|_| "--thinking-budget"),
+            thinking_file.as_ref().map(|(_, o)| o.clone()),
+        );
         let catalog_budget = files.value(|f| f.catalog_budget);
         from_flag_or_file(
             "catalog_budget",
@@ -200,6 +206,10 @@ impl Settings {
             base_url,
             api_key,
             max_tokens: max_tokens.map_or(skillet_agent::DEFAULT_MAX_TOKENS, |(n, _)| n),
+            thinking: args
+                .thinking_budget
+                .or(thinking_file.map(|(n, _)| n))
+                .filter(|budget| *budget > 0),
             max_steps: args
                 .max_steps
                 .or(max_steps_file.map(|(n, _)| n))

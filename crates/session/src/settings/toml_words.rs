@@ -7,6 +7,7 @@ const FILE_KEYS: &[&str] = &[
     "model",
     "base_url",
     "max_tokens",
+    "thinking_budget",
     "max_steps",
     "catalog",
     "catalog_budget",

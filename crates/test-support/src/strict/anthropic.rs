@@ -12,7 +12,8 @@
 //! - each `tool_result` (only in user messages) answers a `tool_use` of the previous message,
 //!   once;
 //! - tool names match `^[a-zA-Z0-9_-]{1,64}$` and are unique; each tool has an `input_schema`;
-//! - at most 4 blocks carry `cache_control`.
+//! - at most 4 blocks carry `cache_control`;
+//! - extended thinking's rules ([`super::thinking`]).
 //!
 //! Wording not seen from the real API (marked "wording assumed"): tool blocks in the wrong role.
 
@@ -30,6 +31,7 @@ pub const MAX_TOOL_NAME: usize = 64;
 /// Checks a `/v1/messages` request body.
 pub fn check(body: &Value) -> Result<(), Rejection> {
     required(body)?;
+    super::thinking::check_parameter(body)?;
     system(body.get("system"))?;
     tools(body.get("tools"))?;
     cache_breakpoints(body)?;
@@ -43,7 +45,7 @@ pub fn check(body: &Value) -> Result<(), Rejection> {
     for (index, message) in messages.iter().enumerate() {
         check_message(messages, index, message, &mut ids)?;
     }
-    Ok(())
+    super::thinking::check_turn_starts_with_thinking(body, messages)
 }
 
 fn required(body: &Value) -> Result<(), Rejection> {
@@ -165,7 +167,7 @@ fn check_message(
 }
 
 /// A message's blocks; string content is one text block.
-fn blocks(message: &Value) -> Vec<Value> {
+pub(super) fn blocks(message: &Value) -> Vec<Value> {
     match message.get("content") {
         Some(Value::String(text)) if text.is_empty() => Vec::new(),
         Some(Value::String(text)) => vec![serde_json::json!({"type": "text", "text": text})],
@@ -199,6 +201,9 @@ fn check_block(
         "tool_use" => check_tool_use(index, position, role, block, ids),
         "tool_result" => check_tool_result(index, position, role, block),
         "image" => check_image(index, position, role, block),
+        "thinking" | "redacted_thinking" => {
+            super::thinking::check_block(index, position, role, block)
+        }
         _ => Ok(()),
     }
 }

@@ -16,6 +16,7 @@ pub(super) enum Action {
     Help,
     Skills,
     Model,
+    Thinking,
     Cost,
     Compact,
     Init,
@@ -54,6 +55,12 @@ pub(super) const COMMANDS: &[ChatCommand] = &[
         name: "model",
         args: "[NAME]",
         help: "the model in use; with NAME, use that model from the next turn on",
+    },
+    ChatCommand {
+        action: Action::Thinking,
+        name: "thinking",
+        args: "[TOKENS|off]",
+        help: "whether the model thinks before it answers (shown dimmed); with TOKENS (at least 1024) or off, from the next turn on",
     },
     ChatCommand {
         action: Action::Cost,

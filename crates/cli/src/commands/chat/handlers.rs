@@ -53,6 +53,7 @@ impl Chat {
             Action::Skills => warn(&skills_table(&self.skills)),
             Action::Cost => warn(&self.cost()),
             Action::Model => self.model(arguments),
+            Action::Thinking => self.thinking(arguments),
             Action::Compact => self.compact(arguments),
             Action::Init => {
                 warn("asking the model to draft AGENTS.md; you will be asked before it writes");
@@ -286,6 +287,49 @@ impl Chat {
         }
     }
 
+    /// `/thinking [TOKENS|off]`.
+    fn thinking(&mut self, argument: &str) {
+        let said = |budget: Option<u32>| {
+            budget.map_or_else(
+                || "off".to_string(),
+                |budget| format!("up to {budget} tokens, shown dimmed"),
+            )
+        };
+        let budget = match argument.trim() {
+            "" => {
+                let mut text = format!("thinking: {}", said(self.agent.thinking()));
+                if self.settings.provider != skillet_llm::ProviderKind::Anthropic {
+                    text.push_str(
+                        " (asked of Anthropic models only; a server that sends its reasoning has it shown)",
+                    );
+                }
+                text.push_str(
+                    "\n  /thinking TOKENS (at least 1024) or /thinking off, from the next turn on",
+                );
+                warn(&text);
+                return;
+            }
+            "off" | "0" => None,
+            number => match number.parse::<u32>() {
+                Ok(budget) if skillet_session::settings::thinking_budget_ok(budget) => Some(budget),
+                _ => {
+                    warn(&format!(
+                        "error: '{}' is not {}",
+                        terminal_safe(&cut(number, MAX_COMPARED_NAME_CHARS), false),
+                        skillet_session::settings::THINKING_BUDGET
+                    ));
+                    return;
+                }
+            },
+        };
+        if self.agent.set_thinking(budget) {
+            self.settings.thinking = budget;
+            warn(&format!("thinking: {} from the next turn on", said(budget)));
+        } else {
+            warn("error: thinking cannot be switched while a turn runs");
+        }
+    }
+
     /// `/compact [INSTRUCTIONS]`: the history replaced by the model's summary of it; Ctrl-C
     /// leaves it as it was.
     fn compact(&mut self, instructions: &str) {
@@ -330,6 +374,13 @@ impl Chat {
         let (dollars, priced, unknown) = self.spent();
         if !priced.is_empty() && unknown.is_empty() {
             parts.push(dollars_text(dollars));
+        }
+        if let Some(budget) = self.agent.thinking() {
+            parts.push(if budget % 1000 == 0 {
+                format!("thinking {}k", budget / 1000)
+            } else {
+                format!("thinking {budget}")
+            });
         }
         let mode = self.agent.permission_mode();
         if mode != skillet_agent::permission::Mode::Default {

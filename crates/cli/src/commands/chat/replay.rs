@@ -70,7 +70,11 @@ pub(super) fn replay(history: &[Message]) {
                         ContentBlock::ToolUse { name, input, .. } => {
                             screen.tool_call(name, input, 0);
                         }
-                        ContentBlock::ToolResult { .. } | ContentBlock::Image { .. } => {}
+                        // Thinking is shown as it comes, not again on resuming.
+                        ContentBlock::ToolResult { .. }
+                        | ContentBlock::Image { .. }
+                        | ContentBlock::Thinking { .. }
+                        | ContentBlock::RedactedThinking { .. } => {}
                     }
                 }
             }
