@@ -720,7 +720,8 @@ impl Agent {
 
     /// Compacts the session when its last request filled [`crate::compact::AUTO_COMPACT_SHARE`]
     /// of the model's context window (less where that leaves no room for the summary request:
-    /// the window less `max_tokens` and [`crate::compact::COMPACT_MARGIN_TOKENS`]), saying so; a compaction that fails is said too, and the
+    /// the window less `max_tokens` with the thinking budget, and
+    /// [`crate::compact::COMPACT_MARGIN_TOKENS`]), saying so; a compaction that fails is said too, and the
     /// conversation goes on as it was.
     async fn compact_if_full(&mut self, events: &mut (dyn FnMut(AgentEvent) + Send)) {
         use std::sync::atomic::Ordering;
@@ -735,10 +736,11 @@ impl Agent {
         let share = (window as f64 * crate::compact::AUTO_COMPACT_SHARE) as u64;
         // A small window (a local model's 32k) leaves too little room at 80% for the summary
         // request and its answer: compact earlier there.
-        // Never below half the window: a large max_tokens must not compact every turn.
+        // Never below half the window: a large max_tokens must not compact every turn. The
+        // room each request asks for holds the thinking budget too.
         let limit = share
             .min(window.saturating_sub(
-                u64::from(self.core.config.max_tokens) + crate::compact::COMPACT_MARGIN_TOKENS,
+                self.core.config.output_tokens() + crate::compact::COMPACT_MARGIN_TOKENS,
             ))
             .max(window / 2);
         if used == 0 || used < limit {

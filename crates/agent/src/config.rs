@@ -96,6 +96,12 @@ pub enum SkillMatch {
 pub use skillet_library::triggers::{AUTO_LOAD_SCORE, MAX_SUGGESTIONS};
 
 impl AgentConfig {
+    /// The most output tokens a request asks for: `max_tokens`, plus the thinking budget when
+    /// the model thinks (Anthropic counts thinking within its `max_tokens`).
+    pub fn output_tokens(&self) -> u64 {
+        u64::from(self.max_tokens) + u64::from(self.thinking.unwrap_or(0))
+    }
+
     /// Defaults for a working directory, with writes and commands denied.
     pub fn new(cwd: PathBuf) -> Self {
         Self {

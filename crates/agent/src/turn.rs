@@ -165,10 +165,14 @@ async fn run_loop_on(
             } else {
                 "asking it to continue once"
             };
-            let notice = format!(
-                "the model reached its output limit (max_tokens {}); {then}",
-                core.config.max_tokens
-            );
+            let limit = match core.config.thinking {
+                Some(budget) => format!(
+                    "max_tokens {} with thinking's {budget}",
+                    core.config.max_tokens
+                ),
+                None => format!("max_tokens {}", core.config.max_tokens),
+            };
+            let notice = format!("the model reached its output limit ({limit}); {then}");
             events(AgentEvent::Notice(notice.clone()));
             record(TranscriptEvent::Notice { text: notice });
             // Calls of a cut answer never run: their arguments may be incomplete.

@@ -410,3 +410,34 @@ async fn a_full_context_compacts_itself_keeping_the_loaded_skills_and_resumes() 
     assert!(kept[0].starts_with("<skill name=\"pdf\">"));
     all_accepted(&server);
 }
+
+#[tokio::test]
+async fn the_thinking_budget_counts_in_the_room_a_request_needs() {
+    // A conversation at 150,000 of 200,000 tokens: room enough for an 8,192-token answer, not
+    // for one that may think 60,000 tokens first.
+    for (thinking, compacts) in [(None, false), (Some(60_000), true)] {
+        let f = fixture();
+        let server = MockServer::start();
+        let [provider, _] = providers(&server);
+        let mut config = config(&f);
+        config.thinking = thinking;
+        let mut agent = Agent::new(provider, &Arc::new(skillet_skills::discover(&[])), &config);
+        server.push_turn(
+            Turn::text("Long.").with_usage(skillet_test_support::MockUsage {
+                input: 150_000,
+                output: 100,
+                ..skillet_test_support::MockUsage::default()
+            }),
+        );
+        agent.run_turn("one", &mut |_| {}).await.unwrap();
+        server.push_turn(Turn::text("SUMMARY: long."));
+        server.push_turn(Turn::text("Next."));
+        agent.run_turn("two", &mut |_| {}).await.unwrap();
+        let compacted = server
+            .requests()
+            .iter()
+            .any(|request| last_message_text(request) == COMPACT_REQUEST);
+        assert_eq!(compacted, compacts, "thinking {thinking:?}");
+        all_accepted(&server);
+    }
+}

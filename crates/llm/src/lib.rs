@@ -36,8 +36,9 @@ pub use transport::{
     RETRY_ERROR_TYPES, RETRY_STATUSES, RetryPolicy, Transport, error_message,
 };
 pub use types::{
-    ContentBlock, IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, MIN_THINKING_BUDGET, MalformedCall, Message,
-    Request, Response, Role, StopReason, StreamEvent, ToolSpec, Usage, image_type,
+    ContentBlock, IMAGE_MEDIA_TYPES, MAX_IMAGE_BYTES, MAX_THINKING_BUDGET, MIN_THINKING_BUDGET,
+    MalformedCall, Message, Request, Response, Role, StopReason, StreamEvent, ToolSpec, Usage,
+    image_type,
 };
 
 /// Default base URLs.

@@ -334,11 +334,12 @@ impl StreamReader for StreamAssembler {
         // Reasoning some servers stream beside the answer (DeepSeek, vLLM and llama.cpp's
         // `reasoning_content`, OpenRouter's `reasoning`): shown, never kept, since those APIs
         // refuse it back in a history.
-        if let Some(thinking) = ["reasoning_content", "reasoning"]
-            .iter()
-            .find_map(|key| delta.get(*key).and_then(Value::as_str))
-            && !thinking.is_empty()
-        {
+        if let Some(thinking) = ["reasoning_content", "reasoning"].iter().find_map(|key| {
+            delta
+                .get(*key)
+                .and_then(Value::as_str)
+                .filter(|text| !text.is_empty())
+        }) {
             events(StreamEvent::ThinkingDelta(thinking.to_string()));
         }
         if let Some(text) = delta.get("content").and_then(Value::as_str)
@@ -508,6 +509,28 @@ mod tests {
             ])
         );
         assert_eq!(body.get("stream_options"), None);
+    }
+
+    #[test]
+    fn streamed_reasoning_is_shown_under_either_key_and_never_kept() {
+        let mut assembler = StreamAssembler::default();
+        let mut thought = String::new();
+        let mut sink = |event: StreamEvent| {
+            if let StreamEvent::ThinkingDelta(text) = event {
+                thought.push_str(&text);
+            }
+        };
+        for data in [
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"DeepSeek's. "}}]}"#,
+            // An empty one beside OpenRouter's key: the other is read.
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"","reasoning":"OpenRouter's."}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Answer."},"finish_reason":"stop"}]}"#,
+        ] {
+            assembler.event("", data, &mut sink).unwrap();
+        }
+        assert_eq!(thought, "DeepSeek's. OpenRouter's.");
+        let response = assembler.finish().unwrap();
+        assert_eq!(response.message.content, [ContentBlock::text("Answer.")]);
     }
 
     #[test]

@@ -67,6 +67,10 @@ pub enum ContentBlock {
 
 /// The smallest thinking budget Anthropic takes, in tokens.
 pub const MIN_THINKING_BUDGET: u32 = 1_024;
+/// The largest thinking budget taken, in tokens: the most output any Claude model gives
+/// (128k, Sonnet 3.7 with its long-output beta); a model's own limit is lower, and Anthropic
+/// refuses a request past it, saying so.
+pub const MAX_THINKING_BUDGET: u32 = 128_000;
 
 /// The image types both providers take inline.
 pub const IMAGE_MEDIA_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];

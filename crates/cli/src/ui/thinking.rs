@@ -26,6 +26,12 @@ const HEADER: &str = "✻ thinking";
 const INDENT: &str = "  ";
 /// The width used when the terminal's is not known.
 const DEFAULT_WIDTH: usize = 80;
+/// The most of a line held back to be wrapped: thinking with no place to break for longer
+/// (zero-width marks, one endless word) is written as it stands, so each piece costs a bounded
+/// amount of wrapping.
+pub const MAX_PENDING_THINKING_BYTES: usize = 16 * 1024;
+/// What a tab is shown as (the wrap counts columns, and a tab has none of its own).
+const TAB: &str = "    ";
 
 /// Thinking under way: the part of its last line not written yet.
 #[derive(Debug, Default)]
@@ -43,12 +49,22 @@ impl Thinking {
             out.push_str(&style.paint(Attrs::DIM | Attrs::ITALIC, HEADER));
             out.push('\n');
         }
-        self.pending.push_str(&terminal_safe(text, true));
+        self.pending
+            .push_str(&terminal_safe(text, true).replace('\t', TAB));
         let width = width.unwrap_or(DEFAULT_WIDTH);
         // Whole lines first.
         while let Some(end) = self.pending.find('\n') {
             let line: String = self.pending.drain(..=end).collect();
             out.push_str(&rows(line.trim_end_matches('\n'), width, style));
+        }
+        if self.pending.trim().is_empty() {
+            // Only blanks: the row it starts drops them anyway.
+            self.pending.clear();
+            return out;
+        }
+        if self.pending.len() > MAX_PENDING_THINKING_BYTES {
+            out.push_str(&rows(&std::mem::take(&mut self.pending), width, style));
+            return out;
         }
         // Then every row of the line still coming but its last.
         let laid = wrap(INDENT, self.pending.trim_start(), INDENT, width);
@@ -137,6 +153,31 @@ mod tests {
         // The escape is shown, not obeyed.
         assert_eq!(shown, "✻ thinking\n  First.\n\n  Second \\e[2Jpart.\n\n");
         assert_eq!(stream(&[], 40).concat(), "");
+    }
+
+    #[test]
+    fn tabs_take_columns_and_what_cannot_break_is_not_held_forever() {
+        let shown = stream(&["a\tb\tc d e f g h\n"], 14).concat();
+        assert_eq!(shown, "✻ thinking\n  a    b    c\n  d e f g h\n\n");
+        // Blanks alone are not held (nor re-wrapped on every piece).
+        let mut thinking = Thinking::default();
+        for _ in 0..1000 {
+            thinking.push("          ", Some(40), Style::plain());
+        }
+        assert!(thinking.pending.is_empty());
+        // Zero-width marks never fill a row: past the cap, they are written as they stand.
+        let mut thinking = Thinking::default();
+        let mark = "\u{301}".repeat(100);
+        let mut written = String::new();
+        for _ in 0..200 {
+            written.push_str(&thinking.push(&mark, Some(40), Style::plain()));
+            assert!(thinking.pending.len() <= MAX_PENDING_THINKING_BYTES + mark.len());
+        }
+        assert!(
+            written.len() > MAX_PENDING_THINKING_BYTES,
+            "{}",
+            written.len()
+        );
     }
 
     #[test]

@@ -130,12 +130,13 @@ const AT_LEAST_ONE: &str = "a whole number of at least 1";
 
 /// What a thinking budget must be.
 pub const THINKING_BUDGET: &str =
-    "0 (no thinking) or a number of tokens of at least 1024 (Anthropic's smallest budget)";
+    "0 (no thinking) or a number of tokens from 1024 (Anthropic's smallest budget) to 128000";
 
-/// Whether `budget` is a thinking budget: 0 (off), or at least
-/// [`skillet_llm::MIN_THINKING_BUDGET`].
+/// Whether `budget` is a thinking budget: 0 (off), or from
+/// [`skillet_llm::MIN_THINKING_BUDGET`] to [`skillet_llm::MAX_THINKING_BUDGET`].
 pub fn thinking_budget_ok(budget: u32) -> bool {
-    budget == 0 || budget >= skillet_llm::MIN_THINKING_BUDGET
+    budget == 0
+        || (skillet_llm::MIN_THINKING_BUDGET..=skillet_llm::MAX_THINKING_BUDGET).contains(&budget)
 }
 
 /// Whether `url` is a PostgreSQL URL (`postgres://` or `postgresql://`, no blank or control
@@ -234,6 +235,23 @@ mod tests {
             error.ends_with("max_steps = 0 is not valid; expected a whole number of at least 1"),
             "{error}"
         );
+        // Past the largest: refused the same way.
+        std::fs::write(
+            user.path().join(CONFIG_FILE),
+            "thinking_budget = 4294967295\n",
+        )
+        .unwrap();
+        assert!(
+            resolve_with_user(
+                &[(env::ANTHROPIC_API_KEY, "k")],
+                &Flags::default(),
+                temp.path(),
+                Some(user.path()),
+            )
+            .unwrap_err()
+            .to_string()
+            .contains("thinking_budget = 4294967295 is not valid"),
+        );
         // A thinking budget below Anthropic's smallest; 0 is off, and the flag wins.
         std::fs::write(user.path().join(CONFIG_FILE), "thinking_budget = 500\n").unwrap();
         let error = resolve_with_user(
@@ -245,12 +263,13 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            error.ends_with("thinking_budget = 500 is not valid; expected 0 (no thinking) or a number of tokens of at least 1024 (Anthropic's smallest budget)"),
+            error.ends_with("thinking_budget = 500 is not valid; expected 0 (no thinking) or a number of tokens from 1024 (Anthropic's smallest budget) to 128000"),
             "{error}"
         );
         for (file, flag, expected) in [
             ("thinking_budget = 0\n", None, None),
             ("thinking_budget = 4096\n", None, Some(4096)),
+            ("thinking_budget = 128000\n", None, Some(128_000)),
             ("thinking_budget = 4096\n", Some(0), None),
             ("max_steps = 3\n", Some(2048), Some(2048)),
         ] {

@@ -182,7 +182,12 @@ impl FileConfig {
         if above(&mut self.catalog_budget, user.catalog_budget.as_ref()) {
             capped.push("catalog_budget");
         }
-        if above(&mut self.thinking_budget, user.thinking_budget.as_ref()) {
+        // Thinking spends tokens on every request: where the user's file says nothing, it is
+        // off, and a project may not turn it on.
+        if above(
+            &mut self.thinking_budget,
+            Some(&user.thinking_budget.unwrap_or(0)),
+        ) {
             capped.push("thinking_budget");
         }
         let rank = |value: &str| match value {
@@ -230,7 +235,7 @@ impl FileConfig {
                     ),
                     "thinking_budget" => (
                         shown(self.thinking_budget.as_ref()),
-                        shown(user.thinking_budget.as_ref()),
+                        shown(Some(&user.thinking_budget.unwrap_or(0))),
                     ),
                     "skill_match" => (
                         shown(self.skill_match.as_ref()),

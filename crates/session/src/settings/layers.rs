@@ -58,19 +58,21 @@ pub(super) fn read_files(sources: &Sources<'_>) -> Result<Files, SettingsError> 
                     project_file.display()
                 )
             }));
-            match user.as_ref().and_then(|(_, user)| user.as_ref()) {
-                Some(user) => {
-                    let (project, capped) = project.capped_by(user);
-                    warnings.extend(capped.iter().map(|key| {
-                        format!(
-                            "warning: {}: `{key}` is ignored: it goes past your own skillet.toml, and the project is not trusted\n  hint: `skillet trust` trusts it; or use a flag",
-                            project_file.display()
-                        )
-                    }));
-                    project
-                }
-                None => project,
-            }
+            // Without a file of the user's, their defaults: limits unsaid stand (a repository
+            // may pin its model), thinking stays off.
+            let unsaid = FileConfig::default();
+            let user_file = user
+                .as_ref()
+                .and_then(|(_, user)| user.as_ref())
+                .unwrap_or(&unsaid);
+            let (project, capped) = project.capped_by(user_file);
+            warnings.extend(capped.iter().map(|key| {
+                format!(
+                    "warning: {}: `{key}` is ignored: it goes past your own skillet.toml (or its defaults), and the project is not trusted\n  hint: `skillet trust` trusts it; or use a flag",
+                    project_file.display()
+                )
+            }));
+            project
         };
         project.check(&project_file)?;
         layers.push((project_file, project));
@@ -144,11 +146,15 @@ pub fn project_grants(
         return Ok(None);
     };
     let mut grants = project.grants();
-    // A user's file that cannot be read caps nothing here: the settings report it.
-    if let Some(user) = user_config_dir
-        .and_then(|dir| FileConfig::read_if_present(&dir.join(CONFIG_FILE)).ok())
-        .flatten()
+    // A user's file that cannot be read caps nothing here (the settings report it); no file at
+    // all is the defaults, as in the settings.
+    let user = match user_config_dir.map(|dir| FileConfig::read_if_present(&dir.join(CONFIG_FILE)))
     {
+        Some(Err(_)) => None,
+        Some(Ok(read)) => Some(read.unwrap_or_default()),
+        None => Some(FileConfig::default()),
+    };
+    if let Some(user) = user {
         grants.extend(project.raised_over(&user));
     }
     Ok(Some((path, grants)))
@@ -401,6 +407,29 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.model, "m-pinned");
+        // Thinking spends tokens on every request: an untrusted project cannot turn it on,
+        // with or without a file of the user's that leaves it unsaid.
+        std::fs::write(
+            project.path().join(CONFIG_FILE),
+            "thinking_budget = 60000\n",
+        )
+        .unwrap();
+        std::fs::write(user.path().join(CONFIG_FILE), "max_steps = 9\n").unwrap();
+        for user_dir in [Some(user.path()), None] {
+            let s = crate::settings::testing::resolve_with_user(
+                &[(env::ANTHROPIC_API_KEY, "k")],
+                &Flags::default(),
+                project.path(),
+                user_dir,
+            )
+            .unwrap();
+            assert_eq!(s.thinking, None, "{user_dir:?}");
+            assert!(
+                s.warnings.iter().any(|w| w.contains("`thinking_budget`")),
+                "{:?}",
+                s.warnings
+            );
+        }
     }
 
     #[test]
