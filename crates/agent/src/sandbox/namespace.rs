@@ -344,10 +344,8 @@ pub fn inner_main(args: &[OsString]) -> String {
     if let Err(error) = super::imp::restrict(&writable, network) {
         return format!("cannot restrict the command with Landlock: {error}");
     }
-    if unix != "unix"
-        && let Err(error) = super::seccomp::deny_unix_sockets()
-    {
-        return format!("cannot refuse UNIX sockets to the command: {error}");
+    if let Err(error) = super::seccomp::deny_sockets(unix == "unix", network) {
+        return format!("cannot refuse UNIX or vsock sockets to the command: {error}");
     }
     let error = std::process::Command::new(program)
         .args(program_args)

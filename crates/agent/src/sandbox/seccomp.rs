@@ -3,8 +3,11 @@
 //! (Docker's in `~/.docker`, an SSH, GPG or password-manager agent's in the home folder), as
 //! Claude Code's sandbox runtime does. Stream and packet socket pairs (`socketpair`) still work:
 //! they reach no one outside; datagram pairs, which could `sendto` a socket on disk, and
-//! io_uring, which makes sockets without `socket`, are refused. Programs of another architecture (32-bit ones on x86-64) are stopped, since their
-//! system calls are numbered otherwise and the filter could not see theirs.
+//! io_uring, which makes sockets without `socket`, are refused. Without the network,
+//! `socket(AF_VSOCK, …)` fails too: a network namespace does not hold back sockets to the
+//! hypervisor's host (or, under WSL2, to Windows). Programs of another architecture (32-bit
+//! ones on x86-64) are stopped, since their system calls are numbered otherwise and the filter
+//! could not see theirs.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +18,9 @@ use seccompiler::{
 
 /// `AF_UNIX`, the same on every Linux architecture.
 const AF_UNIX: u64 = 1;
+/// `AF_VSOCK`: sockets to the hypervisor's host (and, under WSL2, to Windows), which no
+/// network namespace holds back.
+const AF_VSOCK: u64 = 40;
 /// `EPERM`, what the refused call returns.
 const EPERM: u32 = 1;
 
@@ -55,20 +61,44 @@ fn calls() -> Result<Calls, String> {
     }
 }
 
-/// Installs the filter on the calling thread (and what it starts). `no_new_privs` must be set
-/// already (Landlock's restriction sets it).
-pub fn deny_unix_sockets() -> Result<(), String> {
+/// Installs the filter on the calling thread (and what it starts): UNIX sockets refused unless
+/// `unix`, vsock sockets unless `network`; nothing when both are allowed. `no_new_privs` must
+/// be set already (Landlock's restriction sets it).
+pub fn deny_sockets(unix: bool, network: bool) -> Result<(), String> {
+    if unix && network {
+        return Ok(());
+    }
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|error| error.to_string())?;
     let text = |error: seccompiler::BackendError| error.to_string();
-    let unix = || SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, AF_UNIX);
+    let family = |family: u64| {
+        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, family)
+            .and_then(|condition| SeccompRule::new(vec![condition]))
+            .map_err(text)
+    };
     let calls = calls()?;
     let mut rules = BTreeMap::new();
-    for call in calls.socket {
-        rules.insert(
-            call,
-            vec![SeccompRule::new(vec![unix().map_err(text)?]).map_err(text)?],
-        );
+    let mut refused = Vec::new();
+    if !unix {
+        refused.push(AF_UNIX);
     }
+    if !network {
+        refused.push(AF_VSOCK);
+    }
+    for call in calls.socket {
+        let families = refused
+            .iter()
+            .map(|refused| family(*refused))
+            .collect::<Result<Vec<_>, _>>()?;
+        rules.insert(call, families);
+    }
+    // io_uring makes sockets without the `socket` call: refused whole.
+    for call in calls.io_uring {
+        rules.insert(call, vec![]);
+    }
+    if unix {
+        return install(rules, arch);
+    }
+    let unix = || SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, AF_UNIX);
     // A datagram pair can still `sendto` (or `connect`) any socket on disk: only stream and
     // packet pairs, which reach no one else.
     for call in calls.socketpair {
@@ -84,10 +114,13 @@ pub fn deny_unix_sockets() -> Result<(), String> {
             vec![SeccompRule::new(vec![unix().map_err(text)?, datagram]).map_err(text)?],
         );
     }
-    // io_uring makes sockets without the `socket` call: refused whole.
-    for call in calls.io_uring {
-        rules.insert(call, vec![]);
-    }
+    install(rules, arch)
+}
+
+/// Installs `rules` (each call refused with `EPERM` where a rule matches, or always where it
+/// has none).
+fn install(rules: BTreeMap<i64, Vec<SeccompRule>>, arch: TargetArch) -> Result<(), String> {
+    let text = |error: seccompiler::BackendError| error.to_string();
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,

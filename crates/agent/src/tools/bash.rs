@@ -68,8 +68,9 @@ pub const SECRET_VALUE_WORDS: [&str; 4] = ["authorization:", "bearer ", "basic "
 pub const SECRET_PREFIXES: [&str; 3] = ["PGPASS", "OP_SESSION_", "BW_SESSION"];
 /// Beginnings of values that are well-known tokens, whatever the variable is called: GitHub,
 /// GitLab, Slack, OpenAI and Anthropic, Stripe, Hugging Face, npm, PyPI, AWS access key ids,
-/// Google API keys, private keys in PEM.
-pub const SECRET_VALUE_PREFIXES: [&str; 22] = [
+/// Google API keys, private keys in PEM; AWS session key ids, Google OAuth access tokens,
+/// GitLab runner and deploy tokens, DigitalOcean, SendGrid, Shopify.
+pub const SECRET_VALUE_PREFIXES: [&str; 32] = [
     "squ_",
     "sqp_",
     "sqa_",
@@ -92,11 +93,23 @@ pub const SECRET_VALUE_PREFIXES: [&str; 22] = [
     "AKIA",
     "AIza",
     "-----BEGIN",
+    "ASIA",
+    "ya29.",
+    "glrt-",
+    "gldt-",
+    "glptt-",
+    "dop_v1_",
+    "doo_v1_",
+    "SG.",
+    "shpat_",
+    "shpss_",
 ];
 /// A value shorter than this is not taken for a token by its beginning (`sk-` alone is not one).
 const MIN_TOKEN_CHARS: usize = 16;
 /// Keys of `key=value` pairs that carry a credential in a value: libpq's connection strings
-/// (`host=db password=…`), URL queries (`?access_token=…`, Azure's `sig=`).
+/// (`host=db password=…`), URL queries (`?access_token=…`, Azure's `sig=`); also any key
+/// ending in one of [`SECRET_KEY_ENDINGS`] (Azure's `AccountKey=`, `SharedAccessKey=`), and
+/// the same keys quoted in JSON (`"password": "…"`).
 pub const SECRET_VALUE_KEYS: [&str; 13] = [
     "password",
     "passwd",
@@ -112,6 +125,8 @@ pub const SECRET_VALUE_KEYS: [&str; 13] = [
     "client_secret",
     "sig",
 ];
+/// Endings of a pair's key (compared without case) that make its value a credential.
+pub const SECRET_KEY_ENDINGS: [&str; 5] = ["key", "password", "secret", "token", "signature"];
 /// URLs whose path is the credential: chat webhooks.
 pub const SECRET_URL_PARTS: [&str; 3] = [
     "hooks.slack.com/services/",
@@ -159,7 +174,8 @@ pub fn is_secret(name: &str) -> bool {
 /// (`postgres://user:pw@host/db`) or a token for its user, a well-known token or a JWT, a
 /// `password=…` pair (libpq, a URL's query), a chat webhook.
 pub fn carries_secret(value: &str) -> bool {
-    let value = value.trim();
+    // Quotes kept from an env file (`"postgres://…"`) are not part of the value.
+    let value = value.trim().trim_matches(['"', '\'']);
     let token = |text: &str| {
         text.chars().count() >= MIN_TOKEN_CHARS
             && (SECRET_VALUE_PREFIXES
@@ -175,34 +191,53 @@ pub fn carries_secret(value: &str) -> bool {
     if header || token(value) || SECRET_URL_PARTS.iter().any(|part| value.contains(part)) {
         return true;
     }
-    let parts = || value.split([' ', ',', ';', '\n', '\t']);
+    // Words of the value: a list, a connection string, JSON (its quotes and brackets).
+    let parts = || {
+        value
+            .split([
+                ' ', ',', ';', '\n', '\t', '"', '\'', '{', '}', '[', ']', '(', ')', '<', '>',
+            ])
+            .filter(|part| !part.is_empty())
+    };
+    let secret_key = |key: &str| {
+        let key = key.to_ascii_lowercase();
+        SECRET_VALUE_KEYS.contains(&key.as_str())
+            || SECRET_KEY_ENDINGS
+                .iter()
+                .any(|ending| key.ends_with(ending))
+    };
     // `key=value` pairs, alone or in a URL's query.
     let pair = parts()
         .flat_map(|part| part.split(['?', '&']))
         .filter_map(|pair| pair.split_once('='))
-        .any(|(key, secret)| {
-            !secret.is_empty()
-                && SECRET_VALUE_KEYS
-                    .iter()
-                    .any(|word| key.eq_ignore_ascii_case(word))
-        });
-    // Any URL in the value (a list of them too) with a password, or a token, in its user part.
-    pair || parts().any(|part| {
-        part.split_once("://").is_some_and(|(scheme, rest)| {
-            !scheme.is_empty()
-                && scheme
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+        .any(|(key, secret)| !secret.is_empty() && secret_key(key));
+    // JSON's `"password": "…"`: a secret key quoted, then a colon and a value.
+    let quoted = value.split('"').collect::<Vec<_>>();
+    let json = quoted
+        .windows(3)
+        .any(|window| secret_key(window[0]) && window[1].trim() == ":" && !window[2].is_empty());
+    // Any URL in the value (a list of them too) with a password, or a token, in its user part;
+    // a proxy's `user:password@host` without a scheme too.
+    pair || json
+        || parts().any(|part| {
+            let (scheme, rest) = part.split_once("://").unwrap_or(("", part));
+            let scheme_ok = scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-' | ':'));
+            scheme_ok
                 && rest
                     .split(['/', '?', '#'])
                     .next()
                     .and_then(|authority| authority.rsplit_once('@'))
-                    .is_some_and(|(user, _)| match user.split_once(':') {
-                        Some((_, password)) => !password.is_empty(),
-                        None => token(user) || user.chars().count() >= MIN_URL_TOKEN_CHARS,
+                    .is_some_and(|(user, host)| match user.split_once(':') {
+                        Some((_, password)) => !password.is_empty() && !host.is_empty(),
+                        // Without a scheme, `name@host` is an address, not a credential.
+                        None => {
+                            !scheme.is_empty()
+                                && (token(user) || user.chars().count() >= MIN_URL_TOKEN_CHARS)
+                        }
                     })
         })
-    })
 }
 
 /// Whether a variable is kept from commands: by its name or its value, unless the user's config
@@ -594,6 +629,19 @@ mod tests {
             "Authorization: Bearer abc",
             "Bearer abc.def",
             "squ_0123456789abcdef0123",
+            // Found by the fourth review.
+            "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=c2VjcmV0;EndpointSuffix=x",
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=c2Vj",
+            "\"postgres://app:hunter2@db/prod\"",
+            "jdbc:mysql://app:hunter3@db/prod",
+            r#"{"db":[{"credentials":{"uri":"postgres://u:hunter4@h/db","password":"hunter4"}}]}"#,
+            r#"{"password" : "hunter4"}"#,
+            "user:hunter5@proxy:3128",
+            "ASIAABCDEFGHIJKLMNOP",
+            "ya29.a0AfH6SMBabcdefghijklmnop",
+            "glrt-abcdefghijklmnopqrst",
+            "dop_v1_0123456789abcdef0123",
+            "SG.abcdefghijklmnopqrstuv.wxyz",
         ] {
             assert!(carries_secret(value), "{value}");
         }
@@ -603,6 +651,12 @@ mod tests {
             "https://example.com/?page=2",
             "en_US.UTF-8",
             "-R",
+            "git@github.com:org/repo.git",
+            "me@example.com",
+            r#"{"user": "me", "keyboard": "us"}"#,
+            "http://proxy:3128",
+            "LESS=-R",
+            "/home/me:/opt/bin",
         ] {
             assert!(!carries_secret(value), "{value}");
         }

@@ -154,6 +154,7 @@ impl SandboxSettings {
             own: [user_config_dir(), user_data_dir(), user_cache_dir()]
                 .into_iter()
                 .flatten()
+                .chain(user_code_config())
                 .collect(),
             home: env::path(env::HOME).filter(|home| home.is_absolute()),
             state: user_cache_dir().map(|dir| dir.join("sandbox")),
@@ -198,6 +199,38 @@ pub fn user_config_dir() -> Option<PathBuf> {
         .filter(|path| path.is_absolute())
         .or_else(|| env::path(env::HOME).map(|home| home.join(".config")))
         .map(|dir| dir.join("skillet"))
+}
+
+/// The folders of the user's configuration that run code (git's config and attributes, shells'
+/// and the session's startup files, direnv's), wherever `XDG_CONFIG_HOME` puts them, and the
+/// file `GIT_CONFIG_GLOBAL` names when there is one: kept from commands nobody reviewed like
+/// skillet's own folders, when they lie in a folder commands may write (a dotfiles repository
+/// as the working directory).
+pub const USER_CODE_CONFIG: [&str; 7] = [
+    "git",
+    "fish",
+    "nushell",
+    "direnv",
+    "environment.d",
+    "autostart",
+    "systemd",
+];
+
+fn user_code_config() -> Vec<PathBuf> {
+    let config = env::path(env::XDG_CONFIG_HOME)
+        .filter(|path| path.is_absolute())
+        .or_else(|| env::path(env::HOME).map(|home| home.join(".config")));
+    let mut folders: Vec<PathBuf> = config
+        .map(|config| {
+            USER_CODE_CONFIG
+                .iter()
+                .map(|name| config.join(name))
+                .collect()
+        })
+        .unwrap_or_default();
+    folders
+        .extend(env::path("GIT_CONFIG_GLOBAL").filter(|file| file.is_absolute() && file.is_file()));
+    folders
 }
 
 /// `$XDG_DATA_HOME/skillet`, else `~/.local/share/skillet`.

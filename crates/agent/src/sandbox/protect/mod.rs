@@ -25,7 +25,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Names protected at the top of the working directory: folders and files other tools (and
 /// skillet's next session) read as instructions or run.
-pub const PROTECTED_TOP_NAMES: [&str; 29] = [
+pub const PROTECTED_TOP_NAMES: [&str; 54] = [
     ".git",
     ".gitmodules",
     ".envrc",
@@ -46,16 +46,44 @@ pub const PROTECTED_TOP_NAMES: [&str; 29] = [
     ".cursorrules",
     ".windsurfrules",
     ".continue",
+    "opencode.json",
+    "opencode.jsonc",
+    ".crush.json",
+    "crush.json",
+    ".aider.conf.yml",
+    ".kiro",
+    ".roo",
+    ".windsurf",
+    ".clinerules",
+    // GitHub Copilot's instructions, prompts and skills (`.github/workflows` run elsewhere).
+    ".github/copilot-instructions.md",
+    ".github/instructions",
+    ".github/prompts",
+    ".github/skills",
+    // Version control other than git: Mercurial's and Jujutsu's config runs hooks.
+    ".hg",
+    ".jj",
     // Tools that run the project's settings in the user's shell: mise's hooks and sourced
     // files on `cd`, yarn's `yarnPath` on any `yarn`.
     "mise.toml",
     ".mise.toml",
+    "mise.local.toml",
+    ".mise.local.toml",
+    ".config/mise",
     ".yarnrc.yml",
     // Hook managers: what git's hooks run (husky's `.husky/_` sources `.husky/*`).
     ".husky",
     ".pre-commit-config.yaml",
     "lefthook.yml",
     ".lefthook.yml",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
+    "lefthook.yaml",
+    "lefthook-local.yaml",
+    // husky 4's settings.
+    ".huskyrc",
+    ".huskyrc.json",
+    ".huskyrc.js",
     // Editors' folders: tasks that run when the folder is opened.
     ".vscode",
     ".idea",
@@ -67,9 +95,11 @@ pub const PROTECTED_TOP_NAMES: [&str; 29] = [
 pub const MAX_HOME_ENTRIES: usize = 10_000;
 
 pub(in crate::sandbox) mod git;
+mod hardlinks;
 mod nested;
 
 pub use git::{GIT_CONFIG_TIMEOUT, MAX_GIT_MODULES};
+pub use hardlinks::MAX_PROTECTED_ENTRIES;
 pub use nested::{MAX_NESTED_FOLDERS, MAX_NESTED_READ_ONLY, MAX_NESTED_REPOSITORIES};
 
 /// What a placeholder is.
@@ -247,6 +277,12 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
     all_writable.extend(layout.git_writable.iter().cloned());
     for (path, placeholder) in wanted {
         place(&path, placeholder, &all_writable, &mut layout);
+    }
+    // A protected file with another name in a writable folder: no writable folder at all.
+    let shared = hardlinks::shared(&layout.read_only, &all_writable, &layout.reopened);
+    layout.incomplete.extend(hardlinks::told(&shared));
+    if !shared.files.is_empty() {
+        layout.read_only.extend(all_writable.iter().cloned());
     }
     settle(&mut layout, &all_writable);
     layout
@@ -500,7 +536,7 @@ const MAX_ENVRC_BYTES: u64 = 64 * 1024;
 /// What the `.envrc` in `cwd` has direnv read besides itself, which direnv's `allow` does not
 /// cover (it pins `.envrc` alone): `source_env`/`source_env_if_exists` and plain `source`/`.`
 /// files, `dotenv` files
-/// (`.env` by default), and `use flake`/`use nix`'s Nix files. A `PATH_add` folder is not:
+/// (`.env` by default), `use flake`/`use nix`'s Nix files and `use devenv`'s. A `PATH_add` folder is not:
 /// builds write there (see docs/sandbox.md's limits).
 pub(in crate::sandbox) fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
     let Some(bytes) = top_file(cwd, ".envrc", MAX_ENVRC_BYTES) else {
@@ -555,6 +591,17 @@ pub(in crate::sandbox) fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
                     for file in rest.iter().skip(1).filter(|word| !word.starts_with('-')) {
                         add(&mut found, file);
                     }
+                }
+            }
+            // devenv's files: its shell hook runs on `cd`.
+            "use" if rest.first().map(String::as_str) == Some("devenv") => {
+                for name in [
+                    "devenv.nix",
+                    "devenv.yaml",
+                    "devenv.lock",
+                    "devenv.local.nix",
+                ] {
+                    add(&mut found, name);
                 }
             }
             _ => {}

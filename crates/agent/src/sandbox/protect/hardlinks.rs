@@ -1,0 +1,127 @@
+//! Protected files with another name. A read-only mount keeps a path from being written, not
+//! the file behind it: a file in a writable folder that is a hard link to a protected one
+//! (`ln .git/config notes.txt`, shipped by an archive) would let a command change the protected
+//! file through the writable name. No mount can pin a name that is not known, and finding it
+//! would mean walking every writable folder; so where a protected file has more than one name,
+//! the command gets no writable folder at all (fail closed), and the user is told which file
+//! and how to give it one name again.
+//!
+//! Hard links from a writable folder to files elsewhere (a package manager's store that pnpm or
+//! uv links into `node_modules` or `.venv`) are not caught: see docs/sandbox.md's limits.
+
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+
+/// The most entries of protected folders (inside writable ones) looked at for files with
+/// another name; past it, the rest are not looked at, and the user is told.
+pub const MAX_PROTECTED_ENTRIES: usize = 20_000;
+
+/// What the look found.
+#[derive(Debug, Default)]
+pub struct Shared {
+    /// Protected files with another name (at most a few are kept, to name them).
+    pub files: Vec<PathBuf>,
+    /// Whether [`MAX_PROTECTED_ENTRIES`] stopped the look.
+    pub overflow: bool,
+}
+
+/// The regular files among `read_only` (and beneath its folders, but for those bound writable
+/// again: `reopened`) that lie in a writable folder and have more than one name.
+pub fn shared(read_only: &[PathBuf], writable: &[PathBuf], reopened: &[PathBuf]) -> Shared {
+    let mut found = Shared::default();
+    let mut budget = MAX_PROTECTED_ENTRIES;
+    for path in read_only {
+        if writable.iter().any(|root| path.starts_with(root)) {
+            look(path, reopened, &mut budget, &mut found);
+        }
+    }
+    found
+}
+
+fn look(path: &Path, reopened: &[PathBuf], budget: &mut usize, found: &mut Shared) {
+    if reopened.iter().any(|open| open == path) {
+        return;
+    }
+    if *budget == 0 {
+        found.overflow = true;
+        return;
+    }
+    *budget -= 1;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    if meta.is_file() && meta.nlink() > 1 {
+        if found.files.len() < 3 {
+            found.files.push(path.to_path_buf());
+        } else {
+            found.files.truncate(3);
+        }
+        return;
+    }
+    if meta.is_dir()
+        && let Ok(entries) = std::fs::read_dir(path)
+    {
+        for entry in entries.flatten() {
+            look(&entry.path(), reopened, budget, found);
+            if found.overflow {
+                return;
+            }
+        }
+    }
+}
+
+/// What the user is told about `found`, when there is anything to tell.
+pub fn told(found: &Shared) -> Vec<String> {
+    let mut said = Vec::new();
+    if let Some(first) = found.files.first() {
+        let names: Vec<String> = found
+            .files
+            .iter()
+            .map(|file| file.display().to_string())
+            .collect();
+        said.push(format!(
+            "{} has another name (a hard link), through which a command could change it: commands nobody reviewed write nowhere until it has one name\n  hint: `find . -samefile {}` finds the other; `cp -p FILE FILE.new && mv FILE.new FILE` gives it one",
+            names.join(", "),
+            first.display()
+        ));
+    }
+    if found.overflow {
+        said.push(format!(
+            "protected folders hold more than {MAX_PROTECTED_ENTRIES} entries: the rest were not checked for files with another name (a hard link)"
+        ));
+    }
+    said
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_protected_file_with_another_name_is_found_only_in_a_writable_folder() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        let read_only = [root.join(".git/config"), root.join(".git/hooks")];
+        let writable = [root.clone()];
+        assert!(shared(&read_only, &writable, &[]).files.is_empty());
+        std::fs::hard_link(root.join(".git/hooks/pre-commit"), root.join("notes.txt")).unwrap();
+        let found = shared(&read_only, &writable, &[]);
+        assert_eq!(found.files, [root.join(".git/hooks/pre-commit")]);
+        assert!(told(&found)[0].contains("has another name"));
+        // Outside every writable folder, a mount keeps it read-only whatever its names.
+        assert!(
+            shared(&read_only, &[root.join("elsewhere")], &[])
+                .files
+                .is_empty()
+        );
+        // Nor in a folder bound writable again.
+        assert!(
+            shared(&[root.join(".git")], &writable, &[root.join(".git/hooks")])
+                .files
+                .is_empty()
+        );
+    }
+}

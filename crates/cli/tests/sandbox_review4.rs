@@ -1,0 +1,200 @@
+//! The fourth review of the sandbox: a hostile repository and a misled model (tool calls
+//! scripted on the strict mock provider) against `skillet run --yes`, each case a way a red
+//! team found to change, later, what runs outside the sandbox, or to read a credential.
+
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+mod common;
+
+use std::process::Command as StdCommand;
+
+use common::Sandbox;
+use common::escapes::{API_KEY, assert_not_pwned, attack, attack_with, namespaces, repository};
+
+#[test]
+fn a_protected_file_with_another_name_leaves_commands_nothing_to_write() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // An archive can ship a hard link: `notes.txt` is `.git/config` under another name.
+    let config = sandbox.project.join(".git/config");
+    let before = std::fs::read_to_string(&config).unwrap();
+    std::fs::hard_link(&config, sandbox.project.join("notes.txt")).unwrap();
+    let results = attack(
+        &sandbox,
+        &[
+            "printf '[core]\\n\\tfsmonitor = \"touch PWNED\"\\n' >> notes.txt; echo x > other.txt; echo end",
+        ],
+    );
+    assert!(
+        results[0].contains("Read-only file system"),
+        "{}",
+        results[0]
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
+    assert!(!sandbox.project.join("other.txt").exists());
+    assert_not_pwned(&sandbox);
+}
+
+#[test]
+fn other_tools_settings_that_run_code_are_read_only() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    std::fs::write(sandbox.project.join(".envrc"), "use devenv\n").unwrap();
+    let names = [
+        "lefthook-local.yml",
+        ".lefthook-local.yml",
+        "lefthook.yaml",
+        "opencode.json",
+        ".crush.json",
+        ".aider.conf.yml",
+        ".huskyrc",
+        "mise.local.toml",
+        ".clinerules",
+        "devenv.nix",
+        "devenv.yaml",
+    ];
+    let writes: Vec<String> = names
+        .iter()
+        .map(|name| format!("echo x > {name} 2>/dev/null || echo refused {name}"))
+        .collect();
+    let results = attack(
+        &sandbox,
+        &[
+            &writes.join("; "),
+            "mkdir -p .hg .github/prompts 2>&1; printf '[hooks]\\npre-status = touch PWNED\\n' >> .hg/hgrc 2>&1; echo x > .github/copilot-instructions.md 2>&1; echo x > .github/prompts/p.md 2>&1; echo end",
+        ],
+    );
+    for name in names {
+        assert!(
+            results[0].contains(&format!("refused {name}")),
+            "{name}: {}",
+            results[0]
+        );
+        assert!(!sandbox.project.join(name).exists(), "{name}");
+    }
+    assert!(!sandbox.project.join(".hg/hgrc").exists(), "{}", results[1]);
+    assert!(
+        !sandbox
+            .project
+            .join(".github/copilot-instructions.md")
+            .exists()
+    );
+    assert!(!sandbox.project.join(".github/prompts/p.md").exists());
+    assert_not_pwned(&sandbox);
+}
+
+#[test]
+fn credentials_in_other_shapes_do_not_reach_commands() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let secrets = [
+        (
+            "AZURE_STORAGE_CONNECTION_STRING",
+            "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=hunter1azure",
+        ),
+        (
+            "SERVICEBUS",
+            "Endpoint=sb://ns/;SharedAccessKeyName=k;SharedAccessKey=hunter1bus",
+        ),
+        ("DATABASE_URL", "\"postgres://app:hunter2quoted@db/prod\""),
+        ("JDBC_URL", "jdbc:mysql://app:hunter3jdbc@db/prod"),
+        (
+            "VCAP_SERVICES",
+            r#"{"pg":[{"credentials":{"uri":"postgres://u:hunter4vcap@h/db","password":"hunter4vcap"}}]}"#,
+        ),
+        ("CORP_PROXY", "user:hunter5proxy@proxy:3128"),
+        ("AWS_SESSION_ID", "ASIAHUNTER6SESSION00"),
+        ("GOOGLE_ACCESS", "ya29.hunter7googleaccess"),
+        ("RUNNER", "glrt-hunter8runnertoken"),
+        ("DO_ACCESS", "dop_v1_hunter9digitalocean"),
+        ("MAILER", "SG.hunter10sendgrid.abcdef"),
+    ];
+    let results = attack_with(&sandbox, &["env"], &secrets);
+    for (name, value) in secrets {
+        let secret: String = value.chars().filter(char::is_ascii_alphanumeric).collect();
+        assert!(
+            !results[0].contains(name),
+            "{name} reached the command: {}",
+            results[0]
+        );
+        assert!(!results[0].contains(&secret[secret.len() - 8..]), "{name}");
+    }
+    // Ordinary values still pass.
+    assert!(results[0].contains("HOME="), "{}", results[0]);
+    let _ = API_KEY;
+}
+
+#[test]
+fn no_vsock_without_the_network() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let probe = "import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM); print('made')";
+    let host = StdCommand::new("python3")
+        .args(["-c", probe])
+        .output()
+        .unwrap();
+    if !String::from_utf8_lossy(&host.stdout).contains("made") {
+        skillet_test_support::skip("this machine makes no vsock socket, so none can be refused");
+        return;
+    }
+    let config = sandbox.home.join(".config/skillet");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("skillet.toml"), "[sandbox]\nnetwork = false\n").unwrap();
+    let results = attack(
+        &sandbox,
+        &[&format!("python3 -c \"{probe}\" 2>&1 | tail -1")],
+    );
+    assert!(!results[0].contains("made"), "{}", results[0]);
+    assert!(
+        results[0].contains("PermissionError") || results[0].contains("not permitted"),
+        "{}",
+        results[0]
+    );
+}
+
+#[test]
+fn the_users_git_config_in_the_working_directory_is_read_only() {
+    // A dotfiles repository as the working directory, with the user's configuration in it.
+    let sandbox = Sandbox::empty();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let config = sandbox.project.join("config");
+    std::fs::create_dir_all(config.join("git")).unwrap();
+    std::fs::write(config.join("git/config"), "[user]\n\tname = me\n").unwrap();
+    let global = sandbox.project.join("gitconfig");
+    std::fs::write(&global, "[user]\n\tname = me\n").unwrap();
+    let results = attack_with(
+        &sandbox,
+        &[
+            "printf '[core]\\n\\tfsmonitor = \"touch PWNED\"\\n' >> config/git/config 2>&1; printf '[alias]\\n\\tst = !touch PWNED\\n' >> gitconfig 2>&1; mkdir -p config/fish 2>&1; echo end",
+        ],
+        &[
+            ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+            ("GIT_CONFIG_GLOBAL", global.to_str().unwrap()),
+        ],
+    );
+    assert!(
+        results[0].contains("Read-only file system"),
+        "{}",
+        results[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(config.join("git/config")).unwrap(),
+        "[user]\n\tname = me\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&global).unwrap(),
+        "[user]\n\tname = me\n"
+    );
+    assert!(!config.join("fish").exists());
+}
