@@ -198,3 +198,102 @@ fn the_users_git_config_in_the_working_directory_is_read_only() {
     );
     assert!(!config.join("fish").exists());
 }
+
+#[test]
+fn a_rewritten_object_is_removed_and_packs_stay_as_they_were() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let git = |args: &[&str]| {
+        let out = common::escapes::git(&sandbox.project, args);
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    // A hook on another branch, as a loose object; the rest packed.
+    git(&["checkout", "-q", "-b", "feat"]);
+    std::fs::create_dir_all(sandbox.project.join(".githooks")).unwrap();
+    std::fs::write(
+        sandbox.project.join(".githooks/pre-commit"),
+        "#!/bin/sh\necho lint\n",
+    )
+    .unwrap();
+    git(&["add", ".githooks"]);
+    git(&["commit", "-q", "-m", "hooks"]);
+    git(&["checkout", "-q", "main"]);
+    let blob = git(&["rev-parse", "feat:.githooks/pre-commit"]);
+    git(&["repack", "-q", "-a", "-d"]);
+    // A loose copy of the blob, so a command can reach its file.
+    git(&["cat-file", "blob", &blob]);
+    let path = format!(".git/objects/{}/{}", &blob[..2], &blob[2..]);
+    let loose = StdCommand::new("sh")
+        .args(["-c", &format!("git cat-file blob {blob} | git hash-object -w --stdin --literally -t blob >/dev/null; ls {path}")])
+        .current_dir(&sandbox.project)
+        .output()
+        .unwrap();
+    // (Git keeps a packed object packed; write the loose file ourselves when it did not.)
+    if !sandbox.project.join(&path).exists() {
+        let script = format!(
+            "import zlib; d=open('/dev/stdin','rb').read(); open('{path}','wb').write(zlib.compress(b'blob %d\\0' % len(d) + d))"
+        );
+        std::fs::create_dir_all(sandbox.project.join(&path).parent().unwrap()).unwrap();
+        let out = StdCommand::new("sh")
+            .args([
+                "-c",
+                &format!("git cat-file blob {blob} | python3 -c \"{script}\""),
+            ])
+            .current_dir(&sandbox.project)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?} {loose:?}");
+    }
+    let poison = format!(
+        "chmod u+w {path}; python3 -c \"import zlib; p=b'#!/bin/sh\\ntouch PWNED\\n'; open('{path}','wb').write(zlib.compress(b'blob %d\\0' % len(p) + p))\" && echo rewrote"
+    );
+    let results = attack(
+        &sandbox,
+        &[
+            &poison,
+            "mkdir -p /tmp/away; mv .git/objects/pack/*.pack /tmp/away/ 2>&1; echo x > .git/objects/info/alternates 2>&1; echo end",
+        ],
+    );
+    assert!(results[0].contains("rewrote"), "{}", results[0]);
+    assert!(
+        results[1].contains("Read-only file system"),
+        "{}",
+        results[1]
+    );
+    // The rewritten object is gone; the packed one, untouched, is what git reads.
+    assert_eq!(git(&["cat-file", "blob", &blob]), "#!/bin/sh\necho lint");
+    assert!(
+        !sandbox
+            .project
+            .join(".git/objects/info/alternates")
+            .exists()
+    );
+    assert_not_pwned(&sandbox);
+}
+
+#[test]
+fn a_fetch_keeps_its_objects_loose_and_works() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // Another repository with more objects than git unpacks by default (100), where the
+    // command can read it (its `/tmp` is its own).
+    let other = sandbox.project.join("upstream");
+    std::fs::create_dir_all(&other).unwrap();
+    common::escapes::git(&other, &["init", "-q", "-b", "main"]);
+    for index in 0..150 {
+        std::fs::write(other.join(format!("f{index}.txt")), format!("{index}\n")).unwrap();
+    }
+    common::escapes::git(&other, &["add", "."]);
+    common::escapes::git(&other, &["commit", "-q", "-m", "many"]);
+    let results = attack(
+        &sandbox,
+        &[
+            "git fetch -q ./upstream main:theirs 2>&1 | grep -v gitmodules; git log --oneline theirs | wc -l",
+        ],
+    );
+    assert!(results[0].trim().ends_with('1'), "{}", results[0]);
+}

@@ -20,6 +20,8 @@
 //! - **A link or FIFO planted in git's directory** ([`super::planted`]): removed, and said.
 //! - **Protected paths staged in the index** (the work tree's files there are read-only to the
 //!   command, so the index differing from them is the command's doing): told.
+//! - **A loose object whose content is not what its name says** ([`super::objects`]): removed,
+//!   and said.
 //!
 //! Otherwise nothing is undone: what the command left is the user's to look at, with the
 //! command that shows it and the one that drops it.
@@ -51,6 +53,9 @@ struct Repository {
     extra: Vec<String>,
     /// The index's entries at protected paths before the command (none: git could not say).
     index_entries: Option<Vec<String>>,
+    /// When the command was about to start: loose objects changed since are checked
+    /// ([`super::objects`]).
+    started: std::time::SystemTime,
 }
 
 /// What was there before a command, to compare with after it.
@@ -96,6 +101,7 @@ impl Aftermath {
                 refs,
                 extra,
                 index_entries,
+                started: std::time::SystemTime::now(),
             })
         });
         Self { links, repository }
@@ -119,6 +125,11 @@ impl Aftermath {
         findings.extend(super::planted::remove_new(
             &repository.planted,
             &super::planted::walk(&repository.git_dir, &repository.common_dir),
+        ));
+        #[cfg(target_os = "linux")]
+        findings.extend(super::objects::verify_since(
+            &repository.common_dir.join("objects"),
+            repository.started,
         ));
         findings.extend(super::moved_refs::findings(
             (

@@ -33,6 +33,8 @@ pub mod moved_refs;
 #[cfg(target_os = "linux")]
 mod namespace;
 #[cfg(target_os = "linux")]
+pub mod objects;
+#[cfg(target_os = "linux")]
 mod placeholders;
 #[cfg(unix)]
 pub mod planted;
@@ -259,7 +261,21 @@ pub struct Launch {
     links: Vec<(PathBuf, PathBuf)>,
     /// What the layout could not look into ([`protect::Layout::incomplete`]).
     incomplete: Vec<String>,
+    /// Whether git's packs are read-only to the command ([`GIT_LOOSE_SETTINGS`] then apply).
+    packs_read_only: bool,
 }
+
+/// Git's settings for a command whose object store takes only loose objects (its packs are
+/// read-only): no automatic repacking, and fetched objects kept loose rather than in a pack,
+/// so `git commit` and `git pull` work and `git gc` is left to the user. Given as
+/// `GIT_CONFIG_PARAMETERS` (what `git -c` passes on), after any the user's environment holds.
+pub const GIT_LOOSE_SETTINGS: [&str; 5] = [
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "fetch.unpackLimit=2147483647",
+    "transfer.unpackLimit=2147483647",
+    "fetch.writeCommitGraph=false",
+];
 
 impl Launch {
     /// Prepares a command in `cwd`. `protect` holds the skill roots to protect when nobody
@@ -281,6 +297,7 @@ impl Launch {
             placeholders: None,
             links: Vec::new(),
             incomplete: Vec::new(),
+            packs_read_only: false,
         };
         #[cfg(target_os = "linux")]
         if let Mechanism::Namespaces(bwrap) = &launch.mechanism {
@@ -298,6 +315,7 @@ impl Launch {
             let layout = protect
                 .map(|roots| protect::layout_for(&workspaces, &writable, &policy.guarded(roots)));
             if let Some(layout) = &layout {
+                launch.packs_read_only = true;
                 launch.links.clone_from(&layout.links);
                 launch.incomplete.clone_from(&layout.incomplete);
                 launch.placeholders = Some(placeholders::Made::create(
@@ -347,14 +365,25 @@ impl Launch {
 
     /// A command running `program` in the sandbox; add its arguments, environment and stdio.
     pub fn command(&self, program: &str) -> tokio::process::Command {
-        match self.prefix.split_first() {
+        let mut command = match self.prefix.split_first() {
             Some((bwrap, args)) => {
                 let mut command = tokio::process::Command::new(bwrap);
                 command.args(args).arg(program);
                 command
             }
             None => tokio::process::Command::new(program),
+        };
+        if self.packs_read_only {
+            let mut parameters = std::env::var_os("GIT_CONFIG_PARAMETERS").unwrap_or_default();
+            for setting in GIT_LOOSE_SETTINGS {
+                if !parameters.is_empty() {
+                    parameters.push(" ");
+                }
+                parameters.push(format!("'{setting}'"));
+            }
+            command.env("GIT_CONFIG_PARAMETERS", parameters);
         }
+        command
     }
 
     /// Starts `command` (from [`Launch::command`]). A sandbox that the kernel supports but that
@@ -407,6 +436,7 @@ pub async fn spawn_landlocked(
         placeholders: None,
         links: Vec::new(),
         incomplete: Vec::new(),
+        packs_read_only: false,
     };
     launch.spawn(command).await
 }

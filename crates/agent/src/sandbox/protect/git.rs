@@ -248,13 +248,26 @@ fn subfolders(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The protected entries of the git directory `dir`: its config files and hooks.
+/// The protected entries of the git directory `dir`: its config files and hooks, and where it
+/// holds an object store, the store's packs and `info` (alternates, the commit graph). Loose
+/// objects stay writable, so commits work; what a command writes there is checked against
+/// the names git gives them ([`crate::sandbox::objects`]).
 pub(super) fn protected_entries(dir: &Path) -> impl Iterator<Item = (PathBuf, Placeholder)> + '_ {
+    let store = dir.join("objects");
+    let packs = store
+        .is_dir()
+        .then(|| OBJECT_STORE_PROTECTED.map(|name| (store.join(name), Placeholder::Folder)));
     GIT_DIR_FILES
         .iter()
         .map(move |name| (dir.join(name), git_placeholder(name)))
         .chain(std::iter::once((dir.join("hooks"), Placeholder::Folder)))
+        .chain(packs.into_iter().flatten())
 }
+
+/// The folders of an object store that no command nobody reviewed writes: packs (a pack with
+/// other content for an object's name, or one removed to bring out a loose copy), and `info`
+/// (`alternates`, which would take objects from elsewhere). Git commits write loose objects.
+pub const OBJECT_STORE_PROTECTED: [&str; 2] = ["pack", "info"];
 
 /// A placeholder git reads as harmless: an empty config, and a `commondir` of `.` (the git
 /// directory itself; an empty one stops git).

@@ -12,7 +12,8 @@
 //!   its common directory (`commondir`, for linked worktrees): `config`, `config.worktree`,
 //!   `hooks`, `commondir`, the config and hooks of submodules (`modules/…`), the gitfiles of
 //!   submodules' work trees, `core.hooksPath` and every `include.path` (`includeIf` too) that
-//!   git reads. Objects, refs, the index and logs stay writable, so commits work.
+//!   git reads; the object store's packs and `info`. Loose objects, refs, the index and logs
+//!   stay writable, so commits work.
 //! - The skill roots the session protects, where they lie inside a writable folder.
 //!
 //! A protected path that does not exist yet gets a placeholder at its first missing component
