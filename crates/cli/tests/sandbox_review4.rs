@@ -222,30 +222,23 @@ fn a_rewritten_object_is_removed_and_packs_stay_as_they_were() {
     git(&["checkout", "-q", "main"]);
     let blob = git(&["rev-parse", "feat:.githooks/pre-commit"]);
     git(&["repack", "-q", "-a", "-d"]);
-    // A loose copy of the blob, so a command can reach its file.
-    git(&["cat-file", "blob", &blob]);
+    // A loose copy of the packed blob (git keeps a packed object packed, so it is written
+    // here), as a repository has after a fetch: a file a command can reach.
     let path = format!(".git/objects/{}/{}", &blob[..2], &blob[2..]);
-    let loose = StdCommand::new("sh")
-        .args(["-c", &format!("git cat-file blob {blob} | git hash-object -w --stdin --literally -t blob >/dev/null; ls {path}")])
+    std::fs::create_dir_all(sandbox.project.join(&path).parent().unwrap()).unwrap();
+    let script = format!(
+        "import zlib,sys; d=sys.stdin.buffer.read(); open('{path}','wb').write(zlib.compress(b'blob %d\\0' % len(d) + d))"
+    );
+    let out = StdCommand::new("sh")
+        .args([
+            "-c",
+            &format!("git cat-file blob {blob} | python3 -c \"{script}\""),
+        ])
         .current_dir(&sandbox.project)
         .output()
         .unwrap();
-    // (Git keeps a packed object packed; write the loose file ourselves when it did not.)
-    if !sandbox.project.join(&path).exists() {
-        let script = format!(
-            "import zlib; d=open('/dev/stdin','rb').read(); open('{path}','wb').write(zlib.compress(b'blob %d\\0' % len(d) + d))"
-        );
-        std::fs::create_dir_all(sandbox.project.join(&path).parent().unwrap()).unwrap();
-        let out = StdCommand::new("sh")
-            .args([
-                "-c",
-                &format!("git cat-file blob {blob} | python3 -c \"{script}\""),
-            ])
-            .current_dir(&sandbox.project)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?} {loose:?}");
-    }
+    assert!(out.status.success(), "{out:?}");
+    assert!(sandbox.project.join(&path).exists());
     let poison = format!(
         "chmod u+w {path}; python3 -c \"import zlib; p=b'#!/bin/sh\\ntouch PWNED\\n'; open('{path}','wb').write(zlib.compress(b'blob %d\\0' % len(p) + p))\" && echo rewrote"
     );
