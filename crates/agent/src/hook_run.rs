@@ -53,6 +53,7 @@ pub(crate) async fn run_hook(
             shell.env_remove(&name);
         }
     }
+    shell.envs(launch.git_settings(&context.sandbox.pass_env));
     #[cfg(unix)]
     shell.process_group(0);
     let mut child = launch

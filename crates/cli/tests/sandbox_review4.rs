@@ -57,6 +57,9 @@ fn other_tools_settings_that_run_code_are_read_only() {
         ".clinerules",
         "devenv.nix",
         "devenv.yaml",
+        ".devcontainer.json",
+        "QWEN.md",
+        ".goosehints",
     ];
     let writes: Vec<String> = names
         .iter()
@@ -66,7 +69,7 @@ fn other_tools_settings_that_run_code_are_read_only() {
         &sandbox,
         &[
             &writes.join("; "),
-            "mkdir -p .hg .github/prompts 2>&1; printf '[hooks]\\npre-status = touch PWNED\\n' >> .hg/hgrc 2>&1; echo x > .github/copilot-instructions.md 2>&1; echo x > .github/prompts/p.md 2>&1; echo end",
+            "mkdir -p .hg .github/prompts .github/hooks .devcontainer 2>&1; echo '{}' > .github/hooks/h.json 2>&1; echo '{}' > .devcontainer/devcontainer.json 2>&1; printf '[hooks]\\npre-status = touch PWNED\\n' >> .hg/hgrc 2>&1; echo x > .github/copilot-instructions.md 2>&1; echo x > .github/prompts/p.md 2>&1; echo end",
         ],
     );
     for name in names {
@@ -85,6 +88,13 @@ fn other_tools_settings_that_run_code_are_read_only() {
             .exists()
     );
     assert!(!sandbox.project.join(".github/prompts/p.md").exists());
+    assert!(!sandbox.project.join(".github/hooks/h.json").exists());
+    assert!(
+        !sandbox
+            .project
+            .join(".devcontainer/devcontainer.json")
+            .exists()
+    );
     assert_not_pwned(&sandbox);
 }
 
@@ -176,7 +186,7 @@ fn the_users_git_config_in_the_working_directory_is_read_only() {
     let results = attack_with(
         &sandbox,
         &[
-            "printf '[core]\\n\\tfsmonitor = \"touch PWNED\"\\n' >> config/git/config 2>&1; printf '[alias]\\n\\tst = !touch PWNED\\n' >> gitconfig 2>&1; mkdir -p config/fish 2>&1; echo end",
+            "printf '[core]\\n\\tfsmonitor = \"touch PWNED\"\\n' >> config/git/config 2>&1; printf '[alias]\\n\\tst = !touch PWNED\\n' >> gitconfig 2>&1; mkdir -p config/fish 2>&1; mkdir -p config/nvim 2>&1; echo end",
         ],
         &[
             ("XDG_CONFIG_HOME", config.to_str().unwrap()),
@@ -197,6 +207,7 @@ fn the_users_git_config_in_the_working_directory_is_read_only() {
         "[user]\n\tname = me\n"
     );
     assert!(!config.join("fish").exists());
+    assert!(!config.join("nvim").exists());
 }
 
 #[test]
@@ -289,4 +300,102 @@ fn a_fetch_keeps_its_objects_loose_and_works() {
         ],
     );
     assert!(results[0].trim().ends_with('1'), "{}", results[0]);
+}
+
+#[test]
+fn what_a_link_in_a_protected_folder_leads_to_is_read_only_too() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // A common set-up: the hook kept in the tree, linked from `.git/hooks`.
+    std::fs::create_dir_all(sandbox.project.join("scripts")).unwrap();
+    std::fs::write(
+        sandbox.project.join("scripts/pre-commit.sh"),
+        "#!/bin/sh\nexit 0\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        "../../scripts/pre-commit.sh",
+        sandbox.project.join(".git/hooks/pre-commit"),
+    )
+    .unwrap();
+    let results = attack(
+        &sandbox,
+        &[
+            "printf '#!/bin/sh\\ntouch PWNED\\n' > scripts/pre-commit.sh 2>&1; echo x > scripts/other.sh; echo end",
+        ],
+    );
+    assert!(
+        results[0].contains("Read-only file system"),
+        "{}",
+        results[0]
+    );
+    assert_eq!(
+        std::fs::read_to_string(sandbox.project.join("scripts/pre-commit.sh")).unwrap(),
+        "#!/bin/sh\nexit 0\n"
+    );
+    // The folder beside it stays writable.
+    assert!(sandbox.project.join("scripts/other.sh").exists());
+    assert_not_pwned(&sandbox);
+}
+
+#[test]
+fn a_local_clone_with_linked_packs_still_works() {
+    let sandbox = Sandbox::empty();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // `git clone` of a local repository links its packs to the original's.
+    let origin = sandbox.root.join("origin");
+    std::fs::create_dir_all(&origin).unwrap();
+    common::escapes::git(&origin, &["init", "-q", "-b", "main"]);
+    std::fs::write(origin.join("a.txt"), "a\n").unwrap();
+    common::escapes::git(&origin, &["add", "a.txt"]);
+    common::escapes::git(&origin, &["commit", "-q", "-m", "a"]);
+    common::escapes::git(&origin, &["repack", "-q", "-a", "-d"]);
+    common::escapes::git(&sandbox.root, &["clone", "-q", "origin", "project"]);
+    let results = attack(&sandbox, &["echo hello > new.txt && echo wrote"]);
+    assert!(results[0].contains("wrote"), "{}", results[0]);
+    assert!(
+        sandbox.project.join("new.txt").exists(),
+        "{}: {:?}",
+        results[0],
+        std::fs::read_dir(&sandbox.project)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn an_object_folder_renamed_into_place_is_checked_whole() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let git = |args: &[&str]| {
+        let out = common::escapes::git(&sandbox.project, args);
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    std::fs::write(sandbox.project.join("hook.sh"), "#!/bin/sh\necho lint\n").unwrap();
+    let blob = git(&["hash-object", "-w", "hook.sh"]);
+    let (folder, rest) = blob.split_at(2);
+    // A folder made by one command, renamed over the object's folder by the next: the files
+    // keep the change times they had.
+    let stage = format!(
+        "mkdir -p .git/objects/stash && python3 -c \"import zlib; p=b'#!/bin/sh\\ntouch PWNED\\n'; open('.git/objects/stash/{rest}','wb').write(zlib.compress(b'blob %d\\0' % len(p) + p))\" && sleep 3 && echo staged"
+    );
+    let swap = format!(
+        "mv .git/objects/{folder} .git/objects/{folder}.old && mv .git/objects/stash .git/objects/{folder} && echo swapped"
+    );
+    let results = attack(&sandbox, &[&stage, &swap]);
+    assert!(results[1].contains("swapped"), "{}", results[1]);
+    // The object in the renamed folder was not what its name says: gone.
+    assert!(
+        !sandbox
+            .project
+            .join(format!(".git/objects/{folder}/{rest}"))
+            .exists()
+    );
 }

@@ -365,25 +365,34 @@ impl Launch {
 
     /// A command running `program` in the sandbox; add its arguments, environment and stdio.
     pub fn command(&self, program: &str) -> tokio::process::Command {
-        let mut command = match self.prefix.split_first() {
+        match self.prefix.split_first() {
             Some((bwrap, args)) => {
                 let mut command = tokio::process::Command::new(bwrap);
                 command.args(args).arg(program);
                 command
             }
             None => tokio::process::Command::new(program),
-        };
-        if self.packs_read_only {
-            let mut parameters = std::env::var_os("GIT_CONFIG_PARAMETERS").unwrap_or_default();
-            for setting in GIT_LOOSE_SETTINGS {
-                if !parameters.is_empty() {
-                    parameters.push(" ");
-                }
-                parameters.push(format!("'{setting}'"));
-            }
-            command.env("GIT_CONFIG_PARAMETERS", parameters);
         }
-        command
+    }
+
+    /// The variable that gives the command [`GIT_LOOSE_SETTINGS`] when its packs are read-only,
+    /// after the user's own `git -c` settings unless those are withheld (`pass` names those
+    /// passed on purpose): set it after the withheld variables are removed.
+    pub fn git_settings(&self, pass: &[String]) -> Option<(&'static str, std::ffi::OsString)> {
+        const NAME: &str = "GIT_CONFIG_PARAMETERS";
+        if !self.packs_read_only {
+            return None;
+        }
+        let mut parameters = std::env::var_os(NAME)
+            .filter(|value| !crate::tools::bash::withheld(NAME.as_ref(), value, pass))
+            .unwrap_or_default();
+        for setting in GIT_LOOSE_SETTINGS {
+            if !parameters.is_empty() {
+                parameters.push(" ");
+            }
+            parameters.push(format!("'{setting}'"));
+        }
+        Some((NAME, parameters))
     }
 
     /// Starts `command` (from [`Launch::command`]). A sandbox that the kernel supports but that

@@ -33,12 +33,32 @@ pub fn verify_since(store: &Path, since: SystemTime) -> Vec<String> {
         .unwrap_or(SystemTime::UNIX_EPOCH)
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default();
-    let mut findings = Vec::new();
+    let recent = |meta: &std::fs::Metadata| {
+        Duration::new(
+            u64::try_from(meta.ctime()).unwrap_or(0),
+            u32::try_from(meta.ctime_nsec()).unwrap_or(0),
+        ) >= since
+    };
+    let mut findings = packs_changed(store, &recent);
     let mut listed = 0;
     for fan in 0..=0xff_u8 {
         let folder = store.join(format!("{fan:02x}"));
-        let Ok(entries) = std::fs::read_dir(&folder) else {
+        let Ok(folder_meta) = folder.symlink_metadata() else {
             continue;
+        };
+        // A folder renamed into place (or whose entries changed) keeps the change times of
+        // the files it holds: all of them are checked then.
+        let whole = recent(&folder_meta);
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(entries) => entries,
+            Err(error) => {
+                findings.push(format!(
+                    "skillet could not list {} ({error}), so it could not check the objects the command may have written there against their names: before checking out another branch here, `chmod u+rwx {}` and `git fsck`",
+                    folder.display(),
+                    folder.display()
+                ));
+                continue;
+            }
         };
         for entry in entries.filter_map(Result::ok) {
             listed += 1;
@@ -59,11 +79,7 @@ pub fn verify_since(store: &Path, since: SystemTime) -> Vec<String> {
             let Ok(meta) = entry.path().symlink_metadata() else {
                 continue;
             };
-            let changed = Duration::new(
-                u64::try_from(meta.ctime()).unwrap_or(0),
-                u32::try_from(meta.ctime_nsec()).unwrap_or(0),
-            );
-            if changed < since {
+            if !whole && !recent(&meta) {
                 continue;
             }
             let id = format!("{fan:02x}{name}");
@@ -78,6 +94,25 @@ pub fn verify_since(store: &Path, since: SystemTime) -> Vec<String> {
         }
     }
     findings
+}
+
+/// Packs and `info` files changed since the command began: their folders are read-only to it,
+/// so one changed through another name (a hard link, as a local clone makes them) — told, as
+/// the objects can no longer be trusted.
+fn packs_changed(store: &Path, recent: &dyn Fn(&std::fs::Metadata) -> bool) -> Vec<String> {
+    ["pack", "info"]
+        .iter()
+        .filter_map(|folder| std::fs::read_dir(store.join(folder)).ok())
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().symlink_metadata().is_ok_and(|meta| recent(&meta)))
+        .map(|entry| {
+            format!(
+                "{} changed while the command ran, though its folder is read-only to commands: it has another name (a hard link, as `git clone` of a local repository makes), through which the command wrote it. Its objects cannot be trusted: before checking out anything here, `git fsck`, and `git repack -a -d` gives the repository packs of its own",
+                entry.path().display()
+            )
+        })
+        .collect()
 }
 
 /// What is said (and done) about object `id` at `path`: nothing when its content is what its
@@ -179,5 +214,20 @@ mod tests {
         assert!(findings[0].contains("cannot be read"), "{}", findings[0]);
         assert!(store.join(&hello[..2]).join(&hello[2..]).exists());
         assert!(store.join("ce/tmp_obj_abc").exists());
+        // A folder made before the command, renamed into place during it: its files keep
+        // their old change times, the folder's is new.
+        let staged = store.join("staged");
+        std::fs::create_dir_all(&staged).unwrap();
+        let mut encoder =
+            flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        encoder.write_all(b"blob 9\0#!/bin/sh\n").unwrap();
+        std::fs::write(staged.join(&hello[2..]), encoder.finish().unwrap()).unwrap();
+        std::thread::sleep(Duration::from_millis(2_100) + SLACK);
+        let start = SystemTime::now();
+        std::fs::rename(store.join("ce"), store.join("ce.old")).unwrap();
+        std::fs::rename(&staged, store.join("ce")).unwrap();
+        let findings = verify_since(store, start);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(!store.join("ce").join(&hello[2..]).exists());
     }
 }

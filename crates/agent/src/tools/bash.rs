@@ -70,7 +70,7 @@ pub const SECRET_PREFIXES: [&str; 3] = ["PGPASS", "OP_SESSION_", "BW_SESSION"];
 /// GitLab, Slack, OpenAI and Anthropic, Stripe, Hugging Face, npm, PyPI, AWS access key ids,
 /// Google API keys, private keys in PEM; AWS session key ids, Google OAuth access tokens,
 /// GitLab runner and deploy tokens, DigitalOcean, SendGrid, Shopify.
-pub const SECRET_VALUE_PREFIXES: [&str; 32] = [
+pub const SECRET_VALUE_PREFIXES: [&str; 35] = [
     "squ_",
     "sqp_",
     "sqa_",
@@ -103,6 +103,9 @@ pub const SECRET_VALUE_PREFIXES: [&str; 32] = [
     "SG.",
     "shpat_",
     "shpss_",
+    "dckr_pat_",
+    "gsk_",
+    "AGE-SECRET-KEY-1",
 ];
 /// A value shorter than this is not taken for a token by its beginning (`sk-` alone is not one).
 const MIN_TOKEN_CHARS: usize = 16;
@@ -174,8 +177,11 @@ pub fn is_secret(name: &str) -> bool {
 /// (`postgres://user:pw@host/db`) or a token for its user, a well-known token or a JWT, a
 /// `password=…` pair (libpq, a URL's query), a chat webhook.
 pub fn carries_secret(value: &str) -> bool {
-    // Quotes kept from an env file (`"postgres://…"`) are not part of the value.
-    let value = value.trim().trim_matches(['"', '\'']);
+    // Quotes kept from an env file (`"postgres://…"`) are not part of the value, nor spaces
+    // around a pair's `=` (libpq takes `password = pw`).
+    let spaced = value.trim().trim_matches(['"', '\'']);
+    let unspaced = without_spaces_around_equals(spaced);
+    let value = unspaced.as_str();
     let token = |text: &str| {
         text.chars().count() >= MIN_TOKEN_CHARS
             && (SECRET_VALUE_PREFIXES
@@ -199,23 +205,30 @@ pub fn carries_secret(value: &str) -> bool {
             ])
             .filter(|part| !part.is_empty())
     };
+    // A key is a name (`AccountKey`, `X-Api-Key`), never a pattern (`LS_COLORS`' `*.key`).
     let secret_key = |key: &str| {
-        let key = key.to_ascii_lowercase();
-        SECRET_VALUE_KEYS.contains(&key.as_str())
-            || SECRET_KEY_ENDINGS
-                .iter()
-                .any(|ending| key.ends_with(ending))
+        let key = key.trim_matches([' ', '"', '\'']).to_ascii_lowercase();
+        !key.is_empty()
+            && key
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+            && (SECRET_VALUE_KEYS.contains(&key.as_str())
+                || SECRET_KEY_ENDINGS
+                    .iter()
+                    .any(|ending| key.ends_with(ending)))
     };
     // `key=value` pairs, alone or in a URL's query.
     let pair = parts()
         .flat_map(|part| part.split(['?', '&']))
         .filter_map(|pair| pair.split_once('='))
         .any(|(key, secret)| !secret.is_empty() && secret_key(key));
-    // JSON's `"password": "…"`: a secret key quoted, then a colon and a value.
-    let quoted = value.split('"').collect::<Vec<_>>();
-    let json = quoted
-        .windows(3)
-        .any(|window| secret_key(window[0]) && window[1].trim() == ":" && !window[2].is_empty());
+    // `password: …` as JSON, YAML, a Python dict or a header (`X-Api-Key: …`) write it.
+    let json = value.split([',', ';', '\n', '{', '}']).any(|part| {
+        part.split_once(':').is_some_and(|(key, secret)| {
+            let secret = secret.trim().trim_matches(['"', '\'']);
+            secret_key(key) && !secret.is_empty() && !secret.starts_with("//")
+        })
+    });
     // Any URL in the value (a list of them too) with a password, or a token, in its user part;
     // a proxy's `user:password@host` without a scheme too.
     pair || json
@@ -230,7 +243,11 @@ pub fn carries_secret(value: &str) -> bool {
                     .next()
                     .and_then(|authority| authority.rsplit_once('@'))
                     .is_some_and(|(user, host)| match user.split_once(':') {
-                        Some((_, password)) => !password.is_empty() && !host.is_empty(),
+                        // Without a scheme, only `user:password@host[:port]`: an image's
+                        // `name:tag@sha256:…` is no credential.
+                        Some((_, password)) => {
+                            !password.is_empty() && (!scheme.is_empty() || is_host(host))
+                        }
                         // Without a scheme, `name@host` is an address, not a credential.
                         None => {
                             !scheme.is_empty()
@@ -238,6 +255,35 @@ pub fn carries_secret(value: &str) -> bool {
                         }
                     })
         })
+}
+
+/// `text` without the spaces around each `=`.
+fn without_spaces_around_equals(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut after_equals = false;
+    for c in text.chars() {
+        if c == '=' {
+            while out.ends_with(' ') {
+                out.pop();
+            }
+            after_equals = true;
+            out.push(c);
+        } else if !(c == ' ' && after_equals) {
+            after_equals = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether `text` is a host name, with a port or not (`proxy`, `db.example.com:5432`).
+fn is_host(text: &str) -> bool {
+    let (name, port) = text.split_once(':').unwrap_or((text, ""));
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'.' || byte == b'-')
+        && port.bytes().all(|byte| byte.is_ascii_digit())
 }
 
 /// Whether a variable is kept from commands: by its name or its value, unless the user's config
@@ -466,6 +512,7 @@ async fn run(
         shell.env_remove("GIT_CONFIG_COUNT");
     }
     shell.envs(env.iter().map(|(name, value)| (name, value)));
+    shell.envs(launch.git_settings(&context.sandbox.pass_env));
     // Its own process group, so a timeout or a cancelled turn stops everything it started.
     #[cfg(unix)]
     shell.process_group(0);
@@ -642,6 +689,12 @@ mod tests {
             "glrt-abcdefghijklmnopqrst",
             "dop_v1_0123456789abcdef0123",
             "SG.abcdefghijklmnopqrstuv.wxyz",
+            // Found by the review of those.
+            "host=db password = hunter2",
+            "{'password': 'hunter2'}",
+            "password: hunter2",
+            "X-Api-Key: abcdef",
+            "dckr_pat_abcdefghijklmnop",
         ] {
             assert!(carries_secret(value), "{value}");
         }
@@ -656,6 +709,9 @@ mod tests {
             r#"{"user": "me", "keyboard": "us"}"#,
             "http://proxy:3128",
             "LESS=-R",
+            "rs=0:di=01;34:*.key=38;5;166:*.signature=38;5;100",
+            "python:3.12-slim@sha256:0123456789abcdef0123456789abcdef",
+            "a = b",
             "/home/me:/opt/bin",
         ] {
             assert!(!carries_secret(value), "{value}");

@@ -201,36 +201,20 @@ pub fn user_config_dir() -> Option<PathBuf> {
         .map(|dir| dir.join("skillet"))
 }
 
-/// The folders of the user's configuration that run code (git's config and attributes, shells'
-/// and the session's startup files, direnv's), wherever `XDG_CONFIG_HOME` puts them, and the
-/// file `GIT_CONFIG_GLOBAL` names when there is one: kept from commands nobody reviewed like
-/// skillet's own folders, when they lie in a folder commands may write (a dotfiles repository
-/// as the working directory).
-pub const USER_CODE_CONFIG: [&str; 7] = [
-    "git",
-    "fish",
-    "nushell",
-    "direnv",
-    "environment.d",
-    "autostart",
-    "systemd",
-];
-
+/// The user's configuration, kept from commands nobody reviewed like skillet's own folders
+/// when it lies in a folder commands may write (a dotfiles repository as the working
+/// directory): the whole of `XDG_CONFIG_HOME` (else `~/.config`: git's config, shells' and
+/// editors' startup files, prompts, terminals, user services), zsh's `ZDOTDIR`, and the file
+/// `GIT_CONFIG_GLOBAL` names when there is one.
 fn user_code_config() -> Vec<PathBuf> {
     let config = env::path(env::XDG_CONFIG_HOME)
         .filter(|path| path.is_absolute())
         .or_else(|| env::path(env::HOME).map(|home| home.join(".config")));
-    let mut folders: Vec<PathBuf> = config
-        .map(|config| {
-            USER_CODE_CONFIG
-                .iter()
-                .map(|name| config.join(name))
-                .collect()
-        })
-        .unwrap_or_default();
-    folders
-        .extend(env::path("GIT_CONFIG_GLOBAL").filter(|file| file.is_absolute() && file.is_file()));
-    folders
+    config
+        .into_iter()
+        .chain(env::path("ZDOTDIR").filter(|dir| dir.is_absolute()))
+        .chain(env::path("GIT_CONFIG_GLOBAL").filter(|file| file.is_absolute() && file.is_file()))
+        .collect()
 }
 
 /// `$XDG_DATA_HOME/skillet`, else `~/.local/share/skillet`.

@@ -6,6 +6,8 @@
 //! the command gets no writable folder at all (fail closed), and the user is told which file
 //! and how to give it one name again.
 //!
+//! The links inside protected folders are followed too: what they lead to is protected.
+//!
 //! Hard links from a writable folder to files elsewhere (a package manager's store that pnpm or
 //! uv links into `node_modules` or `.venv`) are not caught: see docs/sandbox.md's limits.
 
@@ -21,8 +23,22 @@ pub const MAX_PROTECTED_ENTRIES: usize = 20_000;
 pub struct Shared {
     /// Protected files with another name (at most a few are kept, to name them).
     pub files: Vec<PathBuf>,
+    /// Protected folders that could not be read (their files' names unknown): as bad.
+    pub unreadable: Vec<PathBuf>,
+    /// Where the links inside protected folders lead (`.git/hooks/pre-commit ->
+    /// ../../scripts/pre-commit.sh`), as real paths as far as they exist: git and the agents
+    /// read through them, so what they lead to is protected too.
+    pub link_targets: Vec<PathBuf>,
     /// Whether [`MAX_PROTECTED_ENTRIES`] stopped the look.
     pub overflow: bool,
+}
+
+impl Shared {
+    /// Whether a command must get no writable folder: a protected file with another name, or
+    /// a protected folder whose files could not be listed.
+    pub fn fail_closed(&self) -> bool {
+        !self.files.is_empty() || !self.unreadable.is_empty()
+    }
 }
 
 /// The regular files among `read_only` (and beneath its folders, but for those bound writable
@@ -39,7 +55,14 @@ pub fn shared(read_only: &[PathBuf], writable: &[PathBuf], reopened: &[PathBuf])
 }
 
 fn look(path: &Path, reopened: &[PathBuf], budget: &mut usize, found: &mut Shared) {
-    if reopened.iter().any(|open| open == path) {
+    // The object store's packs and `info`: `git clone` of a local repository links them to
+    // the original's, and git never writes them in place; one changed through another name
+    // is told after the command ([`crate::sandbox::objects`]), since failing every command of
+    // every such clone would leave commands nothing.
+    if reopened.iter().any(|open| open == path)
+        || path.ends_with("objects/pack")
+        || path.ends_with("objects/info")
+    {
         return;
     }
     if *budget == 0 {
@@ -50,6 +73,15 @@ fn look(path: &Path, reopened: &[PathBuf], budget: &mut usize, found: &mut Share
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return;
     };
+    if meta.is_symlink() {
+        if let Ok(target) = std::fs::read_link(path) {
+            let target = path
+                .parent()
+                .map_or(target.clone(), |dir| dir.join(&target));
+            found.link_targets.push(crate::paths::real_path(&target));
+        }
+        return;
+    }
     if meta.is_file() && meta.nlink() > 1 {
         if found.files.len() < 3 {
             found.files.push(path.to_path_buf());
@@ -58,9 +90,11 @@ fn look(path: &Path, reopened: &[PathBuf], budget: &mut usize, found: &mut Share
         }
         return;
     }
-    if meta.is_dir()
-        && let Ok(entries) = std::fs::read_dir(path)
-    {
+    if meta.is_dir() {
+        let Ok(entries) = std::fs::read_dir(path) else {
+            found.unreadable.push(path.to_path_buf());
+            return;
+        };
         for entry in entries.flatten() {
             look(&entry.path(), reopened, budget, found);
             if found.overflow {
@@ -83,6 +117,13 @@ pub fn told(found: &Shared) -> Vec<String> {
             "{} has another name (a hard link), through which a command could change it: commands nobody reviewed write nowhere until it has one name\n  hint: `find . -samefile {}` finds the other; `cp -p FILE FILE.new && mv FILE.new FILE` gives it one",
             names.join(", "),
             first.display()
+        ));
+    }
+    if let Some(folder) = found.unreadable.first() {
+        said.push(format!(
+            "{} cannot be read, so skillet cannot tell whether a file in it has another name (a hard link) a command could change it through: commands nobody reviewed write nowhere until it can\n  hint: `chmod u+rx {}`",
+            folder.display(),
+            folder.display()
         ));
     }
     if found.overflow {
@@ -117,6 +158,21 @@ mod tests {
                 .files
                 .is_empty()
         );
+        // A folder that cannot be read is as bad; a link inside leads to what is protected too.
+        let hooks = root.join(".git/hooks");
+        std::os::unix::fs::symlink("../../scripts/pre-commit.sh", hooks.join("post-merge"))
+            .unwrap();
+        let found = shared(std::slice::from_ref(&hooks), &writable, &[]);
+        assert_eq!(found.link_targets, [root.join("scripts/pre-commit.sh")]);
+        let mode =
+            |mode| <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode);
+        std::fs::set_permissions(&hooks, mode(0o311)).unwrap();
+        let unreadable = shared(std::slice::from_ref(&hooks), &writable, &[]);
+        std::fs::set_permissions(&hooks, mode(0o755)).unwrap();
+        // (Root reads any folder: then there is nothing to tell.)
+        if !rustix::process::geteuid().is_root() {
+            assert!(unreadable.fail_closed());
+        }
         // Nor in a folder bound writable again.
         assert!(
             shared(&[root.join(".git")], &writable, &[root.join(".git/hooks")])

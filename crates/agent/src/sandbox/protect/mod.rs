@@ -26,7 +26,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Names protected at the top of the working directory: folders and files other tools (and
 /// skillet's next session) read as instructions or run.
-pub const PROTECTED_TOP_NAMES: [&str; 54] = [
+pub const PROTECTED_TOP_NAMES: [&str; 67] = [
     ".git",
     ".gitmodules",
     ".envrc",
@@ -61,9 +61,21 @@ pub const PROTECTED_TOP_NAMES: [&str; 54] = [
     ".github/instructions",
     ".github/prompts",
     ".github/skills",
+    ".github/hooks",
+    ".github/agents",
+    // More agents' folders and instruction files.
+    ".qwen",
+    "QWEN.md",
+    ".junie",
+    ".amazonq",
+    ".goosehints",
+    // A dev container's `initializeCommand` runs on the host at every start.
+    ".devcontainer",
+    ".devcontainer.json",
     // Version control other than git: Mercurial's and Jujutsu's config runs hooks.
     ".hg",
     ".jj",
+    ".sl",
     // Tools that run the project's settings in the user's shell: mise's hooks and sourced
     // files on `cd`, yarn's `yarnPath` on any `yarn`.
     "mise.toml",
@@ -71,6 +83,9 @@ pub const PROTECTED_TOP_NAMES: [&str; 54] = [
     "mise.local.toml",
     ".mise.local.toml",
     ".config/mise",
+    ".config/mise.toml",
+    ".mise",
+    "mise/config.toml",
     ".yarnrc.yml",
     // Hook managers: what git's hooks run (husky's `.husky/_` sources `.husky/*`).
     ".husky",
@@ -279,10 +294,20 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
     for (path, placeholder) in wanted {
         place(&path, placeholder, &all_writable, &mut layout);
     }
-    // A protected file with another name in a writable folder: no writable folder at all.
-    let shared = hardlinks::shared(&layout.read_only, &all_writable, &layout.reopened);
+    // What links inside protected folders lead to is protected too (one level: a link in
+    // what they lead to is not followed again); then a protected file with another name in a
+    // writable folder, or a protected folder that cannot be read: no writable folder at all.
+    let first = hardlinks::shared(&layout.read_only, &all_writable, &layout.reopened);
+    for target in &first.link_targets {
+        place(target, Placeholder::Folder, &all_writable, &mut layout);
+    }
+    let shared = if first.link_targets.is_empty() {
+        first
+    } else {
+        hardlinks::shared(&layout.read_only, &all_writable, &layout.reopened)
+    };
     layout.incomplete.extend(hardlinks::told(&shared));
-    if !shared.files.is_empty() {
+    if shared.fail_closed() {
         layout.read_only.extend(all_writable.iter().cloned());
     }
     settle(&mut layout, &all_writable);
