@@ -41,14 +41,15 @@ impl Shared {
     }
 }
 
-/// The regular files among `read_only` (and beneath its folders, but for those bound writable
-/// again: `reopened`) that lie in a writable folder and have more than one name.
-pub fn shared(read_only: &[PathBuf], writable: &[PathBuf], reopened: &[PathBuf]) -> Shared {
+/// The regular files among `read_only` (and beneath its folders, but for `skipped` ones: those
+/// bound writable again, the home folder's caches) that lie in a writable folder and have more
+/// than one name.
+pub fn shared(read_only: &[PathBuf], writable: &[PathBuf], skipped: &[PathBuf]) -> Shared {
     let mut found = Shared::default();
     let mut budget = MAX_PROTECTED_ENTRIES;
     for path in read_only {
         if writable.iter().any(|root| path.starts_with(root)) {
-            look(path, reopened, &mut budget, &mut found);
+            look(path, skipped, &mut budget, &mut found);
         }
     }
     found

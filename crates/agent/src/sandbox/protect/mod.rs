@@ -24,98 +24,18 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// Names protected at the top of the working directory: folders and files other tools (and
-/// skillet's next session) read as instructions or run.
-pub const PROTECTED_TOP_NAMES: [&str; 67] = [
-    ".git",
-    ".gitmodules",
-    ".envrc",
-    "skillet.toml",
-    "AGENTS.md",
-    "AGENTS.override.md",
-    "CLAUDE.md",
-    "CLAUDE.local.md",
-    "GEMINI.md",
-    ".agents",
-    ".claude",
-    ".opencode",
-    ".mcp.json",
-    // Other agents' folders and rule files: servers and hooks they start, what steers them.
-    ".codex",
-    ".gemini",
-    ".cursor",
-    ".cursorrules",
-    ".windsurfrules",
-    ".continue",
-    "opencode.json",
-    "opencode.jsonc",
-    ".crush.json",
-    "crush.json",
-    ".aider.conf.yml",
-    ".kiro",
-    ".roo",
-    ".windsurf",
-    ".clinerules",
-    // GitHub Copilot's instructions, prompts and skills (`.github/workflows` run elsewhere).
-    ".github/copilot-instructions.md",
-    ".github/instructions",
-    ".github/prompts",
-    ".github/skills",
-    ".github/hooks",
-    ".github/agents",
-    // More agents' folders and instruction files.
-    ".qwen",
-    "QWEN.md",
-    ".junie",
-    ".amazonq",
-    ".goosehints",
-    // A dev container's `initializeCommand` runs on the host at every start.
-    ".devcontainer",
-    ".devcontainer.json",
-    // Version control other than git: Mercurial's and Jujutsu's config runs hooks.
-    ".hg",
-    ".jj",
-    ".sl",
-    // Tools that run the project's settings in the user's shell: mise's hooks and sourced
-    // files on `cd`, yarn's `yarnPath` on any `yarn`.
-    "mise.toml",
-    ".mise.toml",
-    "mise.local.toml",
-    ".mise.local.toml",
-    ".config/mise",
-    ".config/mise.toml",
-    ".mise",
-    "mise/config.toml",
-    ".yarnrc.yml",
-    // Hook managers: what git's hooks run (husky's `.husky/_` sources `.husky/*`).
-    ".husky",
-    ".pre-commit-config.yaml",
-    "lefthook.yml",
-    ".lefthook.yml",
-    "lefthook-local.yml",
-    ".lefthook-local.yml",
-    "lefthook.yaml",
-    "lefthook-local.yaml",
-    // husky 4's settings.
-    ".huskyrc",
-    ".huskyrc.json",
-    ".huskyrc.js",
-    // Editors' folders: tasks that run when the folder is opened.
-    ".vscode",
-    ".idea",
-    ".zed",
-];
-
 /// The most entries of the home folder's hidden folders looked at for links whose targets to
 /// protect ([`home_link_targets`]).
 pub const MAX_HOME_ENTRIES: usize = 10_000;
 
 pub(in crate::sandbox) mod git;
 mod hardlinks;
+mod names;
 mod nested;
 
 pub use git::{GIT_CONFIG_TIMEOUT, MAX_GIT_MODULES};
 pub use hardlinks::MAX_PROTECTED_ENTRIES;
+pub use names::PROTECTED_TOP_NAMES;
 pub use nested::{MAX_NESTED_FOLDERS, MAX_NESTED_READ_ONLY, MAX_NESTED_REPOSITORIES};
 
 /// What a placeholder is.
@@ -294,24 +214,39 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
     for (path, placeholder) in wanted {
         place(&path, placeholder, &all_writable, &mut layout);
     }
-    // What links inside protected folders lead to is protected too (one level: a link in
-    // what they lead to is not followed again); then a protected file with another name in a
-    // writable folder, or a protected folder that cannot be read: no writable folder at all.
-    let first = hardlinks::shared(&layout.read_only, &all_writable, &layout.reopened);
+    links_and_other_names(&mut layout, &all_writable);
+    settle(&mut layout, &all_writable);
+    layout
+}
+
+/// What links inside protected folders lead to, protected too (one level: a link in what they
+/// lead to is not followed again); then, where a protected file has another name in a
+/// writable folder or a protected folder cannot be read, no writable folder at all
+/// ([`hardlinks`]).
+fn links_and_other_names(layout: &mut Layout, all_writable: &[PathBuf]) {
+    // Not looked into: the home folder's caches and data (package managers' stores hold hard
+    // links by the thousand: docs/sandbox.md's limits), nor the folders bound writable again.
+    let skipped: Vec<PathBuf> = layout
+        .home
+        .iter()
+        .flat_map(|home| [home.join(".cache"), home.join(".local/share")])
+        .chain(layout.reopened.iter().cloned())
+        .collect();
+    let first = hardlinks::shared(&layout.read_only, all_writable, &skipped);
     for target in &first.link_targets {
-        place(target, Placeholder::Folder, &all_writable, &mut layout);
+        place(target, Placeholder::Folder, all_writable, layout);
     }
     let shared = if first.link_targets.is_empty() {
         first
     } else {
-        hardlinks::shared(&layout.read_only, &all_writable, &layout.reopened)
+        hardlinks::shared(&layout.read_only, all_writable, &skipped)
     };
     layout.incomplete.extend(hardlinks::told(&shared));
     if shared.fail_closed() {
+        // Nothing writable: not the writable folders, nor the home folder's visible ones.
         layout.read_only.extend(all_writable.iter().cloned());
+        layout.reopened.clear();
     }
-    settle(&mut layout, &all_writable);
-    layout
 }
 
 /// Leaves out what another mount covers already, and pins the folders between each writable
