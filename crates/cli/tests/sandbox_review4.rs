@@ -60,6 +60,9 @@ fn other_tools_settings_that_run_code_are_read_only() {
         ".devcontainer.json",
         "QWEN.md",
         ".goosehints",
+        ".yarnrc",
+        ".pnpmfile.cjs",
+        "bunfig.toml",
     ];
     let writes: Vec<String> = names
         .iter()
@@ -125,6 +128,12 @@ fn credentials_in_other_shapes_do_not_reach_commands() {
         ("RUNNER", "glrt-hunter8runnertoken"),
         ("DO_ACCESS", "dop_v1_hunter9digitalocean"),
         ("MAILER", "SG.hunter10sendgrid.abcdef"),
+        (
+            "JAVA_TOOL_OPTIONS",
+            "-Dspring.datasource.password=hunter11java -Xmx2g",
+        ),
+        ("HELM_ARGS", "--set auth.password=hunter12helm"),
+        ("SQUID", "admin:hunter13squid@squid_proxy:3128"),
     ];
     let results = attack_with(&sandbox, &["env"], &secrets);
     for (name, value) in secrets {
@@ -398,4 +407,35 @@ fn an_object_folder_renamed_into_place_is_checked_whole() {
             .join(format!(".git/objects/{folder}/{rest}"))
             .exists()
     );
+}
+
+#[test]
+fn a_link_on_the_way_to_what_a_protected_link_reads_is_told_when_replaced() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    // `.claude/settings.json -> ../cfg/claude.json`, and `cfg -> real`.
+    let project = &sandbox.project;
+    std::fs::create_dir_all(project.join("real")).unwrap();
+    std::fs::write(project.join("real/claude.json"), "{}\n").unwrap();
+    std::os::unix::fs::symlink("real", project.join("cfg")).unwrap();
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::os::unix::fs::symlink("../cfg/claude.json", project.join(".claude/settings.json"))
+        .unwrap();
+    let results = attack(
+        &sandbox,
+        &[
+            "echo '{\"hooks\":{}}' > real/claude.json 2>&1; mkdir -p evil && echo '{\"hooks\":{}}' > evil/claude.json && ln -sfn evil cfg && echo swapped",
+        ],
+    );
+    // What it leads to is read-only; the link on the way can be replaced (no mount pins a
+    // link), and that is told.
+    assert!(
+        results[0].contains("Read-only file system"),
+        "{}",
+        results[0]
+    );
+    assert!(results[0].contains("swapped"), "{}", results[0]);
+    assert!(results[0].contains("was a link to"), "{}", results[0]);
 }

@@ -56,6 +56,9 @@ struct Repository {
     /// When the command was about to start: loose objects changed since are checked
     /// ([`super::objects`]).
     started: std::time::SystemTime,
+    /// The object store's fan-out folders then ([`super::objects::folders`]).
+    #[cfg(target_os = "linux")]
+    object_folders: Vec<Option<u64>>,
 }
 
 /// What was there before a command, to compare with after it.
@@ -77,6 +80,8 @@ impl Aftermath {
             let pending = pending(&git_dir);
             let planted = super::planted::walk(&git_dir, &common_dir);
             let refs = super::moved_refs::read(&git_dir, &common_dir);
+            #[cfg(target_os = "linux")]
+            let object_folders = super::objects::folders(&common_dir.join("objects"));
             let extra: Vec<String> = super::protect::envrc_sources(&root)
                 .into_iter()
                 .chain(super::protect::yarnrc_programs(&root))
@@ -102,6 +107,8 @@ impl Aftermath {
                 extra,
                 index_entries,
                 started: std::time::SystemTime::now(),
+                #[cfg(target_os = "linux")]
+                object_folders,
             })
         });
         Self { links, repository }
@@ -130,6 +137,7 @@ impl Aftermath {
         findings.extend(super::objects::verify_since(
             &repository.common_dir.join("objects"),
             repository.started,
+            &repository.object_folders,
         ));
         findings.extend(super::moved_refs::findings(
             (

@@ -24,9 +24,24 @@ pub const MAX_OBJECT_BYTES: u64 = 1 << 30;
 /// (clocks of file systems round).
 const SLACK: Duration = Duration::from_secs(2);
 
-/// Checks the loose objects of the object store `store` changed since `since`; one finding
-/// per object removed, and one when the check could not finish.
-pub fn verify_since(store: &Path, since: SystemTime) -> Vec<String> {
+/// The fan-out folders of `store` as a command found them (each one's inode, `None` where
+/// there is none): one renamed into place after holds files whose change times are old.
+pub fn folders(store: &Path) -> Vec<Option<u64>> {
+    use std::os::unix::fs::MetadataExt as _;
+    (0..=0xff_u8)
+        .map(|fan| {
+            store
+                .join(format!("{fan:02x}"))
+                .symlink_metadata()
+                .ok()
+                .map(|meta| meta.ino())
+        })
+        .collect()
+}
+
+/// Checks the loose objects of the object store `store` changed since `since` (`before`: its
+/// [`folders`] then); one finding per object removed, and one when the check could not finish.
+pub fn verify_since(store: &Path, since: SystemTime, before: &[Option<u64>]) -> Vec<String> {
     use std::os::unix::fs::MetadataExt as _;
     let since = since
         .checked_sub(SLACK)
@@ -46,9 +61,9 @@ pub fn verify_since(store: &Path, since: SystemTime) -> Vec<String> {
         let Ok(folder_meta) = folder.symlink_metadata() else {
             continue;
         };
-        // A folder renamed into place (or whose entries changed) keeps the change times of
-        // the files it holds: all of them are checked then.
-        let whole = recent(&folder_meta);
+        // A folder renamed into place keeps the change times of the files it holds: all of
+        // them are checked then. One that only gained entries is not read again whole.
+        let whole = before.get(usize::from(fan)).copied().flatten() != Some(folder_meta.ino());
         let entries = match std::fs::read_dir(&folder) {
             Ok(entries) => entries,
             Err(error) => {
@@ -77,6 +92,12 @@ pub fn verify_since(store: &Path, since: SystemTime) -> Vec<String> {
                 continue;
             }
             let Ok(meta) = entry.path().symlink_metadata() else {
+                // Listed but not looked up (a folder without its `x` bit): told, never passed.
+                findings.push(format!(
+                    "skillet could not look at {} (its folder cannot be searched), so it could not check it against its name: before checking out another branch here, `chmod u+rwx {}` and `git fsck`",
+                    entry.path().display(),
+                    folder.display()
+                ));
                 continue;
             };
             if !whole && !recent(&meta) {
@@ -192,10 +213,11 @@ mod tests {
         let hello = "ce013625030ba8dba906f756967f9e9ca394464a";
         write_object(store, hello, b"blob 6\0hello\n");
         let start = SystemTime::now();
-        assert_eq!(verify_since(store, start), Vec::<String>::new());
+        let before = folders(store);
+        assert_eq!(verify_since(store, start, &before), Vec::<String>::new());
         // The same name, other content.
         write_object(store, hello, b"blob 9\0#!/bin/sh\n");
-        let findings = verify_since(store, start);
+        let findings = verify_since(store, start, &before);
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert!(
             findings[0].contains("not what its name says"),
@@ -209,7 +231,7 @@ mod tests {
         let garbage = "0123456789012345678901234567890123456789";
         std::fs::create_dir_all(store.join("01")).unwrap();
         std::fs::write(store.join("01").join(&garbage[2..]), b"not zlib").unwrap();
-        let findings = verify_since(store, start);
+        let findings = verify_since(store, start, &before);
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert!(findings[0].contains("cannot be read"), "{}", findings[0]);
         assert!(store.join(&hello[..2]).join(&hello[2..]).exists());
@@ -222,11 +244,12 @@ mod tests {
             flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         encoder.write_all(b"blob 9\0#!/bin/sh\n").unwrap();
         std::fs::write(staged.join(&hello[2..]), encoder.finish().unwrap()).unwrap();
-        std::thread::sleep(Duration::from_millis(2_100) + SLACK);
+        std::thread::sleep(Duration::from_millis(100) + SLACK);
         let start = SystemTime::now();
+        let before = folders(store);
         std::fs::rename(store.join("ce"), store.join("ce.old")).unwrap();
         std::fs::rename(&staged, store.join("ce")).unwrap();
-        let findings = verify_since(store, start);
+        let findings = verify_since(store, start, &before);
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert!(!store.join("ce").join(&hello[2..]).exists());
     }

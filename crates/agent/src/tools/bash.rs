@@ -201,18 +201,25 @@ pub fn carries_secret(value: &str) -> bool {
     let parts = || {
         value
             .split([
-                ' ', ',', ';', '\n', '\t', '"', '\'', '{', '}', '[', ']', '(', ')', '<', '>',
+                ' ', ',', ';', '\n', '\t', '"', '\'', '{', '}', '(', ')', '<', '>',
             ])
             .filter(|part| !part.is_empty())
     };
-    // A key is a name (`AccountKey`, `X-Api-Key`), never a pattern (`LS_COLORS`' `*.key`).
+    // A key is a name (`AccountKey`, `X-Api-Key`), judged by its last dotted part
+    // (`spring.datasource.password`, `-Djavax.net.ssl.keyStorePassword`), never a pattern
+    // (`LS_COLORS`' `*.key`).
     let secret_key = |key: &str| {
-        let key = key.trim_matches([' ', '"', '\'']).to_ascii_lowercase();
+        let key = key.split_whitespace().last().unwrap_or_default();
+        let key = key.trim_matches(['"', '\'']).to_ascii_lowercase();
+        if key.contains('*') {
+            return false;
+        }
+        let key = key.rsplit('.').next().unwrap_or_default();
         !key.is_empty()
             && key
                 .bytes()
                 .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
-            && (SECRET_VALUE_KEYS.contains(&key.as_str())
+            && (SECRET_VALUE_KEYS.contains(&key)
                 || SECRET_KEY_ENDINGS
                     .iter()
                     .any(|ending| key.ends_with(ending)))
@@ -278,11 +285,23 @@ fn without_spaces_around_equals(text: &str) -> String {
 
 /// Whether `text` is a host name, with a port or not (`proxy`, `db.example.com:5432`).
 fn is_host(text: &str) -> bool {
+    // An IPv6 literal: `[fd00::1]:3128`.
+    if let Some(rest) = text.strip_prefix('[') {
+        return rest.split_once(']').is_some_and(|(address, port)| {
+            address
+                .bytes()
+                .all(|byte| byte.is_ascii_hexdigit() || byte == b':')
+                && port
+                    .trim_start_matches(':')
+                    .bytes()
+                    .all(|byte| byte.is_ascii_digit())
+        });
+    }
     let (name, port) = text.split_once(':').unwrap_or((text, ""));
     !name.is_empty()
         && name
             .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'.' || byte == b'-')
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-' | b'_'))
         && port.bytes().all(|byte| byte.is_ascii_digit())
 }
 
@@ -695,6 +714,15 @@ mod tests {
             "password: hunter2",
             "X-Api-Key: abcdef",
             "dckr_pat_abcdefghijklmnop",
+            // And the review of those.
+            "-Dspring.datasource.password=hunter2",
+            "-Djavax.net.ssl.keyStorePassword=hunter2 -Xmx2g",
+            r#"{"spring.datasource.password":"hunter2"}"#,
+            "--set auth.password=hunter2",
+            "admin:s3cret@squid_proxy:3128",
+            "admin:s3cret@[fd00::1]:3128",
+            "db.password: hunter2",
+            "-H X-Api-Key:abcdef12345",
         ] {
             assert!(carries_secret(value), "{value}");
         }

@@ -26,7 +26,7 @@ pub struct Shared {
     /// Protected folders that could not be read (their files' names unknown): as bad.
     pub unreadable: Vec<PathBuf>,
     /// Where the links inside protected folders lead (`.git/hooks/pre-commit ->
-    /// ../../scripts/pre-commit.sh`), as real paths as far as they exist: git and the agents
+    /// ../../scripts/pre-commit.sh`), as written (`..` taken lexically): git and the agents
     /// read through them, so what they lead to is protected too.
     pub link_targets: Vec<PathBuf>,
     /// Whether [`MAX_PROTECTED_ENTRIES`] stopped the look.
@@ -79,7 +79,12 @@ fn look(path: &Path, reopened: &[PathBuf], budget: &mut usize, found: &mut Share
             let target = path
                 .parent()
                 .map_or(target.clone(), |dir| dir.join(&target));
-            found.link_targets.push(crate::paths::real_path(&target));
+            // As written, not resolved: the layout walks it, so a link on the way (`cfg ->
+            // real` in `../cfg/claude.json`) is noted and its replacement told after.
+            found.link_targets.push(
+                skillet_skills::confine::normalize(&target)
+                    .unwrap_or_else(|| crate::paths::real_path(&target)),
+            );
         }
         return;
     }

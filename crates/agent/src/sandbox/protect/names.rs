@@ -3,7 +3,7 @@
 
 /// Names protected at the top of the working directory: folders and files other tools (and
 /// skillet's next session) read as instructions or run.
-pub const PROTECTED_TOP_NAMES: [&str; 67] = [
+pub const PROTECTED_TOP_NAMES: [&str; 72] = [
     ".git",
     ".gitmodules",
     ".envrc",
@@ -64,6 +64,11 @@ pub const PROTECTED_TOP_NAMES: [&str; 67] = [
     ".mise",
     "mise/config.toml",
     ".yarnrc.yml",
+    // Yarn 1's `yarn-path`, pnpm's hooks file and bun's `preload`: run on any `yarn`,
+    // `pnpm install` or `bun`.
+    ".yarnrc",
+    ".pnpmfile.cjs",
+    "bunfig.toml",
     // Hook managers: what git's hooks run (husky's `.husky/_` sources `.husky/*`).
     ".husky",
     ".pre-commit-config.yaml",
@@ -73,6 +78,9 @@ pub const PROTECTED_TOP_NAMES: [&str; 67] = [
     ".lefthook-local.yml",
     "lefthook.yaml",
     "lefthook-local.yaml",
+    // lefthook's script folders, which `lefthook.yml`'s scripts run.
+    ".lefthook",
+    ".lefthook-local",
     // husky 4's settings.
     ".huskyrc",
     ".huskyrc.json",
