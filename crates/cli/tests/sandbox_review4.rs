@@ -12,6 +12,12 @@ use std::process::Command as StdCommand;
 use common::Sandbox;
 use common::escapes::{API_KEY, assert_not_pwned, attack, attack_with, namespaces, repository};
 
+/// What git printed in the project, trimmed.
+fn git_out(sandbox: &Sandbox, args: &[&str]) -> String {
+    let out = common::escapes::git(&sandbox.project, args);
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 #[test]
 fn a_protected_file_with_another_name_leaves_commands_nothing_to_write() {
     let sandbox = repository();
@@ -225,10 +231,7 @@ fn a_rewritten_object_is_removed_and_packs_stay_as_they_were() {
     if !namespaces(&sandbox) {
         return;
     }
-    let git = |args: &[&str]| {
-        let out = common::escapes::git(&sandbox.project, args);
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
+    let git = |args: &[&str]| git_out(&sandbox, args);
     // A hook on another branch, as a loose object; the rest packed.
     git(&["checkout", "-q", "-b", "feat"]);
     std::fs::create_dir_all(sandbox.project.join(".githooks")).unwrap();
@@ -383,10 +386,7 @@ fn an_object_folder_renamed_into_place_is_checked_whole() {
     if !namespaces(&sandbox) {
         return;
     }
-    let git = |args: &[&str]| {
-        let out = common::escapes::git(&sandbox.project, args);
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
+    let git = |args: &[&str]| git_out(&sandbox, args);
     std::fs::write(sandbox.project.join("hook.sh"), "#!/bin/sh\necho lint\n").unwrap();
     let blob = git(&["hash-object", "-w", "hook.sh"]);
     let (folder, rest) = blob.split_at(2);

@@ -18,6 +18,9 @@ use std::path::{Path, PathBuf};
 /// another name; past it, the rest are not looked at, and the user is told.
 pub const MAX_PROTECTED_ENTRIES: usize = 20_000;
 
+/// The most files with another name kept to name them.
+const NAMED: usize = 3;
+
 /// What the look found.
 #[derive(Debug, Default)]
 pub struct Shared {
@@ -89,10 +92,9 @@ fn look(path: &Path, reopened: &[PathBuf], budget: &mut usize, found: &mut Share
         return;
     }
     if meta.is_file() && meta.nlink() > 1 {
-        if found.files.len() < 3 {
+        // A few are kept, to name them; one is enough to fail closed.
+        if found.files.len() < NAMED {
             found.files.push(path.to_path_buf());
-        } else {
-            found.files.truncate(3);
         }
         return;
     }
