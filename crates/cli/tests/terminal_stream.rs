@@ -359,3 +359,43 @@ fn thinking_streams_dimmed_and_wrapped_and_can_be_switched_off() {
     assert_eq!(server.requests()[2].body.get("thinking"), None);
     assert_eq!(server.rejections(), Vec::<String>::new());
 }
+
+#[test]
+fn a_users_hook_refuses_a_call_and_a_prompt_in_the_chat() {
+    if tmux_missing() {
+        return;
+    }
+    let sandbox = sandbox();
+    // Claude Code's hooks from the user's own settings: a guard on `bash`, and one on prompts.
+    let settings = sandbox.home.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        json!({"hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                "command": "input=$(cat); case \"$input\" in *'rm notes'*) echo 'no rm here' >&2; exit 2;; esac"}]}],
+            "UserPromptSubmit": [{"hooks": [{"type": "command",
+                "command": "input=$(cat); case \"$input\" in *secret*) echo 'no secrets in prompts' >&2; exit 2;; esac"}]}],
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let server = MockServer::start();
+    server.push_turn(Turn::tool("b1", "bash", json!({"command": "rm notes.txt"})));
+    server.push_turn(Turn::text("I will not remove it."));
+    let terminal = Terminal::start_sized(&sandbox, &server, &["chat"], 60);
+    terminal.wait_for("/help for commands");
+    terminal.line("tidy up");
+    // Refused before anyone is asked: the hook's reason under the call.
+    let screen = terminal.wait_for("I will not remove it.");
+    assert!(screen.contains("a PreToolUse hook refused this call"), "{screen}");
+    assert!(screen.contains("no rm here"), "{screen}");
+    assert!(!screen.contains("allow? [y]es"), "{screen}");
+    assert!(sandbox.project.join("notes.txt").exists());
+    // A prompt the hook refuses is not sent.
+    terminal.wait_for_prompt();
+    terminal.line("here is my secret");
+    let screen = terminal.wait_for("no secrets in prompts");
+    assert_eq!(server.requests().len(), 2, "{screen}");
+    assert_eq!(server.rejections(), Vec::<String>::new());
+}
