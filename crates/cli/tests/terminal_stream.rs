@@ -388,7 +388,10 @@ fn a_users_hook_refuses_a_call_and_a_prompt_in_the_chat() {
     terminal.line("tidy up");
     // Refused before anyone is asked: the hook's reason under the call.
     let screen = terminal.wait_for("I will not remove it.");
-    assert!(screen.contains("a PreToolUse hook refused this call"), "{screen}");
+    assert!(
+        screen.contains("a PreToolUse hook refused this call"),
+        "{screen}"
+    );
     assert!(screen.contains("no rm here"), "{screen}");
     assert!(!screen.contains("allow? [y]es"), "{screen}");
     assert!(sandbox.project.join("notes.txt").exists());
