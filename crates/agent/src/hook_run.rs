@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::hooks::MAX_HOOK_OUTPUT_BYTES;
 use crate::tool::ToolContext;
-use crate::tools::bash::{GroupGuard, PutBack, withheld};
+use crate::tools::bash::{GroupGuard, PutBack, command_env};
 
 /// How a hook's command ended.
 #[derive(Debug)]
@@ -48,12 +48,7 @@ pub(crate) async fn run_hook(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    for (name, value) in std::env::vars_os() {
-        if withheld(&name, &value, &context.sandbox.pass_env) {
-            shell.env_remove(&name);
-        }
-    }
-    shell.envs(launch.git_settings(&context.sandbox.pass_env));
+    command_env(&mut shell, &launch, &context.sandbox.pass_env);
     #[cfg(unix)]
     shell.process_group(0);
     let mut child = launch

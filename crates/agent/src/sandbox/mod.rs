@@ -265,6 +265,9 @@ pub struct Launch {
     packs_read_only: bool,
 }
 
+/// Where git takes `git -c` settings from the environment.
+pub const GIT_CONFIG_PARAMETERS: &str = "GIT_CONFIG_PARAMETERS";
+
 /// Git's settings for a command whose object store takes only loose objects (its packs are
 /// read-only): no automatic repacking, and fetched objects kept loose rather than in a pack,
 /// so `git commit` and `git pull` work and `git gc` is left to the user. Given as
@@ -376,23 +379,23 @@ impl Launch {
     }
 
     /// The variable that gives the command [`GIT_LOOSE_SETTINGS`] when its packs are read-only,
-    /// after the user's own `git -c` settings unless those are withheld (`pass` names those
-    /// passed on purpose): set it after the withheld variables are removed.
-    pub fn git_settings(&self, pass: &[String]) -> Option<(&'static str, std::ffi::OsString)> {
-        const NAME: &str = "GIT_CONFIG_PARAMETERS";
+    /// after `user`'s (the user's own `git -c` settings as the command may see them; none when
+    /// withheld): set it after the withheld variables are removed.
+    pub fn git_settings(
+        &self,
+        user: Option<std::ffi::OsString>,
+    ) -> Option<(&'static str, std::ffi::OsString)> {
         if !self.packs_read_only {
             return None;
         }
-        let mut parameters = std::env::var_os(NAME)
-            .filter(|value| !crate::tools::bash::withheld(NAME.as_ref(), value, pass))
-            .unwrap_or_default();
+        let mut parameters = user.unwrap_or_default();
         for setting in GIT_LOOSE_SETTINGS {
             if !parameters.is_empty() {
                 parameters.push(" ");
             }
             parameters.push(format!("'{setting}'"));
         }
-        Some((NAME, parameters))
+        Some((GIT_CONFIG_PARAMETERS, parameters))
     }
 
     /// Starts `command` (from [`Launch::command`]). A sandbox that the kernel supports but that

@@ -317,6 +317,31 @@ pub fn withheld(name: &std::ffi::OsStr, value: &std::ffi::OsStr, pass: &[String]
     name.to_str().is_none_or(is_secret) || value.to_str().is_some_and(carries_secret)
 }
 
+/// The environment of a sandboxed command (`bash`, a hook): skillet's, less every variable
+/// [`withheld`] (`pass`: those the user passes on purpose), with git's settings for the launch
+/// ([`crate::sandbox::Launch::git_settings`]).
+pub(crate) fn command_env(
+    shell: &mut tokio::process::Command,
+    launch: &crate::sandbox::Launch,
+    pass: &[String],
+) {
+    let mut git_config_withheld = false;
+    for (name, value) in std::env::vars_os() {
+        if withheld(&name, &value, pass) {
+            shell.env_remove(&name);
+            git_config_withheld |= name.to_string_lossy().starts_with("GIT_CONFIG_VALUE_");
+        }
+    }
+    if git_config_withheld {
+        // Git reads GIT_CONFIG_COUNT pairs of KEY_n and VALUE_n and stops at a missing one:
+        // without the count it reads none, rather than failing every call.
+        shell.env_remove("GIT_CONFIG_COUNT");
+    }
+    let name = crate::sandbox::GIT_CONFIG_PARAMETERS;
+    let user = std::env::var_os(name).filter(|value| !withheld(name.as_ref(), value, pass));
+    shell.envs(launch.git_settings(user));
+}
+
 /// Runs shell commands.
 pub struct Bash;
 
@@ -518,20 +543,8 @@ async fn run(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
-    let mut git_config_withheld = false;
-    for (name, value) in std::env::vars_os() {
-        if withheld(&name, &value, &context.sandbox.pass_env) {
-            shell.env_remove(&name);
-            git_config_withheld |= name.to_string_lossy().starts_with("GIT_CONFIG_VALUE_");
-        }
-    }
-    if git_config_withheld {
-        // Git reads GIT_CONFIG_COUNT pairs of KEY_n and VALUE_n and stops at a missing one:
-        // without the count it reads none, rather than failing every call.
-        shell.env_remove("GIT_CONFIG_COUNT");
-    }
+    command_env(&mut shell, launch, &context.sandbox.pass_env);
     shell.envs(env.iter().map(|(name, value)| (name, value)));
-    shell.envs(launch.git_settings(&context.sandbox.pass_env));
     // Its own process group, so a timeout or a cancelled turn stops everything it started.
     #[cfg(unix)]
     shell.process_group(0);

@@ -235,13 +235,10 @@ mod tests {
             error.ends_with("max_steps = 0 is not valid; expected a whole number of at least 1"),
             "{error}"
         );
-        // Past the largest: refused the same way.
-        std::fs::write(
-            user.path().join(CONFIG_FILE),
-            "thinking_budget = 4294967295\n",
-        )
-        .unwrap();
-        assert!(
+        // A thinking budget past the largest, or below Anthropic's smallest; 0 is off, and
+        // the flag wins.
+        let user_error = |text: &str| {
+            std::fs::write(user.path().join(CONFIG_FILE), text).unwrap();
             resolve_with_user(
                 &[(env::ANTHROPIC_API_KEY, "k")],
                 &Flags::default(),
@@ -250,18 +247,13 @@ mod tests {
             )
             .unwrap_err()
             .to_string()
-            .contains("thinking_budget = 4294967295 is not valid"),
+        };
+        let error = user_error("thinking_budget = 4294967295\n");
+        assert!(
+            error.contains("thinking_budget = 4294967295 is not valid"),
+            "{error}"
         );
-        // A thinking budget below Anthropic's smallest; 0 is off, and the flag wins.
-        std::fs::write(user.path().join(CONFIG_FILE), "thinking_budget = 500\n").unwrap();
-        let error = resolve_with_user(
-            &[(env::ANTHROPIC_API_KEY, "k")],
-            &Flags::default(),
-            temp.path(),
-            Some(user.path()),
-        )
-        .unwrap_err()
-        .to_string();
+        let error = user_error("thinking_budget = 500\n");
         assert!(
             error.ends_with("thinking_budget = 500 is not valid; expected 0 (no thinking) or a number of tokens from 1024 (Anthropic's smallest budget) to 128000"),
             "{error}"

@@ -177,8 +177,13 @@ mod tests {
         std::fs::set_permissions(&hooks, mode(0o311)).unwrap();
         let unreadable = shared(std::slice::from_ref(&hooks), &writable, &[]);
         std::fs::set_permissions(&hooks, mode(0o755)).unwrap();
-        // (Root reads any folder: then there is nothing to tell.)
-        if !rustix::process::geteuid().is_root() {
+        // Root reads any folder: then there is nothing to tell, and that half is skipped,
+        // saying so (CI runs the sandbox's end-to-end files as an unprivileged user too).
+        if rustix::process::geteuid().is_root() {
+            skillet_test_support::skip(
+                "as root every folder can be read: the unreadable case is not checked",
+            );
+        } else {
             assert!(unreadable.fail_closed());
         }
         // Nor in a folder bound writable again.

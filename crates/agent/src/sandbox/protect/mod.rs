@@ -232,15 +232,16 @@ fn links_and_other_names(layout: &mut Layout, all_writable: &[PathBuf]) {
         .flat_map(|home| [home.join(".cache"), home.join(".local/share")])
         .chain(layout.reopened.iter().cloned())
         .collect();
-    let first = hardlinks::shared(&layout.read_only, all_writable, &skipped);
-    for target in &first.link_targets {
-        place(target, Placeholder::Folder, all_writable, layout);
+    let mut shared = hardlinks::shared(&layout.read_only, all_writable, &skipped);
+    let looked = layout.read_only.len();
+    for target in std::mem::take(&mut shared.link_targets) {
+        place(&target, Placeholder::Folder, all_writable, layout);
     }
-    let shared = if first.link_targets.is_empty() {
-        first
-    } else {
-        hardlinks::shared(&layout.read_only, all_writable, &skipped)
-    };
+    // Only what the links added is looked at again (place appends).
+    let added = hardlinks::shared(&layout.read_only[looked..], all_writable, &skipped);
+    shared.files.extend(added.files);
+    shared.unreadable.extend(added.unreadable);
+    shared.overflow |= added.overflow;
     layout.incomplete.extend(hardlinks::told(&shared));
     if shared.fail_closed() {
         // Nothing writable: not the writable folders, nor the home folder's visible ones.
