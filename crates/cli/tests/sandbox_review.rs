@@ -16,8 +16,8 @@ use std::process::Command as StdCommand;
 
 use common::Sandbox;
 use common::escapes::{
-    HOOK, assert_not_pwned, attack, attack_through, attack_with, git, namespaces, repository,
-    scripted,
+    HOOK, assert_not_pwned, attack, attack_through, attack_told, attack_with, git, namespaces,
+    repository, scripted,
 };
 
 /// A shell command that connects to the UNIX socket at `socket` and prints `connected`, or
@@ -442,22 +442,6 @@ fn descriptors_skillet_inherited_do_not_reach_commands() {
         "an inherited descriptor reached the command: {}",
         results[0]
     );
-}
-
-/// Runs `run --yes` with the model calling `bash` with each of `commands`; what each call
-/// returned, and what skillet printed on stderr.
-fn attack_told(sandbox: &Sandbox, commands: &[&str]) -> (Vec<String>, String) {
-    let server = scripted(commands);
-    let out = common::run(common::escapes::skillet(sandbox, &server).args([
-        "run",
-        "--yes",
-        "tidy up the repository",
-    ]));
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let results = (1..=commands.len())
-        .map(|index| common::tool_result(&server, index))
-        .collect();
-    (results, out.stderr)
 }
 
 /// A nested repository with its own `core.fsmonitor`, added to the index as a gitlink (the

@@ -77,7 +77,7 @@ impl Aftermath {
             let common_dir = common_dir(&git_dir).unwrap_or_else(|| git_dir.clone());
             let indexes = Indexes::of(&git_dir, &common_dir);
             let gitlinks = listed(git.as_deref(), &root, &git_dir, &indexes);
-            let pending = pending(&git_dir);
+            let pending = pending(&git_dir, &common_dir);
             let planted = super::planted::walk(&git_dir, &common_dir);
             let refs = super::moved_refs::read(&git_dir, &common_dir);
             #[cfg(target_os = "linux")]
@@ -86,6 +86,8 @@ impl Aftermath {
                 .into_iter()
                 .chain(super::protect::yarnrc_programs(&root))
                 .filter_map(|path| {
+                    // A pathspec names what the tree holds, where git follows no link.
+                    let path = skillet_skills::confine::normalize(&path)?;
                     path.strip_prefix(&root)
                         .ok()
                         .map(|relative| relative.display().to_string())
@@ -170,12 +172,21 @@ impl Aftermath {
             }
             findings.extend(staged(repository));
         }
-        for (before, after) in repository.pending.iter().zip(pending(&repository.git_dir)) {
-            if after.digest.is_some() && after.digest != before.digest {
+        for after in pending(&repository.git_dir, &repository.common_dir) {
+            let before = repository
+                .pending
+                .iter()
+                .find(|before| before.dir == after.dir && before.folder == after.folder);
+            if after.digest.is_some() && before.is_none_or(|before| before.digest != after.digest) {
+                // The main worktree's or another linked one's: named by its path.
+                let place = if after.dir == repository.git_dir {
+                    format!(".git/{}", after.folder)
+                } else {
+                    after.dir.join(after.folder).display().to_string()
+                };
                 findings.push(format!(
-                    "the command left a {operation} in progress (.git/{folder}): `git {operation} --continue` would run what it wrote there (`exec` lines, a merge strategy) outside any sandbox; `git {operation} --abort` drops it",
+                    "the command left a {operation} in progress ({place}): `git {operation} --continue` would run what it wrote there (`exec` lines, a merge strategy) outside any sandbox; `git {operation} --abort` drops it",
                     operation = after.operation,
-                    folder = after.folder
                 ));
             }
         }
@@ -211,45 +222,84 @@ const PENDING: [(&str, &str); 3] = [
 
 /// An operation in progress, as a command found or left it.
 struct Pending {
+    /// The git directory it is in.
+    dir: PathBuf,
     folder: &'static str,
     operation: &'static str,
-    /// A digest of its folder (names, sizes, modification times of what it holds); none when
-    /// there is none. Not parsed: whatever a command changed there is told, whatever it holds.
+    /// A digest of its folder (the folder's and each entry's name, size, inode, modification
+    /// and change times); none when there is none. Not parsed: whatever a command changed there
+    /// is told, whatever it holds. A change time cannot be set back, so a rewrite of the same
+    /// size with its old modification time put back changes it too.
     digest: Option<u64>,
 }
 
-fn pending(git_dir: &Path) -> Vec<Pending> {
-    use std::hash::{Hash as _, Hasher as _};
-    PENDING
-        .iter()
-        .map(|(folder, operation)| {
-            let entries = std::fs::read_dir(git_dir.join(folder)).ok();
-            let digest = entries.map(|entries| {
-                let mut seen: Vec<(std::ffi::OsString, u64, Option<std::time::SystemTime>)> =
-                    entries
-                        .filter_map(Result::ok)
-                        .take(MAX_PENDING_ENTRIES)
-                        .map(|entry| {
-                            let metadata = entry.metadata().ok();
-                            (
-                                entry.file_name(),
-                                metadata.as_ref().map_or(0, std::fs::Metadata::len),
-                                metadata.and_then(|m| m.modified().ok()),
-                            )
-                        })
-                        .collect();
-                seen.sort();
-                let mut hasher = std::collections::hash_map::DefaultHasher::new();
-                seen.hash(&mut hasher);
-                hasher.finish()
-            });
-            Pending {
+/// The most linked worktrees whose operations are looked at.
+const MAX_WORKTREES: usize = 256;
+
+/// The operations in progress in every git directory a command could write: its own, and
+/// (the common directory being writable for commits) the main worktree's and every linked
+/// worktree's, whose `--continue` the user may run there.
+fn pending(git_dir: &Path, common_dir: &Path) -> Vec<Pending> {
+    let mut dirs = vec![git_dir.to_path_buf()];
+    if common_dir != git_dir {
+        dirs.push(common_dir.to_path_buf());
+    }
+    dirs.extend(
+        std::fs::read_dir(common_dir.join("worktrees"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .take(MAX_WORKTREES)
+            .map(|entry| entry.path())
+            .filter(|dir| dir != git_dir),
+    );
+    dirs.into_iter()
+        .flat_map(|dir| {
+            PENDING.iter().map(move |(folder, operation)| Pending {
+                digest: folder_digest(&dir.join(folder)),
+                dir: dir.clone(),
                 folder,
                 operation,
-                digest,
-            }
+            })
         })
         .collect()
+}
+
+/// What [`Pending::digest`] says of `folder` (none when it is not there).
+fn folder_digest(folder: &Path) -> Option<u64> {
+    use std::hash::{Hash as _, Hasher as _};
+    let stamp = |metadata: Option<std::fs::Metadata>| {
+        metadata.map(|metadata| {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt as _;
+                (
+                    metadata.len(),
+                    metadata.ino(),
+                    (metadata.mtime(), metadata.mtime_nsec()),
+                    (metadata.ctime(), metadata.ctime_nsec()),
+                )
+            }
+            #[cfg(not(unix))]
+            {
+                (metadata.len(), 0, (0, 0), (0, 0))
+            }
+        })
+    };
+    let own = std::fs::symlink_metadata(folder).ok()?;
+    let entries = std::fs::read_dir(folder).ok();
+    let mut seen: Vec<_> = entries
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .take(MAX_PENDING_ENTRIES)
+        .map(|entry| (entry.file_name(), stamp(entry.metadata().ok())))
+        .collect();
+    seen.sort();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    stamp(Some(own)).hash(&mut hasher);
+    seen.hash(&mut hasher);
+    Some(hasher.finish())
 }
 
 /// What a command changed in the index at protected paths (entries, or their skip-worktree

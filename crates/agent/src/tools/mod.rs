@@ -10,6 +10,7 @@ pub mod load_skill;
 pub mod read_file;
 pub mod save_skill;
 pub mod search_skills;
+pub mod secrets;
 pub mod task;
 pub mod todo_write;
 pub mod write_file;

@@ -84,6 +84,18 @@ pub fn attack_with(sandbox: &Sandbox, commands: &[&str], env: &[(&str, &str)]) -
     attack_through(&server, commands.len(), &mut skillet)
 }
 
+/// Runs `run --yes` with the model calling `bash` with each of `commands`; what each call
+/// returned, and what skillet printed on stderr.
+pub fn attack_told(sandbox: &Sandbox, commands: &[&str]) -> (Vec<String>, String) {
+    let server = scripted(commands);
+    let out = run(skillet(sandbox, &server).args(["run", "--yes", "tidy up the repository"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let results = (1..=commands.len())
+        .map(|index| tool_result(&server, index))
+        .collect();
+    (results, out.stderr)
+}
+
 /// A strict mock provider whose model calls `bash` with each command in turn, then ends.
 pub fn scripted(commands: &[&str]) -> MockServer {
     let server = MockServer::start();

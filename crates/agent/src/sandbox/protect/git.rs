@@ -105,6 +105,18 @@ pub(super) fn git_paths(
         }
         configs.push(worktree.join("config.worktree"));
     }
+    // The other worktrees' indexes (the main one's in the common directory): what they stage
+    // is written into their work trees at a checkout there, and no command here needs them.
+    // Only existing ones: an empty placeholder is no index git reads.
+    let others = std::iter::once(common_dir.clone())
+        .chain(subfolders(&common_dir.join("worktrees")))
+        .filter(|dir| *dir != git_dir);
+    for dir in others {
+        let index = dir.join("index");
+        if std::fs::symlink_metadata(&index).is_ok_and(|m| m.is_file()) {
+            wanted.push((index, Placeholder::File(b"")));
+        }
+    }
     // Submodules: their repositories under modules/ (nested), and their work trees' gitfiles.
     let mut modules = Vec::new();
     find_modules(&common_dir.join("modules"), 0, &mut modules);
@@ -198,14 +210,14 @@ pub(super) fn read_config_paths(
                     .parent()
                     .map_or_else(|| root.to_path_buf(), Path::to_path_buf)
             };
-            if let Some(path) = skillet_skills::confine::normalize(&base.join(value)) {
-                let placeholder = if key == "core.hookspath" {
-                    Placeholder::Folder
-                } else {
-                    Placeholder::File(b"")
-                };
-                wanted.push((path, placeholder));
-            }
+            let placeholder = if key == "core.hookspath" {
+                Placeholder::Folder
+            } else {
+                Placeholder::File(b"")
+            };
+            // As git opens it, not cleaned up: the layout resolves a `..` after a link where
+            // the link leads, as the kernel does.
+            wanted.push((base.join(value), placeholder));
         }
     }
     !unknown

@@ -82,12 +82,10 @@ fn look(path: &Path, reopened: &[PathBuf], budget: &mut usize, found: &mut Share
             let target = path
                 .parent()
                 .map_or(target.clone(), |dir| dir.join(&target));
-            // As written, not resolved: the layout walks it, so a link on the way (`cfg ->
-            // real` in `../cfg/claude.json`) is noted and its replacement told after.
-            found.link_targets.push(
-                skillet_skills::confine::normalize(&target)
-                    .unwrap_or_else(|| crate::paths::real_path(&target)),
-            );
+            // As written, not resolved: the layout walks it as the kernel does, so a link on
+            // the way (`cfg -> real` in `../cfg/claude.json`) is noted and its replacement
+            // told after, and a `..` after a link leaves where that link leads.
+            found.link_targets.push(target);
         }
         return;
     }
@@ -171,7 +169,11 @@ mod tests {
         std::os::unix::fs::symlink("../../scripts/pre-commit.sh", hooks.join("post-merge"))
             .unwrap();
         let found = shared(std::slice::from_ref(&hooks), &writable, &[]);
-        assert_eq!(found.link_targets, [root.join("scripts/pre-commit.sh")]);
+        // As written (the layout walks it as the kernel does).
+        assert_eq!(
+            found.link_targets,
+            [hooks.join("../../scripts/pre-commit.sh")]
+        );
         let mode =
             |mode| <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode);
         std::fs::set_permissions(&hooks, mode(0o311)).unwrap();

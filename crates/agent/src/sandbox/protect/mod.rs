@@ -385,10 +385,8 @@ fn home_link_targets(home: Option<&Path>) -> Vec<PathBuf> {
             continue;
         };
         if metadata.file_type().is_symlink() {
-            if let (Ok(target), Some(parent)) = (std::fs::read_link(&path), path.parent())
-                && let Some(target) = skillet_skills::confine::normalize(&parent.join(target))
-            {
-                targets.push(target);
+            if let (Ok(target), Some(parent)) = (std::fs::read_link(&path), path.parent()) {
+                targets.push(parent.join(target));
             }
         } else if metadata.is_dir() && depth < 3 {
             queue.extend(
@@ -515,7 +513,8 @@ pub(in crate::sandbox) fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let add = |found: &mut Vec<PathBuf>, name: &str| {
         if !name.is_empty() && !name.contains('$') {
-            found.extend(skillet_skills::confine::normalize(&cwd.join(name)));
+            // Not cleaned up lexically: the layout walks it as the kernel does.
+            found.push(cwd.join(name));
         }
     };
     for command in crate::shell::simple_commands(&text) {
@@ -583,18 +582,17 @@ fn top_file(cwd: &Path, name: &str, limit: u64) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// The largest `.yarnrc.yml` read for the files it runs.
+/// The largest `.yarnrc.yml`, `.yarnrc` or `bunfig.toml` read for the files it runs.
 const MAX_YARNRC_BYTES: u64 = 64 * 1024;
 
-/// What the `.yarnrc.yml` in `cwd` has every `yarn` run: its `yarnPath` and its plugins'
-/// `path`s (protecting the file alone would leave the program it names writable).
+/// What the package managers' settings in `cwd` have every run of them start (protecting the
+/// settings alone would leave the program they name writable): `.yarnrc.yml`'s `yarnPath` and
+/// its plugins' `path`s, Yarn 1's `.yarnrc` `yarn-path`, and `bunfig.toml`'s `preload` (at the
+/// top and under `[test]`).
 pub(in crate::sandbox) fn yarnrc_programs(cwd: &Path) -> Vec<PathBuf> {
-    let Some(bytes) = top_file(cwd, ".yarnrc.yml", MAX_YARNRC_BYTES) else {
-        return Vec::new();
-    };
-    String::from_utf8_lossy(&bytes)
-        .lines()
-        .filter_map(|line| {
+    let mut values: Vec<String> = Vec::new();
+    if let Some(bytes) = top_file(cwd, ".yarnrc.yml", MAX_YARNRC_BYTES) {
+        values.extend(String::from_utf8_lossy(&bytes).lines().filter_map(|line| {
             // A comment after the value is not part of it.
             let line = line.split(" #").next().unwrap_or("").trim();
             let value = match line.strip_prefix("- ") {
@@ -604,69 +602,129 @@ pub(in crate::sandbox) fn yarnrc_programs(cwd: &Path) -> Vec<PathBuf> {
                     .strip_prefix("yarnPath:")
                     .or_else(|| line.strip_prefix("path:"))?,
             };
-            let value = value.trim().trim_matches(['"', '\'']);
-            (!value.is_empty() && !value.contains('$') && !value.contains(':'))
-                .then(|| skillet_skills::confine::normalize(&cwd.join(value)))
-                .flatten()
+            Some(value.trim().trim_matches(['"', '\'']).to_string())
+        }));
+    }
+    // Yarn 1: `yarn-path "./.yarn/releases/yarn-1.22.22.cjs"` (quoted or not, `=` allowed).
+    if let Some(bytes) = top_file(cwd, ".yarnrc", MAX_YARNRC_BYTES) {
+        values.extend(String::from_utf8_lossy(&bytes).lines().filter_map(|line| {
+            let rest = line.trim().strip_prefix("yarn-path")?;
+            let value = rest.trim_start_matches([' ', '\t', '=']).trim();
+            Some(value.trim_matches(['"', '\'']).to_string())
+        }));
+    }
+    if let Some(bytes) = top_file(cwd, "bunfig.toml", MAX_YARNRC_BYTES)
+        && let Ok(table) = toml::from_str::<toml::Table>(&String::from_utf8_lossy(&bytes))
+    {
+        let test = table.get("test").and_then(toml::Value::as_table);
+        for preload in [
+            table.get("preload"),
+            test.and_then(|test| test.get("preload")),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            match preload {
+                toml::Value::String(one) => values.push(one.clone()),
+                toml::Value::Array(many) => values.extend(
+                    many.iter()
+                        .filter_map(toml::Value::as_str)
+                        .map(str::to_string),
+                ),
+                _ => {}
+            }
+        }
+    }
+    values
+        .into_iter()
+        // A package (`bun-plugin-x`, `yarn-plugin@1`) is not a file of the project's; a file
+        // is named with a slash or a script's extension.
+        .filter(|value| {
+            !value.is_empty()
+                && !value.contains('$')
+                && !value.contains(':')
+                && (value.contains('/')
+                    || [".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".tsx", ".jsx"]
+                        .iter()
+                        .any(|extension| value.ends_with(extension)))
         })
+        // Not cleaned up lexically: the layout walks it as the kernel does.
+        .map(|value| cwd.join(value))
         .collect()
 }
 
+/// The most links followed on the way to one protected path (the kernel's own limit).
+const MAX_LINK_HOPS: usize = 40;
+
 /// Adds `path` to the layout: read-only where it exists (through a link, the real file), a
 /// placeholder at its first missing component where it does not; nothing where it lies outside
-/// every writable folder (read-only already).
+/// every writable folder (read-only already). The path is walked as the kernel walks it: a
+/// link is followed where it stands, so a `..` after it leaves the folder it leads to, not the
+/// folder it is in (`tools/current/../hook.sh` with `current -> v2/bin` is `tools/v2/hook.sh`);
+/// no lexical clean-up is done first.
 fn place(path: &Path, placeholder: Placeholder, writable: &[PathBuf], layout: &mut Layout) {
-    let Some(root) = writable.iter().find(|root| path.starts_with(root)) else {
+    place_walking(path, placeholder, writable, layout, 0);
+}
+
+fn place_walking(
+    path: &Path,
+    placeholder: Placeholder,
+    writable: &[PathBuf],
+    layout: &mut Layout,
+    hops: usize,
+) {
+    if hops > MAX_LINK_HOPS || !path.is_absolute() {
+        // A loop, or nothing the kernel resolves either.
         return;
-    };
-    let Ok(relative) = path.strip_prefix(root) else {
-        return;
-    };
-    let mut current = root.clone();
-    let components: Vec<Component<'_>> = relative.components().collect();
+    }
+    let root_of = |path: &Path| writable.iter().find(|root| path.starts_with(root)).cloned();
+    let mut current = PathBuf::from("/");
+    let components: Vec<Component<'_>> = path.components().collect();
     for (index, component) in components.iter().enumerate() {
-        let Component::Normal(name) = component else {
-            return;
+        let name = match component {
+            Component::Prefix(_) | Component::RootDir => {
+                current = PathBuf::from("/");
+                continue;
+            }
+            Component::CurDir => continue,
+            // `current` is a real path (every link before it was followed), so its parent is
+            // the `..` the kernel takes.
+            Component::ParentDir => {
+                current.pop();
+                continue;
+            }
+            Component::Normal(name) => name,
         };
         let next = current.join(name);
+        let root = root_of(&next);
+        let last = index + 1 == components.len();
         match std::fs::symlink_metadata(&next) {
             Ok(metadata) if metadata.file_type().is_symlink() => {
-                if let Ok(target) = std::fs::read_link(&next) {
-                    layout.links.push((next.clone(), target));
-                }
-                // Where the link leads is what a write through it changes: protect that, as
-                // the rest of the path names it. A link out of the writable folders leads
-                // somewhere read-only already.
-                let Ok(real) = std::fs::canonicalize(&next) else {
-                    // Dangling: what a write would create is where it points.
-                    if let Ok(target) = std::fs::read_link(&next) {
-                        let target = current.join(target);
-                        if let Some(target) = skillet_skills::confine::normalize(&target) {
-                            let rest: PathBuf = components[index + 1..].iter().collect();
-                            if target != next {
-                                place(&target.join(rest), placeholder, writable, layout);
-                            }
-                        }
-                    }
+                let Ok(target) = std::fs::read_link(&next) else {
                     return;
                 };
-                let rest: PathBuf = components[index + 1..].iter().collect();
-                if real.starts_with(&next) || next.starts_with(&real) && real != next {
-                    // A loop; the kernel refuses it anyway.
-                    return;
+                if root.is_some() {
+                    layout.links.push((next.clone(), target.clone()));
                 }
-                place(&real.join(rest), placeholder, writable, layout);
+                // Where the link leads is what a write through it changes (or, dangling,
+                // creates): the rest of the path walked on from there.
+                let rest: PathBuf = components[index + 1..].iter().collect();
+                let onward = current.join(target);
+                let onward = if rest.as_os_str().is_empty() {
+                    onward
+                } else {
+                    onward.join(rest)
+                };
+                place_walking(&onward, placeholder, writable, layout, hops + 1);
                 return;
             }
             Ok(metadata) => {
-                if index + 1 == components.len() {
-                    layout.read_only.push(next);
-                    return;
-                }
-                if !metadata.is_dir() {
-                    // A file where a folder would be: nothing can be created beneath it, and
-                    // the file itself is protected.
-                    layout.read_only.push(next);
+                if last || !metadata.is_dir() {
+                    // The path itself, or a file where a folder would be: nothing can be
+                    // created beneath it, and the file itself is protected.
+                    if root.is_some() {
+                        layout.read_only.push(next);
+                    }
                     return;
                 }
                 current = next;
@@ -675,18 +733,21 @@ fn place(path: &Path, placeholder: Placeholder, writable: &[PathBuf], layout: &m
                 // What cannot be looked into (a folder made unsearchable) cannot get a
                 // placeholder: the folder that hides it is read-only whole, so a command cannot
                 // open it again either.
-                layout
-                    .read_only
-                    .push(if current == *root { next } else { current });
+                if let Some(root) = root {
+                    let whole = current != root && current.starts_with(&root);
+                    layout.read_only.push(if whole { current } else { next });
+                }
                 return;
             }
             Err(_) => {
-                let placeholder = if index + 1 == components.len() {
-                    placeholder
-                } else {
-                    Placeholder::Folder
-                };
-                layout.missing.push((next, placeholder));
+                if root.is_some() {
+                    let placeholder = if last {
+                        placeholder
+                    } else {
+                        Placeholder::Folder
+                    };
+                    layout.missing.push((next, placeholder));
+                }
                 return;
             }
         }
@@ -750,6 +811,50 @@ mod tests {
             layout
                 .missing
                 .contains(&(cwd.join(".git"), Placeholder::Folder))
+        );
+    }
+
+    #[test]
+    fn a_parent_after_a_link_is_taken_where_the_link_leads() {
+        // `tools/current -> v2/bin`: `tools/current/../hook.sh` is `tools/v2/hook.sh` to the
+        // kernel, not `tools/hook.sh` as a lexical clean-up would say.
+        let temp = tempfile::tempdir().unwrap();
+        let cwd = temp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(cwd.join("tools/v2/bin")).unwrap();
+        std::fs::write(cwd.join("tools/v2/hook.sh"), "echo lint").unwrap();
+        std::os::unix::fs::symlink("v2/bin", cwd.join("tools/current")).unwrap();
+        std::fs::create_dir_all(cwd.join("docs/v2/inner")).unwrap();
+        std::os::unix::fs::symlink("v2/inner", cwd.join("docs/current")).unwrap();
+        // An instruction file through such a link, existing and missing.
+        std::os::unix::fs::symlink("tools/current/../hook.sh", cwd.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink("docs/current/../AGENTS.local.md", cwd.join("AGENTS.md"))
+            .unwrap();
+        let layout = layout_of(&cwd);
+        assert!(layout.read_only.contains(&cwd.join("tools/v2/hook.sh")));
+        assert!(!layout.read_only.contains(&cwd.join("tools/hook.sh")));
+        assert!(
+            layout
+                .missing
+                .iter()
+                .any(|(path, _)| path == &cwd.join("docs/v2/AGENTS.local.md")),
+            "{:?}",
+            layout.missing
+        );
+        assert!(
+            layout
+                .links
+                .iter()
+                .any(|(link, _)| link == &cwd.join("tools/current"))
+        );
+        // A `..` above the writable folder leads out of it: nothing to mount there.
+        std::os::unix::fs::symlink("../../../outside", cwd.join(".mcp.json")).unwrap();
+        let layout = layout_of(&cwd);
+        assert!(layout.read_only.iter().all(|path| path.starts_with(&cwd)));
+        assert!(
+            layout
+                .missing
+                .iter()
+                .all(|(path, _)| path.starts_with(&cwd))
         );
     }
 

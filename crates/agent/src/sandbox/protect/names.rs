@@ -3,7 +3,7 @@
 
 /// Names protected at the top of the working directory: folders and files other tools (and
 /// skillet's next session) read as instructions or run.
-pub const PROTECTED_TOP_NAMES: [&str; 72] = [
+pub const PROTECTED_TOP_NAMES: [&str; 96] = [
     ".git",
     ".gitmodules",
     ".envrc",
@@ -72,12 +72,38 @@ pub const PROTECTED_TOP_NAMES: [&str; 72] = [
     // Hook managers: what git's hooks run (husky's `.husky/_` sources `.husky/*`).
     ".husky",
     ".pre-commit-config.yaml",
+    // lefthook's config and the `-local` one it merges in, in every format and place it
+    // reads (`lefthook.yml`, `.lefthook.toml`, `.config/lefthook-local.json`…).
     "lefthook.yml",
-    ".lefthook.yml",
-    "lefthook-local.yml",
-    ".lefthook-local.yml",
     "lefthook.yaml",
+    "lefthook.toml",
+    "lefthook.json",
+    "lefthook.jsonc",
+    "lefthook-local.yml",
     "lefthook-local.yaml",
+    "lefthook-local.toml",
+    "lefthook-local.json",
+    "lefthook-local.jsonc",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    ".lefthook.toml",
+    ".lefthook.json",
+    ".lefthook.jsonc",
+    ".lefthook-local.yml",
+    ".lefthook-local.yaml",
+    ".lefthook-local.toml",
+    ".lefthook-local.json",
+    ".lefthook-local.jsonc",
+    ".config/lefthook.yml",
+    ".config/lefthook.yaml",
+    ".config/lefthook.toml",
+    ".config/lefthook.json",
+    ".config/lefthook.jsonc",
+    ".config/lefthook-local.yml",
+    ".config/lefthook-local.yaml",
+    ".config/lefthook-local.toml",
+    ".config/lefthook-local.json",
+    ".config/lefthook-local.jsonc",
     // lefthook's script folders, which `lefthook.yml`'s scripts run.
     ".lefthook",
     ".lefthook-local",
