@@ -11,7 +11,7 @@ use std::os::unix::fs::symlink;
 use std::process::Command as StdCommand;
 
 use common::escapes::{
-    assert_not_pwned, attack, attack_told, attack_with, git, namespaces, repository,
+    HOOK, assert_not_pwned, attack, attack_told, attack_with, git, namespaces, repository,
 };
 
 /// `tools/current -> v2/bin`, and a hook (or an instruction file) that is a link to
@@ -140,7 +140,7 @@ fn the_main_worktrees_rebase_changed_from_a_linked_one_is_told() {
 }
 
 #[test]
-fn lefthooks_settings_in_every_format_and_yarn_1s_and_buns_programs_are_read_only() {
+fn lefthooks_settings_and_what_they_name_and_yarn_1s_and_buns_programs_are_read_only() {
     let sandbox = repository();
     if !namespaces(&sandbox) {
         return;
@@ -148,9 +148,21 @@ fn lefthooks_settings_in_every_format_and_yarn_1s_and_buns_programs_are_read_onl
     let project = &sandbox.project;
     std::fs::write(
         project.join("lefthook.yml"),
-        "pre-commit:\n  commands:\n    lint:\n      run: echo lint\n",
+        "extends:\n  - ci/lefthook-extra.yml\n  - \"shared/*.yml\"\nrc: ./ci/lefthookrc\nsource_dir: hooks-src/\npre-commit:\n  commands:\n    lint:\n      run: echo lint\n",
     )
     .unwrap();
+    // What it extends, sources and takes scripts from.
+    for folder in ["ci", "shared", "hooks-src"] {
+        std::fs::create_dir_all(project.join(folder)).unwrap();
+    }
+    for file in [
+        "ci/lefthook-extra.yml",
+        "ci/lefthookrc",
+        "shared/one.yml",
+        "hooks-src/x.sh",
+    ] {
+        std::fs::write(project.join(file), "# mine\n").unwrap();
+    }
     // `.config` exists, so no placeholder there covers lefthook's files in it.
     std::fs::create_dir_all(project.join(".config")).unwrap();
     std::fs::create_dir_all(project.join(".yarn/releases")).unwrap();
@@ -178,6 +190,12 @@ fn lefthooks_settings_in_every_format_and_yarn_1s_and_buns_programs_are_read_onl
         ".yarn/releases/yarn-1.22.22.cjs",
         "preload.ts",
         "test-setup.ts",
+        "ci/lefthook-extra.yml",
+        "ci/lefthookrc",
+        "shared/one.yml",
+        "shared/two.yml",
+        "hooks-src/x.sh",
+        "hooks-src/pre-commit",
     ];
     let writes: Vec<String> = names
         .iter()
@@ -219,8 +237,28 @@ fn credentials_quoted_after_a_key_or_inside_a_value_do_not_reach_commands() {
             "//registry.npmjs.org/:_authToken=hunter26npmrc",
         ),
         ("VAULT_ADDRESSING", "hvs.hunter45abcdefghijklmnop"),
+        (
+            "DEPLOY_SSH",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nhunter46pem\n-----END OPENSSH PRIVATE KEY-----",
+        ),
+        (
+            "BUNDLE_GITHUB__COM",
+            "myuser:ghp_hunter47abcdefghijklmnopqrstuv",
+        ),
     ];
-    let results = attack_with(&sandbox, &["env"], &secrets);
+    // Ordinary values that look like pairs pass.
+    let ordinary = [
+        ("RUST_LOG", "info,oauth2::token=debug"),
+        ("EXTRA_PATH", "/opt/monkey:/usr/local/bin"),
+    ];
+    let results = attack_with(&sandbox, &["env"], &[&secrets[..], &ordinary[..]].concat());
+    for (name, value) in ordinary {
+        assert!(
+            results[0].contains(&format!("{name}={value}")),
+            "{name} was withheld: {}",
+            results[0]
+        );
+    }
     for (name, value) in secrets {
         assert!(
             !results[0].contains(&format!("{name}=")),
@@ -230,4 +268,86 @@ fn credentials_quoted_after_a_key_or_inside_a_value_do_not_reach_commands() {
         assert!(!results[0].contains(value), "{name}");
     }
     assert!(results[0].contains("HOME="), "{}", results[0]);
+}
+
+/// The last review of the walk: a path ending in `..` (`.husky -> hooks/x/..` is `hooks`), a
+/// real folder left with `..` swapped for a link, and a repository's protected name that is
+/// the working directory itself.
+#[test]
+fn a_walk_ending_in_a_parent_or_passing_a_folder_protects_what_it_reaches() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let project = &sandbox.project;
+    std::fs::create_dir_all(project.join("hooks/x")).unwrap();
+    symlink("hooks/x/..", project.join(".husky")).unwrap();
+    git(project, &["config", "core.hooksPath", ".husky"]);
+    std::fs::create_dir_all(project.join("tools/bin")).unwrap();
+    std::fs::create_dir_all(project.join("evil/sub")).unwrap();
+    std::fs::write(project.join("tools/hook.sh"), "echo fine\n").unwrap();
+    symlink("../tools/bin/../hook.sh", project.join("hooks/post-commit")).unwrap();
+    let results = attack(
+        &sandbox,
+        &[
+            &format!("{HOOK} > .husky/pre-commit 2>&1; chmod +x .husky/pre-commit 2>&1; echo end"),
+            "mv tools/bin tools/bin.old 2>&1; ln -s ../evil/sub tools/bin 2>&1; echo end",
+        ],
+    );
+    assert!(
+        results[0].contains("Read-only file system"),
+        "{}",
+        results[0]
+    );
+    assert!(!project.join("hooks/pre-commit").exists());
+    assert!(
+        results[1].contains("Device or resource busy"),
+        "{}",
+        results[1]
+    );
+    assert!(project.join("tools/bin").is_dir() && !project.join("tools/bin").is_symlink());
+    assert_not_pwned(&sandbox);
+}
+
+#[test]
+fn a_repositorys_protected_name_that_is_the_working_directory_leaves_nothing_writable() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    symlink(".", sandbox.project.join(".claude")).unwrap();
+    let (results, stderr) = attack_told(
+        &sandbox,
+        &["mkdir -p skills/x 2>&1; echo planted > skills/x/SKILL.md 2>&1; echo end"],
+    );
+    assert!(
+        results[0].contains("Read-only file system"),
+        "{}",
+        results[0]
+    );
+    assert!(!sandbox.project.join("skills").exists());
+    assert!(
+        stderr.contains(".claude leads to") && stderr.contains("write nowhere"),
+        "the user was not told: {stderr}"
+    );
+}
+
+/// More linked worktrees than are looked at: told that they could not be checked, rather
+/// than a rebase in one of them hidden.
+#[test]
+fn past_the_worktrees_looked_at_the_user_is_told() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let (_, stderr) = attack_told(
+        &sandbox,
+        &[
+            "mkdir -p .git/worktrees && cd .git/worktrees && for i in $(seq 1 4200); do mkdir z$i; done; echo end",
+        ],
+    );
+    assert!(
+        stderr.contains("too many to check for an operation a command left in progress"),
+        "the user was not told: {stderr}"
+    );
 }

@@ -44,7 +44,7 @@ struct Repository {
     common_dir: PathBuf,
     indexes: Indexes,
     gitlinks: Listing,
-    pending: Vec<Pending>,
+    pending: Pendings,
     /// The links and FIFOs in its git directories before the command (a user's own stay).
     planted: super::planted::Entries,
     /// Its refs before the command ([`super::moved_refs`]).
@@ -84,7 +84,7 @@ impl Aftermath {
             let object_folders = super::objects::folders(&common_dir.join("objects"));
             let extra: Vec<String> = super::protect::envrc_sources(&root)
                 .into_iter()
-                .chain(super::protect::yarnrc_programs(&root))
+                .chain(super::protect::tool_programs(&root))
                 .filter_map(|path| {
                     // A pathspec names what the tree holds, where git follows no link.
                     let path = skillet_skills::confine::normalize(&path)?;
@@ -172,9 +172,16 @@ impl Aftermath {
             }
             findings.extend(staged(repository));
         }
-        for after in pending(&repository.git_dir, &repository.common_dir) {
+        let now = pending(&repository.git_dir, &repository.common_dir);
+        if now.overflow {
+            findings.push(format!(
+                "the repository has more than {MAX_OPERATION_DIRS} worktrees and submodules, too many to check for an operation a command left in progress: before `git rebase --continue` or `git cherry-pick --continue` anywhere in it, read what it will run (`git status` names the operation)"
+            ));
+        }
+        for after in now.list {
             let before = repository
                 .pending
+                .list
                 .iter()
                 .find(|before| before.dir == after.dir && before.folder == after.folder);
             if after.digest.is_some() && before.is_none_or(|before| before.digest != after.digest) {
@@ -233,27 +240,47 @@ struct Pending {
     digest: Option<u64>,
 }
 
-/// The most linked worktrees whose operations are looked at.
-const MAX_WORKTREES: usize = 256;
+/// The most git directories (linked worktrees', submodules') whose operations are looked at;
+/// past it the user is told they could not be checked.
+pub const MAX_OPERATION_DIRS: usize = 4_096;
+
+/// The operations in progress of a repository, and whether it had more git directories than
+/// were looked at.
+struct Pendings {
+    list: Vec<Pending>,
+    overflow: bool,
+}
 
 /// The operations in progress in every git directory a command could write: its own, and
-/// (the common directory being writable for commits) the main worktree's and every linked
-/// worktree's, whose `--continue` the user may run there.
-fn pending(git_dir: &Path, common_dir: &Path) -> Vec<Pending> {
+/// (the common directory being writable for commits) the main worktree's, every linked
+/// worktree's and every submodule's, whose `--continue` the user may run there.
+fn pending(git_dir: &Path, common_dir: &Path) -> Pendings {
     let mut dirs = vec![git_dir.to_path_buf()];
     if common_dir != git_dir {
         dirs.push(common_dir.to_path_buf());
     }
-    dirs.extend(
-        std::fs::read_dir(common_dir.join("worktrees"))
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .take(MAX_WORKTREES)
-            .map(|entry| entry.path())
-            .filter(|dir| dir != git_dir),
-    );
-    dirs.into_iter()
+    let mut overflow = false;
+    for entry in std::fs::read_dir(common_dir.join("worktrees"))
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+    {
+        if dirs.len() > MAX_OPERATION_DIRS {
+            overflow = true;
+            break;
+        }
+        let dir = entry.path();
+        if dir != git_dir {
+            dirs.push(dir);
+        }
+    }
+    let mut modules = Vec::new();
+    super::protect::git::find_modules(&common_dir.join("modules"), 0, &mut modules);
+    // The walk stops at its own cap: a full one may have left some out.
+    overflow |= modules.len() >= super::protect::MAX_GIT_MODULES;
+    dirs.extend(modules.into_iter().filter(|dir| dir != git_dir));
+    let list = dirs
+        .into_iter()
         .flat_map(|dir| {
             PENDING.iter().map(move |(folder, operation)| Pending {
                 digest: folder_digest(&dir.join(folder)),
@@ -262,7 +289,8 @@ fn pending(git_dir: &Path, common_dir: &Path) -> Vec<Pending> {
                 operation,
             })
         })
-        .collect()
+        .collect();
+    Pendings { list, overflow }
 }
 
 /// What [`Pending::digest`] says of `folder` (none when it is not there).

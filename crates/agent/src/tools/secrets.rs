@@ -175,6 +175,7 @@ pub fn carries_secret(value: &str) -> bool {
         .any(|word| lower.starts_with(word))
         || lower.contains("authorization:");
     header
+        || is_token(value)
         || words(value).any(is_token)
         || SECRET_URL_PARTS.iter().any(|part| value.contains(part))
         || SECRET_VALUE_INFIXES.iter().any(|part| value.contains(part))
@@ -204,7 +205,19 @@ fn words(value: &str) -> impl Iterator<Item = &str> {
             c.is_whitespace()
                 || matches!(
                     c,
-                    '"' | '\'' | '=' | ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>'
+                    '"' | '\''
+                        | '='
+                        | ':'
+                        | ','
+                        | ';'
+                        | '('
+                        | ')'
+                        | '['
+                        | ']'
+                        | '{'
+                        | '}'
+                        | '<'
+                        | '>'
                 )
         })
         .filter(|word| !word.is_empty())
@@ -238,12 +251,16 @@ fn pairs(value: &str) -> impl Iterator<Item = (&str, &str)> {
                 .next()
                 .unwrap_or(""),
         };
-        (&before[start..], secret)
+        // An npmrc's key is scoped by a registry (`//registry.npmjs.org/:_authToken`).
+        let key = &before[start..];
+        let key = key.rsplit_once("/:").map_or(key, |(_, key)| key);
+        (key, secret)
     })
 }
 
-/// Whether a pair's key names a credential: by its last part (`spring.datasource.password`,
-/// `-Djavax.net.ssl.keyStorePassword`, an npmrc's `//host/:_authToken`), never a pattern
+/// Whether a pair's key names a credential: a name judged by its last dotted part
+/// (`spring.datasource.password`, `-Djavax.net.ssl.keyStorePassword`), never a path
+/// (`/opt/monkey` in a `PATH`), a scoped name (`oauth2::token` in `RUST_LOG`) or a pattern
 /// (`LS_COLORS`' `*.key`).
 fn secret_key(key: &str) -> bool {
     let key = key.split_whitespace().last().unwrap_or_default();
@@ -251,7 +268,7 @@ fn secret_key(key: &str) -> bool {
     if key.contains('*') {
         return false;
     }
-    let key = key.rsplit(['.', '/', ':']).next().unwrap_or_default();
+    let key = key.rsplit('.').next().unwrap_or_default();
     !key.is_empty()
         && key
             .bytes()
@@ -367,7 +384,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn credentials_under_other_names_and_in_values_are_found() {
+    fn credentials_under_other_names_are_found() {
         for name in [
             "BW_SESSION",
             "OP_SESSION_my",
@@ -389,6 +406,10 @@ mod tests {
         ] {
             assert!(!is_secret(name), "{name}");
         }
+    }
+
+    #[test]
+    fn credentials_in_values_are_found_and_ordinary_values_pass() {
         for value in [
             "postgres://app:hunter2@db/app",
             "host=db user=app password=hunter2 dbname=app",
@@ -443,6 +464,10 @@ mod tests {
             "//registry.npmjs.org/:_authToken=hunter26",
             "hvs.CAESIabcdefghijklmnopqrstuvwxyz",
             "abcdefghijklmn.atlasv1.opqrstuvwxyz0123456789",
+            // And the review of those.
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+            "myuser:ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "claudette:glpat-abcdefghijklmnopqrst",
         ] {
             assert!(carries_secret(value), "{value}");
         }
@@ -466,6 +491,8 @@ mod tests {
             "git@github.com:org/repo.git https://github.com/org/repo",
             "ssh://git@github.com/org/repo.git",
             "user.name=me",
+            "/opt/monkey:/usr/local/bin:/usr/bin:/bin",
+            "info,oauth2::token=debug",
         ] {
             assert!(!carries_secret(value), "{value}");
         }

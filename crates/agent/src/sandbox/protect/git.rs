@@ -105,18 +105,7 @@ pub(super) fn git_paths(
         }
         configs.push(worktree.join("config.worktree"));
     }
-    // The other worktrees' indexes (the main one's in the common directory): what they stage
-    // is written into their work trees at a checkout there, and no command here needs them.
-    // Only existing ones: an empty placeholder is no index git reads.
-    let others = std::iter::once(common_dir.clone())
-        .chain(subfolders(&common_dir.join("worktrees")))
-        .filter(|dir| *dir != git_dir);
-    for dir in others {
-        let index = dir.join("index");
-        if std::fs::symlink_metadata(&index).is_ok_and(|m| m.is_file()) {
-            wanted.push((index, Placeholder::File(b"")));
-        }
-    }
+    other_indexes(&git_dir, &common_dir, wanted);
     // Submodules: their repositories under modules/ (nested), and their work trees' gitfiles.
     let mut modules = Vec::new();
     find_modules(&common_dir.join("modules"), 0, &mut modules);
@@ -173,6 +162,21 @@ pub(super) fn git_paths(
                 .map(|dir| (dir.clone(), Placeholder::Folder)),
         );
         layout.git_writable.retain(|dir| !dirs.contains(dir));
+    }
+}
+
+/// Adds the other worktrees' indexes (the main one's in the common directory) to `wanted`:
+/// what they stage is written into their work trees at a checkout there, and no command here
+/// needs them. Only existing ones: an empty placeholder is no index git reads.
+fn other_indexes(git_dir: &Path, common_dir: &Path, wanted: &mut Vec<(PathBuf, Placeholder)>) {
+    let others = std::iter::once(common_dir.to_path_buf())
+        .chain(subfolders(&common_dir.join("worktrees")))
+        .filter(|dir| dir != git_dir);
+    for dir in others {
+        let index = dir.join("index");
+        if std::fs::symlink_metadata(&index).is_ok_and(|m| m.is_file()) {
+            wanted.push((index, Placeholder::File(b"")));
+        }
     }
 }
 

@@ -32,11 +32,13 @@ pub(in crate::sandbox) mod git;
 mod hardlinks;
 mod names;
 mod nested;
+mod programs;
 
 pub use git::{GIT_CONFIG_TIMEOUT, MAX_GIT_MODULES};
 pub use hardlinks::MAX_PROTECTED_ENTRIES;
 pub use names::PROTECTED_TOP_NAMES;
 pub use nested::{MAX_NESTED_FOLDERS, MAX_NESTED_READ_ONLY, MAX_NESTED_REPOSITORIES};
+pub(in crate::sandbox) use programs::{envrc_sources, tool_programs};
 
 /// What a placeholder is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +75,13 @@ pub struct Layout {
     /// What could not be looked into (a workspace past [`MAX_NESTED_FOLDERS`]): said to the
     /// user.
     pub incomplete: Vec<String>,
+    /// Real folders a protected path passes through and leaves again with `..`
+    /// (`tools/bin/../hook.sh`): pinned too, since one swapped for a link would send the
+    /// `..` elsewhere.
+    pub passed: Vec<PathBuf>,
+    /// A protected path is a writable folder itself ([`protect_existing`]): nothing is
+    /// writable.
+    pub whole: bool,
 }
 
 impl Layout {
@@ -198,6 +207,10 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
             }
         }
     }
+    // What the project names: one that is a writable folder itself fails closed. What the
+    // user's own setup names (skill roots, dotfiles' links, skillet's folders) may be the
+    // working directory itself (a skill's author working in it): then it protects nothing.
+    let from_project = wanted.len();
     for root in guarded.roots {
         wanted.push((root.clone(), Placeholder::Folder));
     }
@@ -211,8 +224,13 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
     }
     let mut all_writable: Vec<PathBuf> = writable.to_vec();
     all_writable.extend(layout.git_writable.iter().cloned());
-    for (path, placeholder) in wanted {
-        place(&path, placeholder, &all_writable, &mut layout);
+    for (index, (path, placeholder)) in wanted.into_iter().enumerate() {
+        let whole = if index < from_project {
+            Whole::FailsClosed
+        } else {
+            Whole::Skipped
+        };
+        place(&path, placeholder, (&all_writable, whole), &mut layout);
     }
     links_and_other_names(&mut layout, &all_writable);
     settle(&mut layout, &all_writable);
@@ -235,7 +253,12 @@ fn links_and_other_names(layout: &mut Layout, all_writable: &[PathBuf]) {
     let mut shared = hardlinks::shared(&layout.read_only, all_writable, &skipped);
     let looked = layout.read_only.len();
     for target in std::mem::take(&mut shared.link_targets) {
-        place(&target, Placeholder::Folder, all_writable, layout);
+        place(
+            &target,
+            Placeholder::Folder,
+            (all_writable, Whole::FailsClosed),
+            layout,
+        );
     }
     // Only what the links added is looked at again (place appends).
     let added = hardlinks::shared(&layout.read_only[looked..], all_writable, &skipped);
@@ -243,7 +266,7 @@ fn links_and_other_names(layout: &mut Layout, all_writable: &[PathBuf]) {
     shared.unreadable.extend(added.unreadable);
     shared.overflow |= added.overflow;
     layout.incomplete.extend(hardlinks::told(&shared));
-    if shared.fail_closed() {
+    if shared.fail_closed() || layout.whole {
         // Nothing writable: not the writable folders, nor the home folder's visible ones.
         layout.read_only.extend(all_writable.iter().cloned());
         layout.reopened.clear();
@@ -294,21 +317,23 @@ fn settle(layout: &mut Layout, all_writable: &[PathBuf]) {
     // Every folder between a writable root and a protected path is pinned (a mount point
     // cannot be renamed or removed), outermost first so the inner mounts land on top.
     let mut pinned: Vec<PathBuf> = Vec::new();
-    for path in layout
+    // From each protected path's folder up to its writable root; a folder passed through and
+    // left with `..` is pinned itself too.
+    let starts = layout
         .read_only
         .iter()
         .chain(layout.missing.iter().map(|(path, _)| path))
-    {
-        let Some(root) = all_writable.iter().find(|root| path.starts_with(root)) else {
+        .filter_map(|path| path.parent())
+        .chain(layout.passed.iter().map(PathBuf::as_path));
+    for start in starts {
+        let Some(root) = all_writable.iter().find(|root| start.starts_with(root)) else {
             continue;
         };
-        let mut ancestor = path.parent();
-        while let Some(folder) = ancestor {
-            if folder == root || !folder.starts_with(root) {
-                break;
-            }
-            pinned.push(folder.to_path_buf());
-            ancestor = folder.parent();
+        let mut folder = Some(start);
+        while let Some(inside) = folder.filter(|folder| folder != root && folder.starts_with(root))
+        {
+            pinned.push(inside.to_path_buf());
+            folder = inside.parent();
         }
     }
     pinned.retain(|folder| {
@@ -463,7 +488,7 @@ fn workspace_paths(
     wanted.extend(
         envrc_sources(cwd)
             .into_iter()
-            .chain(yarnrc_programs(cwd))
+            .chain(tool_programs(cwd))
             .map(|path| (path, Placeholder::Folder)),
     );
     if std::fs::symlink_metadata(cwd.join(".git")).is_err() {
@@ -490,169 +515,6 @@ fn workspace_paths(
     }
 }
 
-/// The largest `.envrc` read for what it sources.
-const MAX_ENVRC_BYTES: u64 = 64 * 1024;
-
-/// What the `.envrc` in `cwd` has direnv read besides itself, which direnv's `allow` does not
-/// cover (it pins `.envrc` alone): `source_env`/`source_env_if_exists` and plain `source`/`.`
-/// files, `dotenv` files
-/// (`.env` by default), `use flake`/`use nix`'s Nix files and `use devenv`'s. A `PATH_add` folder is not:
-/// builds write there (see docs/sandbox.md's limits).
-pub(in crate::sandbox) fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
-    let Some(bytes) = top_file(cwd, ".envrc", MAX_ENVRC_BYTES) else {
-        return Vec::new();
-    };
-    // Read as the shell reads it (quotes, `$(…)`, `if …; then …`, line continuations), each
-    // simple command with `$PWD` and `$(pwd)` as the working directory.
-    let pwd = cwd.display().to_string();
-    let text = String::from_utf8_lossy(&bytes)
-        .replace("\\\n", " ")
-        .replace("$(pwd)", &pwd)
-        .replace("${PWD}", &pwd)
-        .replace("$PWD", &pwd);
-    let mut found = Vec::new();
-    let add = |found: &mut Vec<PathBuf>, name: &str| {
-        if !name.is_empty() && !name.contains('$') {
-            // Not cleaned up lexically: the layout walks it as the kernel does.
-            found.push(cwd.join(name));
-        }
-    };
-    for command in crate::shell::simple_commands(&text) {
-        let words = command.argv();
-        let Some((program, rest)) = words.split_first() else {
-            continue;
-        };
-        // Any word that names a file of the project: a script it runs (`$(sh scripts/env.sh)`),
-        // a file it sources or reads.
-        for word in words {
-            if cwd.join(word).is_file() {
-                add(&mut found, word);
-            }
-        }
-        match program.as_str() {
-            "source_env" | "source_env_if_exists" | "source" | "." => {
-                if let Some(file) = rest.first() {
-                    add(&mut found, file);
-                }
-            }
-            "dotenv" | "dotenv_if_exists" => {
-                add(&mut found, rest.first().map_or(".env", String::as_str));
-            }
-            "use" if matches!(rest.first().map(String::as_str), Some("flake" | "nix")) => {
-                let folder = rest
-                    .get(1)
-                    .filter(|word| !word.starts_with('-') && cwd.join(word).is_dir());
-                // `use flake ./nix`: the folder whole (the flake and what it imports).
-                if let Some(folder) = folder {
-                    add(&mut found, folder);
-                } else {
-                    for name in ["flake.nix", "flake.lock", "shell.nix", "default.nix"] {
-                        add(&mut found, name);
-                    }
-                    for file in rest.iter().skip(1).filter(|word| !word.starts_with('-')) {
-                        add(&mut found, file);
-                    }
-                }
-            }
-            // devenv's files: its shell hook runs on `cd`.
-            "use" if rest.first().map(String::as_str) == Some("devenv") => {
-                for name in [
-                    "devenv.nix",
-                    "devenv.yaml",
-                    "devenv.lock",
-                    "devenv.local.nix",
-                ] {
-                    add(&mut found, name);
-                }
-            }
-            _ => {}
-        }
-    }
-    found.sort();
-    found.dedup();
-    found
-}
-
-/// The first `limit` bytes of `cwd`'s file `name`, opened as the engine opens what a
-/// repository controls (a regular file only, no blocking open); none when it is not one.
-fn top_file(cwd: &Path, name: &str, limit: u64) -> Option<Vec<u8>> {
-    let mut file = skillet_skills::open_regular(&cwd.join(name)).ok()?;
-    let mut bytes = Vec::new();
-    skillet_skills::read_capped(&mut file, &mut bytes, limit).ok()?;
-    Some(bytes)
-}
-
-/// The largest `.yarnrc.yml`, `.yarnrc` or `bunfig.toml` read for the files it runs.
-const MAX_YARNRC_BYTES: u64 = 64 * 1024;
-
-/// What the package managers' settings in `cwd` have every run of them start (protecting the
-/// settings alone would leave the program they name writable): `.yarnrc.yml`'s `yarnPath` and
-/// its plugins' `path`s, Yarn 1's `.yarnrc` `yarn-path`, and `bunfig.toml`'s `preload` (at the
-/// top and under `[test]`).
-pub(in crate::sandbox) fn yarnrc_programs(cwd: &Path) -> Vec<PathBuf> {
-    let mut values: Vec<String> = Vec::new();
-    if let Some(bytes) = top_file(cwd, ".yarnrc.yml", MAX_YARNRC_BYTES) {
-        values.extend(String::from_utf8_lossy(&bytes).lines().filter_map(|line| {
-            // A comment after the value is not part of it.
-            let line = line.split(" #").next().unwrap_or("").trim();
-            let value = match line.strip_prefix("- ") {
-                // A plugin given as a plain path, or as `- path: …`.
-                Some(item) => item.strip_prefix("path:").unwrap_or(item),
-                None => line
-                    .strip_prefix("yarnPath:")
-                    .or_else(|| line.strip_prefix("path:"))?,
-            };
-            Some(value.trim().trim_matches(['"', '\'']).to_string())
-        }));
-    }
-    // Yarn 1: `yarn-path "./.yarn/releases/yarn-1.22.22.cjs"` (quoted or not, `=` allowed).
-    if let Some(bytes) = top_file(cwd, ".yarnrc", MAX_YARNRC_BYTES) {
-        values.extend(String::from_utf8_lossy(&bytes).lines().filter_map(|line| {
-            let rest = line.trim().strip_prefix("yarn-path")?;
-            let value = rest.trim_start_matches([' ', '\t', '=']).trim();
-            Some(value.trim_matches(['"', '\'']).to_string())
-        }));
-    }
-    if let Some(bytes) = top_file(cwd, "bunfig.toml", MAX_YARNRC_BYTES)
-        && let Ok(table) = toml::from_str::<toml::Table>(&String::from_utf8_lossy(&bytes))
-    {
-        let test = table.get("test").and_then(toml::Value::as_table);
-        for preload in [
-            table.get("preload"),
-            test.and_then(|test| test.get("preload")),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            match preload {
-                toml::Value::String(one) => values.push(one.clone()),
-                toml::Value::Array(many) => values.extend(
-                    many.iter()
-                        .filter_map(toml::Value::as_str)
-                        .map(str::to_string),
-                ),
-                _ => {}
-            }
-        }
-    }
-    values
-        .into_iter()
-        // A package (`bun-plugin-x`, `yarn-plugin@1`) is not a file of the project's; a file
-        // is named with a slash or a script's extension.
-        .filter(|value| {
-            !value.is_empty()
-                && !value.contains('$')
-                && !value.contains(':')
-                && (value.contains('/')
-                    || [".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".tsx", ".jsx"]
-                        .iter()
-                        .any(|extension| value.ends_with(extension)))
-        })
-        // Not cleaned up lexically: the layout walks it as the kernel does.
-        .map(|value| cwd.join(value))
-        .collect()
-}
-
 /// The most links followed on the way to one protected path (the kernel's own limit).
 const MAX_LINK_HOPS: usize = 40;
 
@@ -662,14 +524,30 @@ const MAX_LINK_HOPS: usize = 40;
 /// link is followed where it stands, so a `..` after it leaves the folder it leads to, not the
 /// folder it is in (`tools/current/../hook.sh` with `current -> v2/bin` is `tools/v2/hook.sh`);
 /// no lexical clean-up is done first.
-fn place(path: &Path, placeholder: Placeholder, writable: &[PathBuf], layout: &mut Layout) {
-    place_walking(path, placeholder, writable, layout, 0);
-}
-
-fn place_walking(
+fn place(
     path: &Path,
     placeholder: Placeholder,
-    writable: &[PathBuf],
+    writable: (&[PathBuf], Whole),
+    layout: &mut Layout,
+) {
+    place_walking(path, path, placeholder, writable, layout, 0);
+}
+
+/// What a protected path that is a writable folder itself, or holds one, does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Whole {
+    /// Nothing is writable, and the user is told (`.claude -> .` in a repository).
+    FailsClosed,
+    /// It protects nothing (the user's own skill root as the working directory).
+    Skipped,
+}
+
+/// [`place`] from `/`, `hops` links followed so far, for the protected path `named`.
+fn place_walking(
+    named: &Path,
+    path: &Path,
+    placeholder: Placeholder,
+    (writable, whole): (&[PathBuf], Whole),
     layout: &mut Layout,
     hops: usize,
 ) {
@@ -688,8 +566,9 @@ fn place_walking(
             }
             Component::CurDir => continue,
             // `current` is a real path (every link before it was followed), so its parent is
-            // the `..` the kernel takes.
+            // the `..` the kernel takes; the folder left is pinned, so it stays the one it is.
             Component::ParentDir => {
+                layout.passed.push(current.clone());
                 current.pop();
                 continue;
             }
@@ -715,16 +594,21 @@ fn place_walking(
                 } else {
                     onward.join(rest)
                 };
-                place_walking(&onward, placeholder, writable, layout, hops + 1);
+                place_walking(
+                    named,
+                    &onward,
+                    placeholder,
+                    (writable, whole),
+                    layout,
+                    hops + 1,
+                );
                 return;
             }
             Ok(metadata) => {
                 if last || !metadata.is_dir() {
                     // The path itself, or a file where a folder would be: nothing can be
                     // created beneath it, and the file itself is protected.
-                    if root.is_some() {
-                        layout.read_only.push(next);
-                    }
+                    protect_existing(named, next, (writable, whole), layout);
                     return;
                 }
                 current = next;
@@ -751,6 +635,36 @@ fn place_walking(
                 return;
             }
         }
+    }
+    // The path ends in `..` or `.` (`.husky -> hooks/x/..`): the folder reached is it.
+    protect_existing(named, current, (writable, whole), layout);
+}
+
+/// Protects `real`, an existing path that the protected path `named` is, when a writable
+/// folder holds it. One that is a writable folder itself, or holds one (`.claude -> .`,
+/// `core.hooksPath = ..`), cannot be read-only alone: then, as `whole` says, commands nobody
+/// reviewed get no writable folder at all and the user is told why, or (the user's own setup)
+/// it protects nothing.
+fn protect_existing(
+    named: &Path,
+    real: PathBuf,
+    (writable, whole): (&[PathBuf], Whole),
+    layout: &mut Layout,
+) {
+    if let Some(root) = writable.iter().find(|root| root.starts_with(&real)) {
+        if whole == Whole::Skipped {
+            return;
+        }
+        layout.incomplete.push(format!(
+            "{} leads to {}, which commands may write as a whole: commands nobody reviewed write nowhere here\n  hint: point it at a folder of its own",
+            named.display(),
+            root.display()
+        ));
+        layout.whole = true;
+        return;
+    }
+    if writable.iter().any(|root| real.starts_with(root)) {
+        layout.read_only.push(real);
     }
 }
 
@@ -855,6 +769,49 @@ mod tests {
                 .missing
                 .iter()
                 .all(|(path, _)| path.starts_with(&cwd))
+        );
+    }
+
+    #[test]
+    fn a_path_ending_in_a_parent_protects_the_folder_it_reaches() {
+        // `.husky -> hooks/x/..` is `hooks`.
+        let temp = tempfile::tempdir().unwrap();
+        let cwd = temp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(cwd.join("hooks/x")).unwrap();
+        std::os::unix::fs::symlink("hooks/x/..", cwd.join(".husky")).unwrap();
+        // A real folder left with `..` on the way (`tools/bin/../hook.sh`) is pinned: one
+        // swapped for a link would send the `..` elsewhere.
+        std::fs::create_dir_all(cwd.join("tools/bin")).unwrap();
+        std::fs::write(cwd.join("tools/hook.sh"), "x").unwrap();
+        std::os::unix::fs::symlink("tools/bin/../hook.sh", cwd.join("CLAUDE.md")).unwrap();
+        let layout = layout_of(&cwd);
+        assert!(layout.read_only.contains(&cwd.join("hooks")), "{layout:?}");
+        assert!(layout.read_only.contains(&cwd.join("tools/hook.sh")));
+        assert!(layout.pinned.contains(&cwd.join("tools/bin")), "{layout:?}");
+        assert!(layout.pinned.contains(&cwd.join("tools")));
+        assert!(!layout.whole);
+    }
+
+    #[test]
+    fn a_protected_path_that_is_the_working_directory_fails_closed_unless_it_is_the_users() {
+        let temp = tempfile::tempdir().unwrap();
+        let cwd = temp.path().canonicalize().unwrap();
+        // The user's own skill root as the working directory (a skill's author at work).
+        let layout = layout(&cwd, std::slice::from_ref(&cwd), std::slice::from_ref(&cwd));
+        assert!(!layout.whole);
+        assert!(!layout.read_only.contains(&cwd));
+        // A repository's `.claude -> .`: nothing writable, and said.
+        std::os::unix::fs::symlink(".", cwd.join(".claude")).unwrap();
+        let layout = layout_of(&cwd);
+        assert!(layout.whole);
+        assert!(layout.read_only.contains(&cwd), "{layout:?}");
+        assert!(
+            layout
+                .incomplete
+                .iter()
+                .any(|said| said.contains(".claude leads to") && said.contains("write nowhere")),
+            "{:?}",
+            layout.incomplete
         );
     }
 

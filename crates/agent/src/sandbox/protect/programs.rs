@@ -1,0 +1,276 @@
+//! What other tools' settings in a workspace name for them to read or run, which protecting
+//! the settings alone would leave writable: what the `.envrc` sources, the programs
+//! `.yarnrc.yml`, `.yarnrc` and `bunfig.toml` start, and the files lefthook's config extends,
+//! sources and takes scripts from. Read, never run: a name given through a variable is not
+//! found (docs/sandbox.md's limits). Paths are given as named, not cleaned up: the layout
+//! walks them as the kernel does.
+
+use std::path::{Path, PathBuf};
+
+/// The largest `.envrc` read for what it sources.
+const MAX_ENVRC_BYTES: u64 = 64 * 1024;
+
+/// What the `.envrc` in `cwd` has direnv read besides itself, which direnv's `allow` does not
+/// cover (it pins `.envrc` alone): `source_env`/`source_env_if_exists` and plain `source`/`.`
+/// files, `dotenv` files
+/// (`.env` by default), `use flake`/`use nix`'s Nix files and `use devenv`'s. A `PATH_add` folder is not:
+/// builds write there (see docs/sandbox.md's limits).
+pub(in crate::sandbox) fn envrc_sources(cwd: &Path) -> Vec<PathBuf> {
+    let Some(bytes) = top_file(cwd, ".envrc", MAX_ENVRC_BYTES) else {
+        return Vec::new();
+    };
+    // Read as the shell reads it (quotes, `$(…)`, `if …; then …`, line continuations), each
+    // simple command with `$PWD` and `$(pwd)` as the working directory.
+    let pwd = cwd.display().to_string();
+    let text = String::from_utf8_lossy(&bytes)
+        .replace("\\\n", " ")
+        .replace("$(pwd)", &pwd)
+        .replace("${PWD}", &pwd)
+        .replace("$PWD", &pwd);
+    let mut found = Vec::new();
+    let add = |found: &mut Vec<PathBuf>, name: &str| {
+        if !name.is_empty() && !name.contains('$') {
+            // Not cleaned up lexically: the layout walks it as the kernel does.
+            found.push(cwd.join(name));
+        }
+    };
+    for command in crate::shell::simple_commands(&text) {
+        let words = command.argv();
+        let Some((program, rest)) = words.split_first() else {
+            continue;
+        };
+        // Any word that names a file of the project: a script it runs (`$(sh scripts/env.sh)`),
+        // a file it sources or reads.
+        for word in words {
+            if cwd.join(word).is_file() {
+                add(&mut found, word);
+            }
+        }
+        match program.as_str() {
+            "source_env" | "source_env_if_exists" | "source" | "." => {
+                if let Some(file) = rest.first() {
+                    add(&mut found, file);
+                }
+            }
+            "dotenv" | "dotenv_if_exists" => {
+                add(&mut found, rest.first().map_or(".env", String::as_str));
+            }
+            "use" if matches!(rest.first().map(String::as_str), Some("flake" | "nix")) => {
+                let folder = rest
+                    .get(1)
+                    .filter(|word| !word.starts_with('-') && cwd.join(word).is_dir());
+                // `use flake ./nix`: the folder whole (the flake and what it imports).
+                if let Some(folder) = folder {
+                    add(&mut found, folder);
+                } else {
+                    for name in ["flake.nix", "flake.lock", "shell.nix", "default.nix"] {
+                        add(&mut found, name);
+                    }
+                    for file in rest.iter().skip(1).filter(|word| !word.starts_with('-')) {
+                        add(&mut found, file);
+                    }
+                }
+            }
+            // devenv's files: its shell hook runs on `cd`.
+            "use" if rest.first().map(String::as_str) == Some("devenv") => {
+                for name in [
+                    "devenv.nix",
+                    "devenv.yaml",
+                    "devenv.lock",
+                    "devenv.local.nix",
+                ] {
+                    add(&mut found, name);
+                }
+            }
+            _ => {}
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The first `limit` bytes of `cwd`'s file `name`, opened as the engine opens what a
+/// repository controls (a regular file only, no blocking open); none when it is not one.
+fn top_file(cwd: &Path, name: &str, limit: u64) -> Option<Vec<u8>> {
+    let mut file = skillet_skills::open_regular(&cwd.join(name)).ok()?;
+    let mut bytes = Vec::new();
+    skillet_skills::read_capped(&mut file, &mut bytes, limit).ok()?;
+    Some(bytes)
+}
+
+/// The largest `.yarnrc.yml`, `.yarnrc`, `bunfig.toml` or lefthook config read for the files
+/// it runs.
+const MAX_YARNRC_BYTES: u64 = 64 * 1024;
+
+/// What the package managers' settings in `cwd` have every run of them start (protecting the
+/// settings alone would leave the program they name writable): `.yarnrc.yml`'s `yarnPath` and
+/// its plugins' `path`s, Yarn 1's `.yarnrc` `yarn-path`, and `bunfig.toml`'s `preload` (at the
+/// top and under `[test]`).
+pub(in crate::sandbox) fn tool_programs(cwd: &Path) -> Vec<PathBuf> {
+    let mut values: Vec<String> = Vec::new();
+    if let Some(bytes) = top_file(cwd, ".yarnrc.yml", MAX_YARNRC_BYTES) {
+        values.extend(String::from_utf8_lossy(&bytes).lines().filter_map(|line| {
+            // A comment after the value is not part of it.
+            let line = line.split(" #").next().unwrap_or("").trim();
+            let value = match line.strip_prefix("- ") {
+                // A plugin given as a plain path, or as `- path: …`.
+                Some(item) => item.strip_prefix("path:").unwrap_or(item),
+                None => line
+                    .strip_prefix("yarnPath:")
+                    .or_else(|| line.strip_prefix("path:"))?,
+            };
+            Some(value.trim().trim_matches(['"', '\'']).to_string())
+        }));
+    }
+    // Yarn 1: `yarn-path "./.yarn/releases/yarn-1.22.22.cjs"` (quoted or not, `=` allowed).
+    if let Some(bytes) = top_file(cwd, ".yarnrc", MAX_YARNRC_BYTES) {
+        values.extend(String::from_utf8_lossy(&bytes).lines().filter_map(|line| {
+            let rest = line.trim().strip_prefix("yarn-path")?;
+            let value = rest.trim_start_matches([' ', '\t', '=']).trim();
+            Some(value.trim_matches(['"', '\'']).to_string())
+        }));
+    }
+    if let Some(bytes) = top_file(cwd, "bunfig.toml", MAX_YARNRC_BYTES)
+        && let Ok(table) = toml::from_str::<toml::Table>(&String::from_utf8_lossy(&bytes))
+    {
+        let test = table.get("test").and_then(toml::Value::as_table);
+        for preload in [
+            table.get("preload"),
+            test.and_then(|test| test.get("preload")),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            match preload {
+                toml::Value::String(one) => values.push(one.clone()),
+                toml::Value::Array(many) => values.extend(
+                    many.iter()
+                        .filter_map(toml::Value::as_str)
+                        .map(str::to_string),
+                ),
+                _ => {}
+            }
+        }
+    }
+    let mut found: Vec<PathBuf> = values
+        .into_iter()
+        // A package (`bun-plugin-x`, `yarn-plugin@1`) is not a file of the project's; a file
+        // is named with a slash or a script's extension.
+        .filter(|value| {
+            !value.is_empty()
+                && !value.contains('$')
+                && !value.contains(':')
+                && (value.contains('/')
+                    || [".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".tsx", ".jsx"]
+                        .iter()
+                        .any(|extension| value.ends_with(extension)))
+        })
+        // Not cleaned up lexically: the layout walks it as the kernel does.
+        .map(|value| cwd.join(value))
+        .collect();
+    found.extend(lefthook_files(cwd));
+    found
+}
+
+/// What lefthook's configs in `cwd` (every name it reads, [`super::names`]) have it read or
+/// run besides themselves: the files `extends` merges in (the folder before a pattern's first
+/// wildcard, for `ci/*.yml`), the `rc` file it sources before each hook, and its script folders
+/// `source_dir` and `source_dir_local` when set to others than the protected defaults.
+fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
+    let mut values: Vec<String> = Vec::new();
+    for name in super::PROTECTED_TOP_NAMES.iter().filter(|name| {
+        name.contains("lefthook")
+            && [".yml", ".yaml", ".toml", ".json", ".jsonc"]
+                .iter()
+                .any(|extension| name.ends_with(extension))
+    }) {
+        let Some(bytes) = top_file(cwd, name, MAX_YARNRC_BYTES) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        match Path::new(name)
+            .extension()
+            .and_then(std::ffi::OsStr::to_str)
+        {
+            Some("toml") => {
+                if let Ok(table) = toml::from_str::<toml::Table>(&text) {
+                    values.extend(lefthook_values(
+                        &serde_json::to_value(table).unwrap_or_default(),
+                    ));
+                }
+            }
+            Some("json" | "jsonc") => {
+                if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
+                    values.extend(lefthook_values(&value));
+                }
+            }
+            _ => values.extend(lefthook_yaml_values(&text)),
+        }
+    }
+    values
+        .into_iter()
+        .filter(|value| !value.is_empty() && !value.contains('$') && !value.contains("://"))
+        .map(|value| {
+            // A pattern: the folder its matches lie in.
+            match value.find(['*', '?', '[', '{']) {
+                Some(at) => cwd.join(value[..at].rsplit_once('/').map_or("", |(dir, _)| dir)),
+                None => cwd.join(value),
+            }
+        })
+        .collect()
+}
+
+/// The keys of lefthook's config that name files.
+const LEFTHOOK_FILE_KEYS: [&str; 4] = ["extends", "rc", "source_dir", "source_dir_local"];
+
+/// [`LEFTHOOK_FILE_KEYS`]' values in a config read as JSON (or TOML turned into it).
+fn lefthook_values(config: &serde_json::Value) -> Vec<String> {
+    LEFTHOOK_FILE_KEYS
+        .iter()
+        .filter_map(|key| config.get(key))
+        .flat_map(|value| match value {
+            serde_json::Value::String(one) => vec![one.clone()],
+            serde_json::Value::Array(many) => many
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// [`LEFTHOOK_FILE_KEYS`]' values in a YAML config, read line by line: a top-level key with
+/// its value on the line (`rc: ./ci/rc`, `extends: [a.yml, b.yml]`) or as the list below it.
+fn lefthook_yaml_values(text: &str) -> Vec<String> {
+    let unquote = |value: &str| value.trim().trim_matches(['"', '\'']).to_string();
+    let mut values = Vec::new();
+    let mut in_list = false;
+    for line in text.lines() {
+        // A comment after the value is not part of it.
+        let line = line.split(" #").next().unwrap_or("");
+        if line.starts_with([' ', '\t', '-']) {
+            if in_list && let Some(item) = line.trim().strip_prefix('-') {
+                values.push(unquote(item));
+            }
+            continue;
+        }
+        in_list = false;
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        if !LEFTHOOK_FILE_KEYS.contains(&key.trim()) {
+            continue;
+        }
+        let value = value.trim();
+        if value.is_empty() {
+            in_list = true;
+        } else if let Some(list) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+            values.extend(list.split(',').map(unquote));
+        } else {
+            values.push(unquote(value));
+        }
+    }
+    values
+}
