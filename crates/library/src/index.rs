@@ -162,21 +162,13 @@ impl SkillIndex {
         let refreshed = refresh(library, &model_dir, cache_dir, progress, &mut model)?;
         let mut stats = refreshed.stats;
         // The model embeds queries too; refresh took it already when skills needed embedding.
-        let dimensions = refreshed.cache.dimensions();
+        let dimensions = refreshed.dimensions;
         let embedder = match (refreshed.embedder, model) {
             (Some(embedder), _) => embedder,
             (None, Some(model)) => model.finish(dimensions)?,
             (None, None) => load(&model_dir, dimensions)?,
         };
-        let dimensions = refreshed.cache.dimensions();
-        let mut vectors = Vec::with_capacity(refreshed.hashes.len() * dimensions);
-        for hash in &refreshed.hashes {
-            match refreshed.cache.get(*hash) {
-                Some(vector) => vectors.extend_from_slice(vector),
-                // An unusable vector was not cached: a zero vector never clears a threshold.
-                None => vectors.extend(std::iter::repeat_n(0.0, dimensions)),
-            }
-        }
+        let vectors = refreshed.vectors;
         let own = own_texts(library);
         // The blend weighs each skill's body's words too, worked out once per body and kept
         // ([`Facts`]); a body that cannot be read (gone since discovery, too large, not UTF-8)
@@ -359,11 +351,12 @@ pub fn refresh_cache(
     Ok(stats)
 }
 
-/// What [`refresh`] leaves: the cache brought up to date, each skill's text hash, the model
-/// when it had to be loaded to embed new or changed skills, and what was done.
+/// What [`refresh`] leaves: every skill's vector in the library's order (`dimensions` values
+/// each, zeros for one the model gave an unusable vector), the model when it had to be loaded
+/// to embed new or changed skills, and what was done.
 struct Refreshed {
-    cache: EmbeddingCache,
-    hashes: Vec<u64>,
+    vectors: Vec<f32>,
+    dimensions: usize,
     embedder: Option<Embedder>,
     stats: IndexStats,
 }
@@ -440,6 +433,20 @@ fn refresh(
     // Keyed by the model's content and the encoder's version; the width is the model's own.
     let model = fingerprint(model_dir, Some(cache_dir))?;
     let cache_path = EmbeddingCache::path_for(cache_dir, &model.id);
+    // Warm: every skill cached and used lately, read without loading the rest of the cache.
+    if let Some(vectors) = EmbeddingCache::read_for(&cache_path, model.dimensions, &hashes) {
+        return Ok(Refreshed {
+            vectors,
+            dimensions: model.dimensions,
+            embedder: None,
+            stats: IndexStats {
+                embedded: 0,
+                reused: texts.len(),
+                elapsed: Duration::ZERO,
+                warnings: Vec::new(),
+            },
+        });
+    }
     let (mut cache, cache_warnings) = EmbeddingCache::open(&cache_path, model.dimensions);
     let mut warnings: Vec<IndexWarning> = cache_warnings
         .into_iter()
@@ -487,9 +494,18 @@ fn refresh(
         elapsed: Duration::ZERO,
         warnings,
     };
+    let dimensions = cache.dimensions();
+    let mut vectors = Vec::with_capacity(hashes.len() * dimensions);
+    for hash in &hashes {
+        match cache.get(*hash) {
+            Some(vector) => vectors.extend_from_slice(vector),
+            // An unusable vector was not cached: a zero vector never clears a threshold.
+            None => vectors.extend(std::iter::repeat_n(0.0, dimensions)),
+        }
+    }
     Ok(Refreshed {
-        cache,
-        hashes,
+        vectors,
+        dimensions,
         embedder,
         stats,
     })

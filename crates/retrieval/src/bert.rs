@@ -405,17 +405,29 @@ impl Weights {
         Ok(self.info(name, None)?.1.first().copied().unwrap_or(0))
     }
 
-    /// A tensor's values, checked against the expected shape.
-    fn values(&mut self, name: &str, shape: &[usize]) -> Result<Vec<f32>, BertError> {
+    /// A tensor's bytes (little-endian f32s), checked against the expected shape, into
+    /// `bytes`.
+    fn read_into(
+        &mut self,
+        name: &str,
+        shape: &[usize],
+        bytes: &mut Vec<u8>,
+    ) -> Result<(), BertError> {
         let (offset, _) = self.info(name, Some(shape))?;
-        let mut bytes = vec![0_u8; shape.iter().product::<usize>() * 4];
+        bytes.resize(shape.iter().product::<usize>() * 4, 0);
         self.file
             .seek(SeekFrom::Start(offset))
-            .and_then(|_| self.file.read_exact(&mut bytes))
+            .and_then(|_| self.file.read_exact(bytes))
             .map_err(|source| BertError::Io {
                 path: self.path.clone(),
                 source,
-            })?;
+            })
+    }
+
+    /// A tensor's values, checked against the expected shape.
+    fn values(&mut self, name: &str, shape: &[usize]) -> Result<Vec<f32>, BertError> {
+        let mut bytes = Vec::new();
+        self.read_into(name, shape, &mut bytes)?;
         Ok(bytes
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -433,13 +445,10 @@ impl Weights {
         let total = out * names.len();
         let mut weight = vec![0.0_f32; input * total];
         let mut bias = Vec::with_capacity(total);
+        let mut bytes = Vec::new();
         for (part, name) in names.iter().enumerate() {
-            let values = self.values(&format!("{name}.weight"), &[out, input])?;
-            for (row, values) in values.chunks_exact(input).enumerate() {
-                for (column, &value) in values.iter().enumerate() {
-                    weight[column * total + part * out + row] = value;
-                }
-            }
+            self.read_into(&format!("{name}.weight"), &[out, input], &mut bytes)?;
+            transpose_into(&bytes, (out, input), &mut weight, (total, part * out));
             bias.extend(self.values(&format!("{name}.bias"), &[out])?);
         }
         let weight = Tensor::from_vec(weight, (input, total), &Device::Cpu)?;
@@ -451,6 +460,40 @@ impl Weights {
             gamma: self.values(&format!("{name}.weight"), &[len])?,
             beta: self.values(&format!("{name}.bias"), &[len])?,
         })
+    }
+}
+
+/// The side of the square blocks [`transpose_into`] moves at a time: a block of the source's
+/// rows and of the destination's stay in the first-level cache together.
+const TRANSPOSE_BLOCK: usize = 32;
+
+/// Writes the `[rows, columns]` matrix of little-endian f32s in `bytes` transposed into
+/// `dest`: value `(row, column)` goes to `dest[column * stride + offset + row]`. Block by
+/// block, so both sides are read and written a cache line at a time (a plain double loop
+/// strides a whole row of `dest` per value, and was most of a warm start's model load).
+fn transpose_into(
+    bytes: &[u8],
+    (rows, columns): (usize, usize),
+    dest: &mut [f32],
+    (stride, offset): (usize, usize),
+) {
+    for row_start in (0..rows).step_by(TRANSPOSE_BLOCK) {
+        let row_end = (row_start + TRANSPOSE_BLOCK).min(rows);
+        for column_start in (0..columns).step_by(TRANSPOSE_BLOCK) {
+            let column_end = (column_start + TRANSPOSE_BLOCK).min(columns);
+            for column in column_start..column_end {
+                let at = column * stride + offset;
+                for row in row_start..row_end {
+                    let from = (row * columns + column) * 4;
+                    dest[at + row] = f32::from_le_bytes([
+                        bytes[from],
+                        bytes[from + 1],
+                        bytes[from + 2],
+                        bytes[from + 3],
+                    ]);
+                }
+            }
+        }
     }
 }
 

@@ -98,27 +98,30 @@ impl Bm25 {
     {
         let mut postings: Map<String, Vec<(u32, u16)>> = Map::default();
         let mut lengths = Vec::new();
+        // Reused for every document; a word is allocated once, when the index first meets it.
+        let mut body: Vec<Term> = Vec::new();
         for (index, (text, body_words)) in documents.into_iter().enumerate() {
             let id = u32::try_from(index).unwrap_or(u32::MAX);
             let words = tokens(text, stemming);
-            let mut length = words.len();
-            let mut counts: Map<String, u16> = Map::default();
-            for word in words {
+            body.clear();
+            body.extend(body_words);
+            let length = words.len() + body.len();
+            let mut counts: Map<&str, u16> = Map::default();
+            for word in words
+                .iter()
+                .map(String::as_str)
+                .chain(body.iter().map(AsRef::as_ref))
+            {
                 let count = counts.entry(word).or_default();
                 *count = count.saturating_add(1);
             }
-            for word in body_words {
-                length += 1;
-                let word = word.as_ref();
-                if let Some(count) = counts.get_mut(word) {
-                    *count = count.saturating_add(1);
-                } else {
-                    counts.insert(word.to_string(), 1);
-                }
-            }
             lengths.push(u32::try_from(length).unwrap_or(u32::MAX));
             for (word, count) in counts {
-                postings.entry(word).or_default().push((id, count));
+                if let Some(list) = postings.get_mut(word) {
+                    list.push((id, count));
+                } else {
+                    postings.insert(word.to_string(), vec![(id, count)]);
+                }
             }
         }
         #[expect(clippy::cast_precision_loss, reason = "document lengths are small")]

@@ -234,3 +234,24 @@ fn layer_norm_centres_and_scales() {
     assert!((mean - 0.5).abs() < 1e-6);
     assert!((row[3] - row[0] - 2.683_281_6).abs() < 1e-5);
 }
+
+#[test]
+fn the_blocked_transpose_is_the_plain_one() {
+    // Sizes on and off the block's edges, and a part stacked beside another.
+    for (rows, columns) in [(1, 1), (3, 70), (64, 32), (33, 95)] {
+        let values: Vec<f32> = (0..rows * columns)
+            .map(|i| f32::from(u16::try_from(i).unwrap()) * 0.5 - 7.0)
+            .collect();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let stride = rows * 2;
+        let mut blocked = vec![0.0_f32; columns * stride];
+        super::transpose_into(&bytes, (rows, columns), &mut blocked, (stride, rows));
+        let mut plain = vec![0.0_f32; columns * stride];
+        for row in 0..rows {
+            for column in 0..columns {
+                plain[column * stride + rows + row] = values[row * columns + column];
+            }
+        }
+        assert_eq!(blocked, plain, "{rows}x{columns}");
+    }
+}

@@ -470,3 +470,49 @@ fn hashes_are_stable() {
     assert_eq!(text_hash(""), 0x141c_fc98_42c4_b0e3);
     assert_eq!(text_hash("a"), 0xcabd_1bca_1281_97ca);
 }
+
+#[test]
+fn a_warm_library_reads_its_vectors_alone_and_anything_else_goes_the_whole_way() {
+    let (_dir, path) = temp_cache();
+    let keys = three_entries(&path);
+    // Another library's entry in the same file, and a skill whose text is another's.
+    let (mut cache, _) = EmbeddingCache::open(&path, 4);
+    cache.insert(text_hash("other"), unit(4, 9)).unwrap();
+    cache.save().unwrap();
+    let wanted = [keys[2], keys[0], keys[0]];
+    let vectors = EmbeddingCache::read_for(&path, 4, &wanted).unwrap();
+    let (whole, _) = EmbeddingCache::open(&path, 4);
+    let expected: Vec<f32> = wanted
+        .iter()
+        .flat_map(|key| whole.get(*key).unwrap().to_vec())
+        .collect();
+    assert_eq!(vectors, expected);
+    // A skill not cached yet, another width, a missing file: the whole way.
+    assert_eq!(EmbeddingCache::read_for(&path, 4, &[keys[0], 12_345]), None);
+    assert_eq!(EmbeddingCache::read_for(&path, 3, &[keys[0]]), None);
+    assert_eq!(
+        EmbeddingCache::read_for(&path.with_extension("x"), 4, &[keys[0]]),
+        None
+    );
+    // An entry last used a day ago needs touching (a save): the whole way.
+    let (mut cache, _) = EmbeddingCache::open(&path, 4);
+    cache.entries.get_mut(&keys[1]).unwrap().last_used -= TOUCH_INTERVAL.as_secs();
+    std::fs::write(&path, cache.encode()).unwrap();
+    assert_eq!(EmbeddingCache::read_for(&path, 4, &[keys[1]]), None);
+    assert!(EmbeddingCache::read_for(&path, 4, &[keys[0]]).is_some());
+    // A damaged or unusable entry: the whole way, which drops it and says so.
+    let mut not_unit = unit(4, 1);
+    not_unit[0] += 0.5;
+    write_raw(&path, 4, &[(keys[0], unit(4, 0)), (keys[1], not_unit)]);
+    assert_eq!(EmbeddingCache::read_for(&path, 4, &[keys[1]]), None);
+    assert!(EmbeddingCache::read_for(&path, 4, &[keys[0]]).is_some());
+    // A record whose checksum fails (one entry alone in a file: the flipped byte is its).
+    let single = path.with_file_name("e1-single.bin");
+    write_raw(&single, 4, &[(keys[0], unit(4, 0))]);
+    assert!(EmbeddingCache::read_for(&single, 4, &[keys[0]]).is_some());
+    let mut bytes = std::fs::read(&single).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(&single, &bytes).unwrap();
+    assert_eq!(EmbeddingCache::read_for(&single, 4, &[keys[0]]), None);
+}
