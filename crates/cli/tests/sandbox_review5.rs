@@ -327,7 +327,8 @@ fn a_repositorys_protected_name_that_is_the_working_directory_leaves_nothing_wri
     );
     assert!(!sandbox.project.join("skills").exists());
     assert!(
-        stderr.contains(".claude leads to") && stderr.contains("write nowhere"),
+        stderr.contains(".claude is protected, and it leads to")
+            && stderr.contains("write nowhere"),
         "the user was not told: {stderr}"
     );
 }
@@ -350,4 +351,54 @@ fn past_the_worktrees_looked_at_the_user_is_told() {
         stderr.contains("too many to check for an operation a command left in progress"),
         "the user was not told: {stderr}"
     );
+}
+
+/// The user's configuration kept in git and worked on (`XDG_CONFIG_HOME` as the working
+/// directory): all of it read-only, so nothing is writable, and the user is told.
+#[test]
+fn the_users_configuration_as_the_working_directory_leaves_nothing_writable() {
+    let mut sandbox = common::Sandbox::empty();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let config = sandbox.home.join("dotconfig");
+    std::fs::create_dir_all(config.join("git")).unwrap();
+    std::fs::write(config.join("git/config"), "[user]\n\tname = me\n").unwrap();
+    git(&config, &["init", "-q"]);
+    sandbox.project = config.clone();
+    let server = common::escapes::scripted(&[
+        "printf '[core]\\n\\tfsmonitor = \"touch PWNED\"\\n' >> git/config 2>&1; echo x > new.txt 2>&1; echo end",
+    ]);
+    let out = common::run(
+        common::escapes::skillet(&sandbox, &server)
+            .env("XDG_CONFIG_HOME", &config)
+            .args(["run", "--yes", "tidy up"]),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = common::tool_result(&server, 1);
+    assert!(result.contains("Read-only file system"), "{result}");
+    assert_eq!(
+        std::fs::read_to_string(config.join("git/config")).unwrap(),
+        "[user]\n\tname = me\n"
+    );
+    assert!(!config.join("new.txt").exists());
+    assert!(out.stderr.contains("write nowhere"), "{}", out.stderr);
+}
+
+/// Wine's `~/.wine/dosdevices/z: -> /` with the home folder as the working directory: the
+/// user's own link, which protects nothing, rather than leaving nothing writable.
+#[test]
+fn a_link_to_the_root_in_the_home_folders_hidden_folders_keeps_work_writable() {
+    let mut sandbox = common::Sandbox::empty();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let home = sandbox.home.clone();
+    std::fs::create_dir_all(home.join(".wine/dosdevices")).unwrap();
+    std::fs::create_dir_all(home.join("work")).unwrap();
+    symlink("/", home.join(".wine/dosdevices/z:")).unwrap();
+    sandbox.project = home.clone();
+    let (results, stderr) = attack_told(&sandbox, &["echo a > work/a.txt && echo wrote"]);
+    assert!(results[0].contains("wrote"), "{}\n{stderr}", results[0]);
+    assert!(!stderr.contains("write nowhere"), "{stderr}");
 }

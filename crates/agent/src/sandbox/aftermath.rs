@@ -88,6 +88,10 @@ impl Aftermath {
                 .filter_map(|path| {
                     // A pathspec names what the tree holds, where git follows no link.
                     let path = skillet_skills::confine::normalize(&path)?;
+                    // Git's own folder is no path of the tree.
+                    if path.starts_with(root.join(".git")) {
+                        return None;
+                    }
                     path.strip_prefix(&root)
                         .ok()
                         .map(|relative| relative.display().to_string())

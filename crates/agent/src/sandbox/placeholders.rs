@@ -69,7 +69,7 @@ impl Made {
             };
             made.held.push(Held {
                 path: path.clone(),
-                placeholder: placeholder.clone(),
+                placeholder: *placeholder,
                 inode: inode.unwrap_or(0),
                 lock,
             });

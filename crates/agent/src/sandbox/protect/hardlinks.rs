@@ -28,10 +28,10 @@ pub struct Shared {
     pub files: Vec<PathBuf>,
     /// Protected folders that could not be read (their files' names unknown): as bad.
     pub unreadable: Vec<PathBuf>,
-    /// Where the links inside protected folders lead (`.git/hooks/pre-commit ->
-    /// ../../scripts/pre-commit.sh`), as written (`..` taken lexically): git and the agents
-    /// read through them, so what they lead to is protected too.
-    pub link_targets: Vec<PathBuf>,
+    /// The links inside protected folders and where they lead (`.git/hooks/pre-commit ->
+    /// ../../scripts/pre-commit.sh`), as written: git and the agents read through them, so
+    /// what they lead to is protected too.
+    pub link_targets: Vec<(PathBuf, PathBuf)>,
     /// Whether [`MAX_PROTECTED_ENTRIES`] stopped the look.
     pub overflow: bool,
 }
@@ -85,7 +85,7 @@ fn look(path: &Path, reopened: &[PathBuf], budget: &mut usize, found: &mut Share
             // As written, not resolved: the layout walks it as the kernel does, so a link on
             // the way (`cfg -> real` in `../cfg/claude.json`) is noted and its replacement
             // told after, and a `..` after a link leaves where that link leads.
-            found.link_targets.push(target);
+            found.link_targets.push((path.to_path_buf(), target));
         }
         return;
     }
@@ -172,7 +172,10 @@ mod tests {
         // As written (the layout walks it as the kernel does).
         assert_eq!(
             found.link_targets,
-            [hooks.join("../../scripts/pre-commit.sh")]
+            [(
+                hooks.join("post-merge"),
+                hooks.join("../../scripts/pre-commit.sh")
+            )]
         );
         let mode =
             |mode| <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode);

@@ -41,7 +41,7 @@ pub use nested::{MAX_NESTED_FOLDERS, MAX_NESTED_READ_ONLY, MAX_NESTED_REPOSITORI
 pub(in crate::sandbox) use programs::{envrc_sources, tool_programs};
 
 /// What a placeholder is.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placeholder {
     /// An empty folder.
     Folder,
@@ -207,25 +207,27 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
             }
         }
     }
-    // What the project names: one that is a writable folder itself fails closed. What the
-    // user's own setup names (skill roots, dotfiles' links, skillet's folders) may be the
-    // working directory itself (a skill's author working in it): then it protects nothing.
-    let from_project = wanted.len();
+    // skillet's own folders and the user's configuration (`XDG_CONFIG_HOME` as the working
+    // directory): all read-only, so a working directory that is one of them, or inside one,
+    // gets nothing writable.
+    for own in guarded.own {
+        wanted.push((own.clone(), Placeholder::Folder));
+        wanted.push((crate::paths::real_path(own), Placeholder::Folder));
+    }
+    // What the project names: one that is a writable folder itself fails closed. The user's
+    // own skill roots and dotfiles' links may be the working directory itself (a skill's
+    // author at work in it): then they protect nothing.
+    let fails_closed = wanted.len();
     for root in guarded.roots {
         wanted.push((root.clone(), Placeholder::Folder));
     }
     for target in home_link_targets(guarded.home) {
         wanted.push((target, Placeholder::Folder));
     }
-    // As named and where links lead (`~/.config` a link into a dotfiles repository).
-    for own in guarded.own {
-        wanted.push((own.clone(), Placeholder::Folder));
-        wanted.push((crate::paths::real_path(own), Placeholder::Folder));
-    }
     let mut all_writable: Vec<PathBuf> = writable.to_vec();
     all_writable.extend(layout.git_writable.iter().cloned());
     for (index, (path, placeholder)) in wanted.into_iter().enumerate() {
-        let whole = if index < from_project {
+        let whole = if index < fails_closed {
             Whole::FailsClosed
         } else {
             Whole::Skipped
@@ -252,12 +254,24 @@ fn links_and_other_names(layout: &mut Layout, all_writable: &[PathBuf]) {
         .collect();
     let mut shared = hardlinks::shared(&layout.read_only, all_writable, &skipped);
     let looked = layout.read_only.len();
-    for target in std::mem::take(&mut shared.link_targets) {
-        place(
+    for (link, target) in std::mem::take(&mut shared.link_targets) {
+        // A link in the home folder's hidden folders is the user's own (Wine's `z: -> /`).
+        let whole = if layout
+            .home
+            .as_ref()
+            .is_some_and(|home| link.starts_with(home))
+        {
+            Whole::Skipped
+        } else {
+            Whole::FailsClosed
+        };
+        place_walking(
+            &link,
             &target,
             Placeholder::Folder,
-            (all_writable, Whole::FailsClosed),
+            (all_writable, whole),
             layout,
+            0,
         );
     }
     // Only what the links added is looked at again (place appends).
@@ -517,6 +531,9 @@ fn workspace_paths(
 
 /// The most links followed on the way to one protected path (the kernel's own limit).
 const MAX_LINK_HOPS: usize = 40;
+/// The most folders protected paths pass through and leave with `..` (each pinned by a
+/// mount); past it commands nobody reviewed get no writable folder.
+pub const MAX_PASSED_FOLDERS: usize = 256;
 
 /// Adds `path` to the layout: read-only where it exists (through a link, the real file), a
 /// placeholder at its first missing component where it does not; nothing where it lies outside
@@ -568,7 +585,16 @@ fn place_walking(
             // `current` is a real path (every link before it was followed), so its parent is
             // the `..` the kernel takes; the folder left is pinned, so it stays the one it is.
             Component::ParentDir => {
-                layout.passed.push(current.clone());
+                if layout.passed.len() >= MAX_PASSED_FOLDERS {
+                    // Each is a mount: past the cap, nothing is writable rather than some.
+                    let root = writable.first().cloned().unwrap_or_default();
+                    protect_existing(named, root, (writable, Whole::FailsClosed), layout);
+                    return;
+                }
+                // A placeholder (`build` in `build/..` with no `build`) is a mount already.
+                if root_of(&current).is_some() && current.is_dir() {
+                    layout.passed.push(current.clone());
+                }
                 current.pop();
                 continue;
             }
@@ -589,6 +615,13 @@ fn place_walking(
                 // creates): the rest of the path walked on from there.
                 let rest: PathBuf = components[index + 1..].iter().collect();
                 let onward = current.join(target);
+                if onward.starts_with("/proc") {
+                    // `/proc/self/cwd/…` is a different place for each process that reads
+                    // it: where it leads cannot be known, so it is as bad as the whole.
+                    let root = writable.first().cloned().unwrap_or_default();
+                    protect_existing(named, root, (writable, whole), layout);
+                    return;
+                }
                 let onward = if rest.as_os_str().is_empty() {
                     onward
                 } else {
@@ -630,9 +663,14 @@ fn place_walking(
                     } else {
                         Placeholder::Folder
                     };
-                    layout.missing.push((next, placeholder));
+                    layout.missing.push((next.clone(), placeholder));
                 }
-                return;
+                if last || !components[index + 1..].contains(&Component::ParentDir) {
+                    return;
+                }
+                // `build/../notes/instr.md` with no `build`: the placeholder makes `build` a
+                // folder, so the `..` after it leads back out, to what is protected.
+                current = next;
             }
         }
     }
@@ -655,11 +693,14 @@ fn protect_existing(
         if whole == Whole::Skipped {
             return;
         }
-        layout.incomplete.push(format!(
-            "{} leads to {}, which commands may write as a whole: commands nobody reviewed write nowhere here\n  hint: point it at a folder of its own",
+        let said = format!(
+            "{} is protected, and it leads to {} or holds it (or it cannot be told where it leads), a folder commands may write as a whole: commands nobody reviewed write nowhere here\n  hint: point it at a folder of its own",
             named.display(),
             root.display()
-        ));
+        );
+        if !layout.incomplete.contains(&said) {
+            layout.incomplete.push(said);
+        }
         layout.whole = true;
         return;
     }
@@ -806,13 +847,69 @@ mod tests {
         assert!(layout.whole);
         assert!(layout.read_only.contains(&cwd), "{layout:?}");
         assert!(
-            layout
-                .incomplete
-                .iter()
-                .any(|said| said.contains(".claude leads to") && said.contains("write nowhere")),
+            layout.incomplete.iter().any(|said| said
+                .contains(".claude is protected, and it leads to")
+                && said.contains("write nowhere")),
             "{:?}",
             layout.incomplete
         );
+    }
+
+    #[test]
+    fn a_missing_folder_left_with_a_parent_and_proc_and_own_folders() {
+        let temp = tempfile::tempdir().unwrap();
+        let cwd = temp.path().canonicalize().unwrap();
+        // `build` is missing: its placeholder makes `build/..` the working directory.
+        std::fs::create_dir_all(cwd.join("notes")).unwrap();
+        std::fs::write(cwd.join("notes/instr.md"), "x").unwrap();
+        std::os::unix::fs::symlink("build/../notes/instr.md", cwd.join("CLAUDE.md")).unwrap();
+        let layout = layout_of(&cwd);
+        assert!(
+            layout.read_only.contains(&cwd.join("notes/instr.md")),
+            "{layout:?}"
+        );
+        assert!(
+            layout
+                .missing
+                .iter()
+                .any(|(path, _)| path == &cwd.join("build"))
+        );
+        assert!(!layout.whole);
+        // `/proc/self/cwd/…` is somewhere else for every reader: nothing writable.
+        std::os::unix::fs::symlink("/proc/self/cwd/evil", cwd.join(".mcp.json")).unwrap();
+        assert!(layout_of(&cwd).whole);
+        std::fs::remove_file(cwd.join(".mcp.json")).unwrap();
+        // The user's configuration as the working directory: nothing writable, and said.
+        let own = [cwd.clone()];
+        let layout = layout_for(
+            std::slice::from_ref(&cwd),
+            std::slice::from_ref(&cwd),
+            &Guarded {
+                own: &own,
+                ..Guarded::default()
+            },
+        );
+        assert!(layout.whole, "{layout:?}");
+    }
+
+    #[test]
+    fn a_link_in_the_home_folders_hidden_folders_to_the_root_protects_nothing() {
+        // Wine's `~/.wine/dosdevices/z: -> /` with the home folder as the working directory.
+        let temp = tempfile::tempdir().unwrap();
+        let home = temp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(home.join(".wine/dosdevices")).unwrap();
+        std::fs::create_dir_all(home.join("work")).unwrap();
+        std::os::unix::fs::symlink("/", home.join(".wine/dosdevices/z:")).unwrap();
+        let layout = layout_for(
+            std::slice::from_ref(&home),
+            std::slice::from_ref(&home),
+            &Guarded {
+                home: Some(&home),
+                ..Guarded::default()
+            },
+        );
+        assert!(!layout.whole, "{:?}", layout.incomplete);
+        assert!(layout.reopened.contains(&home.join("work")), "{layout:?}");
     }
 
     #[test]

@@ -179,6 +179,7 @@ pub(in crate::sandbox) fn tool_programs(cwd: &Path) -> Vec<PathBuf> {
 /// `source_dir` and `source_dir_local` when set to others than the protected defaults.
 fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
     let mut values: Vec<String> = Vec::new();
+    let mut any = false;
     for name in super::PROTECTED_TOP_NAMES.iter().filter(|name| {
         name.contains("lefthook")
             && [".yml", ".yaml", ".toml", ".json", ".jsonc"]
@@ -188,6 +189,7 @@ fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
         let Some(bytes) = top_file(cwd, name, MAX_YARNRC_BYTES) else {
             continue;
         };
+        any = true;
         let text = String::from_utf8_lossy(&bytes);
         match Path::new(name)
             .extension()
@@ -201,28 +203,120 @@ fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
                 }
             }
             Some("json" | "jsonc") => {
-                if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
+                if let Ok(value) =
+                    serde_json::from_str::<serde_json::Value>(&without_comments(&text))
+                {
                     values.extend(lefthook_values(&value));
                 }
             }
             _ => values.extend(lefthook_yaml_values(&text)),
         }
     }
-    values
+    let mut found: Vec<PathBuf> = Vec::new();
+    if any {
+        // The remote configs lefthook clones (`remotes:`), which its hooks run from.
+        found.push(cwd.join(".git/info/lefthook-remotes"));
+    }
+    for value in values
         .into_iter()
         .filter(|value| !value.is_empty() && !value.contains('$') && !value.contains("://"))
-        .map(|value| {
-            // A pattern: the folder its matches lie in.
-            match value.find(['*', '?', '[', '{']) {
-                Some(at) => cwd.join(value[..at].rsplit_once('/').map_or("", |(dir, _)| dir)),
-                None => cwd.join(value),
-            }
+    {
+        let Some(at) = value.find(['*', '?', '[', '{']) else {
+            found.push(cwd.join(value));
+            continue;
+        };
+        // A pattern: the folder its matches lie in; at the top, the matches there now (the
+        // working directory cannot be read-only alone: docs/sandbox.md's limits).
+        match value[..at].rsplit_once('/') {
+            Some((folder, _)) => found.push(cwd.join(folder)),
+            None => found.extend(top_matches(cwd, &value)),
+        }
+    }
+    found
+}
+
+/// The entries at the top of `cwd` whose names match `pattern` (`*` and `?` only; other
+/// wildcards match nothing), at most [`MAX_TOP_MATCHES`].
+fn top_matches(cwd: &Path, pattern: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(cwd)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| wildcard_match(pattern.as_bytes(), name.as_bytes()))
         })
+        .take(MAX_TOP_MATCHES)
+        .map(|entry| entry.path())
         .collect()
 }
 
-/// The keys of lefthook's config that name files.
-const LEFTHOOK_FILE_KEYS: [&str; 4] = ["extends", "rc", "source_dir", "source_dir_local"];
+/// The most entries a pattern of lefthook's `extends` protects at the top of a workspace.
+const MAX_TOP_MATCHES: usize = 256;
+
+/// Whether `name` matches `pattern`'s `*` (any run) and `?` (any one byte).
+fn wildcard_match(pattern: &[u8], name: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => name.is_empty(),
+        Some((b'*', rest)) => (0..=name.len()).any(|skip| wildcard_match(rest, &name[skip..])),
+        Some((b'?', rest)) => !name.is_empty() && wildcard_match(rest, &name[1..]),
+        Some((first, rest)) => name.first() == Some(first) && wildcard_match(rest, &name[1..]),
+    }
+}
+
+/// JSONC as JSON: `//` and `/* */` comments outside strings dropped, and a comma before a
+/// closing bracket.
+fn without_comments(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let (mut at, mut in_string) = (0, false);
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if in_string {
+            out.push(byte);
+            if byte == b'\\' && at + 1 < bytes.len() {
+                out.push(bytes[at + 1]);
+                at += 1;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+        } else if bytes[at..].starts_with(b"//") {
+            while at < bytes.len() && bytes[at] != b'\n' {
+                at += 1;
+            }
+            continue;
+        } else if bytes[at..].starts_with(b"/*") {
+            at += 2;
+            while at < bytes.len() && !bytes[at..].starts_with(b"*/") {
+                at += 1;
+            }
+            at += 2;
+            continue;
+        } else if byte == b',' {
+            let next = bytes[at + 1..].iter().find(|b| !b.is_ascii_whitespace());
+            if !matches!(next, Some(b'}' | b']')) {
+                out.push(byte);
+            }
+        } else {
+            in_string = byte == b'"';
+            out.push(byte);
+        }
+        at += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The keys of lefthook's config that name files: what it merges in, sources, takes scripts
+/// from, and the command it runs itself as (`lefthook: tools/lefthook.sh`).
+const LEFTHOOK_FILE_KEYS: [&str; 5] = [
+    "extends",
+    "rc",
+    "source_dir",
+    "source_dir_local",
+    "lefthook",
+];
 
 /// [`LEFTHOOK_FILE_KEYS`]' values in a config read as JSON (or TOML turned into it).
 fn lefthook_values(config: &serde_json::Value) -> Vec<String> {
@@ -241,15 +335,27 @@ fn lefthook_values(config: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// [`LEFTHOOK_FILE_KEYS`]' values in a YAML config, read line by line: a top-level key with
-/// its value on the line (`rc: ./ci/rc`, `extends: [a.yml, b.yml]`) or as the list below it.
+/// [`LEFTHOOK_FILE_KEYS`]' values in a YAML config, read line by line: a top-level key
+/// (quoted or not) with its value on the line (`rc: ./ci/rc`, `extends: [a.yml, b.yml]`, a
+/// flow list over several lines) or as the block list below it; a tag (`!!seq`) and a
+/// comment are not values.
 fn lefthook_yaml_values(text: &str) -> Vec<String> {
     let unquote = |value: &str| value.trim().trim_matches(['"', '\'']).to_string();
     let mut values = Vec::new();
     let mut in_list = false;
+    let mut flow: Option<String> = None;
     for line in text.lines() {
         // A comment after the value is not part of it.
-        let line = line.split(" #").next().unwrap_or("");
+        let line = strip_comment(line);
+        if let Some(open) = flow.as_mut() {
+            open.push_str(line);
+            if line.contains(']') {
+                let list = std::mem::take(open);
+                flow = None;
+                values.extend(flow_items(&list).map(unquote));
+            }
+            continue;
+        }
         if line.starts_with([' ', '\t', '-']) {
             if in_list && let Some(item) = line.trim().strip_prefix('-') {
                 values.push(unquote(item));
@@ -260,17 +366,95 @@ fn lefthook_yaml_values(text: &str) -> Vec<String> {
         let Some((key, value)) = line.split_once(':') else {
             continue;
         };
-        if !LEFTHOOK_FILE_KEYS.contains(&key.trim()) {
+        if !LEFTHOOK_FILE_KEYS.contains(&key.trim().trim_matches(['"', '\''])) {
             continue;
         }
         let value = value.trim();
+        // A tag (`!!str`, `!!seq`) says how to read what follows it.
+        let value = match value.strip_prefix('!') {
+            Some(tagged) => tagged
+                .split_once([' ', '\t'])
+                .map_or("", |(_, rest)| rest.trim()),
+            None => value,
+        };
         if value.is_empty() {
             in_list = true;
-        } else if let Some(list) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
-            values.extend(list.split(',').map(unquote));
+        } else if value.starts_with('[') {
+            if value.contains(']') {
+                values.extend(flow_items(value).map(unquote));
+            } else {
+                flow = Some(value.to_string());
+            }
         } else {
             values.push(unquote(value));
         }
     }
     values
+}
+
+/// A YAML line without its comment (a `#` after a space or a tab, or at its start).
+fn strip_comment(line: &str) -> &str {
+    if line.trim_start().starts_with('#') {
+        return "";
+    }
+    let cut = line
+        .char_indices()
+        .find(|&(at, c)| c == '#' && at > 0 && line[..at].ends_with([' ', '\t']))
+        .map_or(line.len(), |(at, _)| at);
+    &line[..cut]
+}
+
+/// The items of a YAML flow list (`[a, "b"]`).
+fn flow_items(list: &str) -> impl Iterator<Item = &str> {
+    list.trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .split(',')
+        .filter(|item| !item.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lefthooks_files_are_found_in_every_form() {
+        let temp = tempfile::tempdir().unwrap();
+        let cwd = temp.path();
+        std::fs::write(
+            cwd.join("lefthook.yml"),
+            "\"extends\":\t# shared\n  - ci/a.yml\n  - 'ci/b.yml' # two\n'source_dir': b/\nrc: !!str ./ci/rc\nlefthook: tools/lefthook.sh\nother: [x]\nremotes:\n  - git_url: https://example.com/r\n",
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join("lefthook-local.jsonc"),
+            "{\n  // mine\n  \"extends\": [\"ci/c.yml\", /* and */ \"lefthook-*.yml\",],\n}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            cwd.join(".lefthook.yaml"),
+            "extends: [\n  ci/d.yml,\n  \"e/*.yml\"\n]\n",
+        )
+        .unwrap();
+        std::fs::write(cwd.join("lefthook-extra.yml"), "").unwrap();
+        let mut found = tool_programs(cwd);
+        found.sort();
+        let mut expected: Vec<PathBuf> = [
+            ".git/info/lefthook-remotes",
+            "b/",
+            "ci/a.yml",
+            "ci/b.yml",
+            "ci/c.yml",
+            "ci/d.yml",
+            "e",
+            "ci/rc",
+            "lefthook-extra.yml",
+            "tools/lefthook.sh",
+        ]
+        .iter()
+        .map(|name| cwd.join(name))
+        .collect();
+        expected.sort();
+        assert_eq!(found, expected);
+    }
 }
