@@ -402,3 +402,56 @@ fn a_link_to_the_root_in_the_home_folders_hidden_folders_keeps_work_writable() {
     assert!(results[0].contains("wrote"), "{}\n{stderr}", results[0]);
     assert!(!stderr.contains("write nowhere"), "{stderr}");
 }
+
+/// lefthook's config as YAML reads it (an alias, a merge key), what the files it extends
+/// extend in turn, and the remote configs it runs from, also from a linked worktree.
+#[test]
+fn lefthooks_yaml_forms_nested_extends_and_remotes_are_read_only() {
+    let sandbox = repository();
+    if !namespaces(&sandbox) {
+        return;
+    }
+    let project = &sandbox.project;
+    std::fs::create_dir_all(project.join("ci")).unwrap();
+    std::fs::create_dir_all(project.join("shared")).unwrap();
+    std::fs::write(
+        project.join("lefthook.yml"),
+        "x: &e [ci/a.yml]\nbase: &b\n  rc: ci/rc\n<<: *b\nextends: *e\n",
+    )
+    .unwrap();
+    std::fs::write(project.join("ci/a.yml"), "extends: [shared/b.yml]\n").unwrap();
+    for file in ["ci/rc", "shared/b.yml"] {
+        std::fs::write(project.join(file), "# mine\n").unwrap();
+    }
+    let remote = project.join(".git/info/lefthook-remotes/shared");
+    std::fs::create_dir_all(&remote).unwrap();
+    std::fs::write(remote.join("lefthook.yml"), "# theirs\n").unwrap();
+    git(project, &["worktree", "add", "-q", "-b", "side", "../wt"]);
+    let writes: Vec<String> = ["ci/a.yml", "ci/rc", "shared/b.yml"]
+        .iter()
+        .map(|name| format!("echo 'touch PWNED' >> {name} 2>/dev/null || echo refused {name}"))
+        .collect();
+    let results = attack(&sandbox, &[&writes.join("; ")]);
+    for name in ["ci/a.yml", "ci/rc", "shared/b.yml"] {
+        assert!(
+            results[0].contains(&format!("refused {name}")),
+            "{name}: {}",
+            results[0]
+        );
+    }
+    // From the linked worktree, the common directory's clone of the remote config.
+    let mut wt = repository();
+    wt.home.clone_from(&sandbox.home);
+    wt.project = project.parent().unwrap().join("wt");
+    let results = attack(
+        &wt,
+        &[
+            r#"f="$(git rev-parse --git-common-dir)/info/lefthook-remotes/shared/lefthook.yml"; { echo 'pre-commit: {commands: {x: {run: touch PWNED}}}' >> "$f"; } 2>/dev/null && echo wrote || echo refused"#,
+        ],
+    );
+    assert!(results[0].contains("refused"), "{}", results[0]);
+    assert_eq!(
+        std::fs::read_to_string(remote.join("lefthook.yml")).unwrap(),
+        "# theirs\n"
+    );
+}

@@ -241,6 +241,18 @@ impl Facts {
             .filter_map(|&id| self.words.get(id as usize).map(|word| &**word))
     }
 
+    /// The words of every body, which [`Facts::body_ids`] index.
+    pub fn words(&self) -> &[Box<str>] {
+        &self.words
+    }
+
+    /// The words skill `index`'s body adds to the ranking, as indexes into [`Facts::words`].
+    pub fn body_ids(&self, index: usize) -> &[u32] {
+        self.entries
+            .get(index)
+            .map_or(&[], |entry| entry.terms.as_slice())
+    }
+
     /// The commands skill `index`'s dynamic context would run (none when its body could not be
     /// read).
     pub fn commands(&self, index: usize) -> &[String] {

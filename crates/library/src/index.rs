@@ -173,10 +173,10 @@ impl SkillIndex {
         // The blend weighs each skill's body's words too, worked out once per body and kept
         // ([`Facts`]); a body that cannot be read (gone since discovery, too large, not UTF-8)
         // leaves the skill blended by its own text, and loading it says why.
-        let bodies = (0..library.skills().len()).map(|index| facts.body_terms(index));
+        let bodies = (0..library.skills().len()).map(|index| facts.body_ids(index).iter().copied());
         let matcher = Matcher::new(own.iter().map(String::as_str))
             .with_vectors(dimensions, vectors)
-            .with_body_terms(own.iter().map(String::as_str).zip(bodies));
+            .with_body_ids(own.iter().map(String::as_str).zip(bodies), facts.words());
         stats.elapsed = started.elapsed();
         Ok((
             Self {
@@ -458,10 +458,12 @@ fn refresh(
     let total = missing.len();
     let mut embedder = None;
     if total > 0 {
-        let loaded = match loading.take() {
+        let mut loaded = match loading.take() {
             Some(loading) => loading.finish(model.dimensions)?,
             None => load(model_dir, model.dimensions)?,
         };
+        // Many batches: the layers are read once, not for each.
+        loaded.keep_layers(true)?;
         let mut done = 0;
         for chunk in missing.chunks(PROGRESS_STEP) {
             let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
@@ -476,6 +478,7 @@ fn refresh(
             done += chunk.len();
             progress(done, total);
         }
+        loaded.keep_layers(false)?;
         embedder = Some(loaded);
     }
     for &hash in &hashes {

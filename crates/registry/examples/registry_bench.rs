@@ -92,7 +92,9 @@ fn main() {
     .unwrap();
     let model =
         skillet_test_support::embedding_model_dir().expect("the model (SKILLET_EMBED_MODEL)");
-    let embedder = Embedder::load(&model).unwrap();
+    let mut embedder = Embedder::load(&model).unwrap();
+    // Many texts: the layers read once.
+    embedder.keep_layers(true).unwrap();
     let runtime = runtime();
 
     // 1. The whole corpus.

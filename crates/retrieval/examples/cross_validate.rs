@@ -447,7 +447,9 @@ fn main() {
             )
         })
         .collect();
-    let embedder = skillet_retrieval::embed::Embedder::load(&model).unwrap();
+    let mut embedder = skillet_retrieval::embed::Embedder::load(&model).unwrap();
+    // Many texts: the layers read once.
+    embedder.keep_layers(true).unwrap();
     let doc_refs: Vec<&str> = doc_texts.iter().map(String::as_str).collect();
     let docs = embedder.embed(&doc_refs).unwrap();
     // Candidates: more vectors per skill, the skill scored by the best of its cosines. The

@@ -158,7 +158,9 @@ fn main() {
             println!("(semantic and hybrid skipped: no model; run scripts/fetch-model.sh)");
             continue;
         };
-        let embedder = skillet_retrieval::embed::Embedder::load(&model).unwrap();
+        let mut embedder = skillet_retrieval::embed::Embedder::load(&model).unwrap();
+        // Many texts: the layers read once.
+        embedder.keep_layers(true).unwrap();
         let doc_texts: Vec<String> = library
             .skills()
             .iter()

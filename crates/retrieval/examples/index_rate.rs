@@ -50,7 +50,9 @@ fn main() {
         })
         .collect();
     let started = Instant::now();
-    let embedder = skillet_retrieval::embed::Embedder::load(&model).unwrap();
+    let mut embedder = skillet_retrieval::embed::Embedder::load(&model).unwrap();
+    // Many texts: the layers read once.
+    embedder.keep_layers(true).unwrap();
     let loaded = started.elapsed();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let lengths = embedder.token_lengths(&refs).unwrap();

@@ -296,8 +296,16 @@ pub struct Bert {
     position_embeddings: Vec<f32>,
     token_type_embedding: Vec<f32>,
     embedding_norm: Norm,
-    layers: Vec<Layer>,
+    layers: Layers,
     eps: f32,
+}
+
+/// The encoder's layers (about 42 MB for all-MiniLM-L6-v2): read from the file as each batch
+/// reaches them, so a session that embeds a query now and then does not hold them, or kept
+/// while many texts are embedded ([`Bert::keep_layers`]).
+struct Layers {
+    weights: Mutex<Weights>,
+    kept: Option<Vec<Layer>>,
 }
 
 /// The largest safetensors header accepted (the format's own limit).
@@ -455,6 +463,59 @@ impl Weights {
         Ok(Dense { weight, bias })
     }
 
+    /// The names and shapes of layer `index`'s dense weights and norms.
+    fn layer_tensors(config: &Config, index: usize) -> Vec<(String, Vec<usize>)> {
+        let (hidden, inner) = (config.hidden_size, config.intermediate_size);
+        let at = |name: &str| format!("encoder.layer.{index}.{name}");
+        let mut tensors = Vec::new();
+        for (name, out, input) in [
+            ("attention.self.query", hidden, hidden),
+            ("attention.self.key", hidden, hidden),
+            ("attention.self.value", hidden, hidden),
+            ("attention.output.dense", hidden, hidden),
+            ("intermediate.dense", inner, hidden),
+            ("output.dense", hidden, inner),
+        ] {
+            tensors.push((at(&format!("{name}.weight")), vec![out, input]));
+            tensors.push((at(&format!("{name}.bias")), vec![out]));
+        }
+        for name in ["attention.output.LayerNorm", "output.LayerNorm"] {
+            tensors.push((at(&format!("{name}.weight")), vec![hidden]));
+            tensors.push((at(&format!("{name}.bias")), vec![hidden]));
+        }
+        tensors
+    }
+
+    /// Checks that layer `index`'s tensors are in the file with the shapes the config says.
+    fn check_layer(&self, config: &Config, index: usize) -> Result<(), BertError> {
+        for (name, shape) in Self::layer_tensors(config, index) {
+            self.info(&name, Some(&shape))?;
+        }
+        Ok(())
+    }
+
+    /// Layer `index`, read from the file.
+    fn layer(&mut self, config: &Config, index: usize) -> Result<Layer, BertError> {
+        let (hidden, inner) = (config.hidden_size, config.intermediate_size);
+        let at = |name: &str| format!("encoder.layer.{index}.{name}");
+        Ok(Layer {
+            qkv: self.dense(
+                &[
+                    &at("attention.self.query"),
+                    &at("attention.self.key"),
+                    &at("attention.self.value"),
+                ],
+                hidden,
+                hidden,
+            )?,
+            attention_out: self.dense(&[&at("attention.output.dense")], hidden, hidden)?,
+            attention_norm: self.norm(&at("attention.output.LayerNorm"), hidden)?,
+            up: self.dense(&[&at("intermediate.dense")], inner, hidden)?,
+            down: self.dense(&[&at("output.dense")], hidden, inner)?,
+            output_norm: self.norm(&at("output.LayerNorm"), hidden)?,
+        })
+    }
+
     fn norm(&mut self, name: &str, len: usize) -> Result<Norm, BertError> {
         Ok(Norm {
             gamma: self.values(&format!("{name}.weight"), &[len])?,
@@ -519,39 +580,14 @@ impl Bert {
         )?;
         token_type_embedding.truncate(hidden);
         let embedding_norm = weights.norm("embeddings.LayerNorm", hidden)?;
-        let layers = (0..config.num_hidden_layers)
-            .map(|index| {
-                let at = |name: &str| format!("encoder.layer.{index}.{name}");
-                Ok(Layer {
-                    qkv: weights.dense(
-                        &[
-                            &at("attention.self.query"),
-                            &at("attention.self.key"),
-                            &at("attention.self.value"),
-                        ],
-                        hidden,
-                        hidden,
-                    )?,
-                    attention_out: weights.dense(
-                        &[&at("attention.output.dense")],
-                        hidden,
-                        hidden,
-                    )?,
-                    attention_norm: weights.norm(&at("attention.output.LayerNorm"), hidden)?,
-                    up: weights.dense(
-                        &[&at("intermediate.dense")],
-                        config.intermediate_size,
-                        hidden,
-                    )?,
-                    down: weights.dense(
-                        &[&at("output.dense")],
-                        hidden,
-                        config.intermediate_size,
-                    )?,
-                    output_norm: weights.norm(&at("output.LayerNorm"), hidden)?,
-                })
-            })
-            .collect::<Result<Vec<_>, BertError>>()?;
+        // Every layer's tensors are checked now; their values are read when a batch needs them.
+        for index in 0..config.num_hidden_layers {
+            weights.check_layer(&config, index)?;
+        }
+        let layers = Layers {
+            weights: Mutex::new(Weights::open(safetensors)?),
+            kept: None,
+        };
         #[expect(clippy::cast_possible_truncation, reason = "a small epsilon")]
         let eps = config.layer_norm_eps as f32;
         let word_embeddings = WordTable {
@@ -569,6 +605,25 @@ impl Bert {
             layers,
             eps,
         })
+    }
+
+    /// Keeps every layer in memory while `keep` (a caller about to embed many texts), or
+    /// goes back to reading them when a batch needs them.
+    pub fn keep_layers(&mut self, keep: bool) -> Result<(), BertError> {
+        self.layers.kept = if keep {
+            let mut weights = self
+                .layers
+                .weights
+                .lock()
+                .map_err(|_| BertError::Poisoned)?;
+            let layers = (0..self.config.num_hidden_layers)
+                .map(|index| weights.layer(&self.config, index))
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(layers)
+        } else {
+            None
+        };
+        Ok(())
     }
 
     /// The width of the sentence vectors (the config's `hidden_size`).
@@ -596,7 +651,21 @@ impl Bert {
         }
         starts.push(total);
         let mut states = self.embeddings(texts, total)?;
-        for layer in &self.layers {
+        for index in 0..self.config.num_hidden_layers {
+            let read;
+            let layer = if let Some(layers) = &self.layers.kept {
+                layers
+                    .get(index)
+                    .ok_or(BertError::Internal("layer count"))?
+            } else {
+                let mut weights = self
+                    .layers
+                    .weights
+                    .lock()
+                    .map_err(|_| BertError::Poisoned)?;
+                read = weights.layer(&self.config, index)?;
+                &read
+            };
             states = self.layer(layer, states, &starts)?;
         }
         Ok(starts

@@ -138,6 +138,99 @@ impl Bm25 {
         }
     }
 
+    /// [`Bm25::build_with_body_terms`] with each body's words given as indexes into `words`,
+    /// a table of distinct words (as [`body_terms`] gives them, kept interned between starts):
+    /// the same index, without hashing a body's word or allocating it per document. A body
+    /// index outside `words` is ignored.
+    pub fn build_with_body_ids<'a, Ids>(
+        documents: impl IntoIterator<Item = (&'a str, Ids)>,
+        words: &[Box<str>],
+        stemming: Stemming,
+    ) -> Self
+    where
+        Ids: IntoIterator<Item = u32>,
+    {
+        // Every word's index: the table's, then the documents' own words it lacks.
+        let mut index: Map<&str, u32> = Map::default();
+        index.reserve(words.len());
+        for (id, word) in words.iter().enumerate() {
+            index
+                .entry(word)
+                .or_insert(u32::try_from(id).unwrap_or(u32::MAX));
+        }
+        let mut extra: Vec<String> = Vec::new();
+        let mut by_id: Vec<Vec<(u32, u16)>> = vec![Vec::new(); words.len()];
+        let mut lengths = Vec::new();
+        let mut own: Vec<(u32, u16)> = Vec::new();
+        let mut texts: Vec<Vec<String>> = Vec::new();
+        let mut bodies: Vec<Vec<u32>> = Vec::new();
+        for (text, ids) in documents {
+            texts.push(tokens(text, stemming));
+            bodies.push(
+                ids.into_iter()
+                    .filter(|&id| (id as usize) < words.len())
+                    .collect(),
+            );
+        }
+        for (document, (text, body)) in texts.iter().zip(&bodies).enumerate() {
+            let document = u32::try_from(document).unwrap_or(u32::MAX);
+            own.clear();
+            for word in text {
+                let id = if let Some(&id) = index.get(word.as_str()) {
+                    id
+                } else {
+                    let id = u32::try_from(words.len() + extra.len()).unwrap_or(u32::MAX);
+                    extra.push(word.clone());
+                    by_id.push(Vec::new());
+                    index.insert(word, id);
+                    id
+                };
+                match own.iter_mut().find(|(own_id, _)| *own_id == id) {
+                    Some((_, count)) => *count = count.saturating_add(1),
+                    None => own.push((id, 1)),
+                }
+            }
+            lengths.push(u32::try_from(text.len() + body.len()).unwrap_or(u32::MAX));
+            for &id in body {
+                let count = match own.iter_mut().find(|(own_id, _)| *own_id == id) {
+                    // Counted with the body's: not pushed again below.
+                    Some((_, count)) => std::mem::replace(count, 0).saturating_add(1),
+                    None => 1,
+                };
+                by_id[id as usize].push((document, count));
+            }
+            for &(id, count) in &own {
+                if count > 0 {
+                    by_id[id as usize].push((document, count));
+                }
+            }
+        }
+        let mut postings: Map<String, Vec<(u32, u16)>> = Map::default();
+        postings.reserve(by_id.iter().filter(|list| !list.is_empty()).count());
+        for (id, list) in by_id.into_iter().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            let word = match words.get(id) {
+                Some(word) => word.to_string(),
+                None => extra[id - words.len()].clone(),
+            };
+            postings.insert(word, list);
+        }
+        #[expect(clippy::cast_precision_loss, reason = "document lengths are small")]
+        let average_length = if lengths.is_empty() {
+            0.0
+        } else {
+            lengths.iter().map(|&n| n as f32).sum::<f32>() / lengths.len() as f32
+        };
+        Self {
+            stemming,
+            postings,
+            lengths,
+            average_length,
+        }
+    }
+
     /// How many documents are indexed.
     pub fn len(&self) -> usize {
         self.lengths.len()
@@ -254,6 +347,62 @@ mod tests {
             };
             assert_eq!(bits(&read), bits(&given), "{query}");
         }
+    }
+
+    #[test]
+    fn body_words_given_as_indexes_give_the_same_index_bit_for_bit() {
+        // Own words that are body words too, own words no body has, a word twice in a text,
+        // a table holding words no document uses, and an index past the table.
+        let documents = [
+            (
+                "deploy services deploy",
+                "Deploy the services with argocd again.",
+            ),
+            (
+                "review contracts",
+                "Redline a contract; review its clauses.",
+            ),
+            ("plain", ""),
+            ("argocd", "argocd"),
+        ];
+        let kept: Vec<(&str, Vec<String>)> = documents
+            .iter()
+            .map(|(text, body)| (*text, body_terms(body, Stemming::Light)))
+            .collect();
+        let mut words: Vec<Box<str>> = vec!["unused".into()];
+        let ids: Vec<Vec<u32>> = kept
+            .iter()
+            .map(|(_, terms)| {
+                terms
+                    .iter()
+                    .map(|term| {
+                        let at = words
+                            .iter()
+                            .position(|word| **word == **term)
+                            .unwrap_or_else(|| {
+                                words.push(term.as_str().into());
+                                words.len() - 1
+                            });
+                        u32::try_from(at).unwrap()
+                    })
+                    .chain(std::iter::once(999))
+                    .collect()
+            })
+            .collect();
+        let given = Bm25::build_with_body_terms(kept.clone(), Stemming::Light);
+        let interned = Bm25::build_with_body_ids(
+            documents.iter().map(|(text, _)| *text).zip(ids),
+            &words,
+            Stemming::Light,
+        );
+        assert_eq!(given.lengths.len(), interned.lengths.len());
+        // The index past the table is ignored.
+        assert_eq!(given.lengths, interned.lengths);
+        assert_eq!(
+            given.average_length.to_bits(),
+            interned.average_length.to_bits()
+        );
+        assert_eq!(given.postings, interned.postings);
     }
 
     #[test]

@@ -146,6 +146,13 @@ impl Embedder {
         Ok(Self { model, tokenizer })
     }
 
+    /// Keeps the encoder's layers in memory while `keep` (before embedding many texts: each
+    /// batch would read them again), or goes back to reading them for each batch (a session
+    /// embedding a query now and then: about 42 MB not held).
+    pub fn keep_layers(&mut self, keep: bool) -> Result<(), EmbedError> {
+        Ok(self.model.keep_layers(keep)?)
+    }
+
     /// The width of the vectors, from the model's config (`hidden_size`).
     pub fn dimensions(&self) -> usize {
         self.model.dimensions()

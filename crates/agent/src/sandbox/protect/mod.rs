@@ -210,7 +210,14 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
     // skillet's own folders and the user's configuration (`XDG_CONFIG_HOME` as the working
     // directory): all read-only, so a working directory that is one of them, or inside one,
     // gets nothing writable.
-    for own in guarded.own {
+    // One that is the home folder or holds it (`ZDOTDIR=$HOME`) is the home folder's dotfiles,
+    // which the home folder's own rule keeps ([`home_top`]): it does not fail closed.
+    let (own_home, own): (Vec<&PathBuf>, Vec<&PathBuf>) = guarded.own.iter().partition(|own| {
+        guarded.home.is_some_and(|home| {
+            home.starts_with(own) || home.starts_with(crate::paths::real_path(own))
+        })
+    });
+    for own in own {
         wanted.push((own.clone(), Placeholder::Folder));
         wanted.push((crate::paths::real_path(own), Placeholder::Folder));
     }
@@ -223,6 +230,9 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
     }
     for target in home_link_targets(guarded.home) {
         wanted.push((target, Placeholder::Folder));
+    }
+    for own in own_home {
+        wanted.push((own.clone(), Placeholder::Folder));
     }
     let mut all_writable: Vec<PathBuf> = writable.to_vec();
     all_writable.extend(layout.git_writable.iter().cloned());
@@ -256,11 +266,15 @@ fn links_and_other_names(layout: &mut Layout, all_writable: &[PathBuf]) {
     let looked = layout.read_only.len();
     for (link, target) in std::mem::take(&mut shared.link_targets) {
         // A link in the home folder's hidden folders is the user's own (Wine's `z: -> /`).
-        let whole = if layout
-            .home
-            .as_ref()
-            .is_some_and(|home| link.starts_with(home))
-        {
+        let in_hidden = |home: &PathBuf| {
+            link.strip_prefix(home).is_ok_and(|inside| {
+                inside
+                    .components()
+                    .next()
+                    .is_some_and(|first| first.as_os_str().to_string_lossy().starts_with('.'))
+            })
+        };
+        let whole = if layout.home.as_ref().is_some_and(in_hidden) {
             Whole::Skipped
         } else {
             Whole::FailsClosed
@@ -358,6 +372,23 @@ fn settle(layout: &mut Layout, all_writable: &[PathBuf]) {
     });
     pinned.sort_by_key(|path| path.components().count());
     pinned.dedup();
+    // Each is a mount: past the cap of folders passed and left with `..`, nothing is
+    // writable rather than some.
+    let passed = pinned
+        .iter()
+        .filter(|folder| layout.passed.contains(folder))
+        .count();
+    if passed > MAX_PASSED_FOLDERS {
+        layout.incomplete.push(format!(
+            "protected links pass through {passed} folders that would each have to be pinned (more than {MAX_PASSED_FOLDERS}): commands nobody reviewed write nowhere here"
+        ));
+        layout.whole = true;
+        layout.read_only.extend(all_writable.iter().cloned());
+        layout.read_only.sort();
+        layout.read_only.dedup();
+        layout.reopened.clear();
+        pinned.clear();
+    }
     layout.pinned = pinned;
 }
 
@@ -585,14 +616,11 @@ fn place_walking(
             // `current` is a real path (every link before it was followed), so its parent is
             // the `..` the kernel takes; the folder left is pinned, so it stays the one it is.
             Component::ParentDir => {
-                if layout.passed.len() >= MAX_PASSED_FOLDERS {
-                    // Each is a mount: past the cap, nothing is writable rather than some.
-                    let root = writable.first().cloned().unwrap_or_default();
-                    protect_existing(named, root, (writable, Whole::FailsClosed), layout);
-                    return;
-                }
                 // A placeholder (`build` in `build/..` with no `build`) is a mount already.
-                if root_of(&current).is_some() && current.is_dir() {
+                if root_of(&current).is_some()
+                    && current.is_dir()
+                    && !layout.passed.contains(&current)
+                {
                     layout.passed.push(current.clone());
                 }
                 current.pop();
@@ -910,6 +938,65 @@ mod tests {
         );
         assert!(!layout.whole, "{:?}", layout.incomplete);
         assert!(layout.reopened.contains(&home.join("work")), "{layout:?}");
+    }
+
+    #[test]
+    fn home_as_zdotdir_and_links_under_homes_visible_folders() {
+        let temp = tempfile::tempdir().unwrap();
+        let home = temp.path().canonicalize().unwrap();
+        let project = home.join("w");
+        std::fs::create_dir_all(&project).unwrap();
+        // `ZDOTDIR=$HOME`: the home folder's dotfiles, not a reason to write nowhere.
+        let own = [home.clone()];
+        let guarded = Guarded {
+            own: &own,
+            home: Some(&home),
+            ..Guarded::default()
+        };
+        let layout = layout_for(
+            std::slice::from_ref(&project),
+            std::slice::from_ref(&project),
+            &guarded,
+        );
+        assert!(!layout.whole, "{:?}", layout.incomplete);
+        // The home folder as the working directory, with a repository in a visible folder
+        // whose protected folder links back up: the project's link, so nothing writable.
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        std::os::unix::fs::symlink("../../..", project.join(".claude/skills")).unwrap();
+        std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .output()
+            .unwrap();
+        let guarded = Guarded {
+            home: Some(&home),
+            ..Guarded::default()
+        };
+        let layout = layout_for(
+            std::slice::from_ref(&home),
+            std::slice::from_ref(&home),
+            &guarded,
+        );
+        assert!(layout.whole, "{layout:?}");
+    }
+
+    #[test]
+    fn the_same_folder_passed_by_many_links_is_counted_once() {
+        let temp = tempfile::tempdir().unwrap();
+        let cwd = temp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(cwd.join(".claude/bin")).unwrap();
+        std::fs::create_dir_all(cwd.join("pkg")).unwrap();
+        for index in 0..(MAX_PASSED_FOLDERS + 20) {
+            std::fs::write(cwd.join(format!("pkg/t{index}.js")), "x").unwrap();
+            std::os::unix::fs::symlink(
+                format!("../../pkg/../pkg/t{index}.js"),
+                cwd.join(format!(".claude/bin/t{index}")),
+            )
+            .unwrap();
+        }
+        let layout = layout_of(&cwd);
+        assert!(!layout.whole, "{:?}", layout.incomplete);
+        assert!(layout.pinned.contains(&cwd.join("pkg")));
     }
 
     #[test]

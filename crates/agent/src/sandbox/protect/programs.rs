@@ -179,44 +179,42 @@ pub(in crate::sandbox) fn tool_programs(cwd: &Path) -> Vec<PathBuf> {
 /// `source_dir` and `source_dir_local` when set to others than the protected defaults.
 fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
     let mut values: Vec<String> = Vec::new();
-    let mut any = false;
-    for name in super::PROTECTED_TOP_NAMES.iter().filter(|name| {
-        name.contains("lefthook")
-            && [".yml", ".yaml", ".toml", ".json", ".jsonc"]
-                .iter()
-                .any(|extension| name.ends_with(extension))
-    }) {
-        let Some(bytes) = top_file(cwd, name, MAX_YARNRC_BYTES) else {
+    let mut configs: Vec<String> = super::PROTECTED_TOP_NAMES
+        .iter()
+        .filter(|name| {
+            name.contains("lefthook")
+                && [".yml", ".yaml", ".toml", ".json", ".jsonc"]
+                    .iter()
+                    .any(|extension| name.ends_with(extension))
+        })
+        .map(|name| (*name).to_string())
+        .collect();
+    // What a config extends is read for what it extends in turn (lefthook follows `extends`
+    // of extended files too), to a bound.
+    let mut read = 0;
+    while let Some(name) = configs.pop() {
+        if read >= MAX_LEFTHOOK_CONFIGS {
+            break;
+        }
+        let Some(bytes) = top_file(cwd, &name, MAX_YARNRC_BYTES) else {
             continue;
         };
-        any = true;
-        let text = String::from_utf8_lossy(&bytes);
-        match Path::new(name)
-            .extension()
-            .and_then(std::ffi::OsStr::to_str)
-        {
-            Some("toml") => {
-                if let Ok(table) = toml::from_str::<toml::Table>(&text) {
-                    values.extend(lefthook_values(
-                        &serde_json::to_value(table).unwrap_or_default(),
-                    ));
-                }
-            }
-            Some("json" | "jsonc") => {
-                if let Ok(value) =
-                    serde_json::from_str::<serde_json::Value>(&without_comments(&text))
-                {
-                    values.extend(lefthook_values(&value));
-                }
-            }
-            _ => values.extend(lefthook_yaml_values(&text)),
+        read += 1;
+        let found = lefthook_config_values(&name, &String::from_utf8_lossy(&bytes));
+        if let Some(extends) = found.iter().find(|(key, _)| *key == "extends") {
+            configs.extend(
+                extends
+                    .1
+                    .iter()
+                    .filter(|value| {
+                        !value.contains(['*', '?', '[', '{', '$']) && !value.contains("..")
+                    })
+                    .cloned(),
+            );
         }
+        values.extend(found.into_iter().flat_map(|(_, values)| values));
     }
     let mut found: Vec<PathBuf> = Vec::new();
-    if any {
-        // The remote configs lefthook clones (`remotes:`), which its hooks run from.
-        found.push(cwd.join(".git/info/lefthook-remotes"));
-    }
     for value in values
         .into_iter()
         .filter(|value| !value.is_empty() && !value.contains('$') && !value.contains("://"))
@@ -231,6 +229,45 @@ fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
             Some((folder, _)) => found.push(cwd.join(folder)),
             None => found.extend(top_matches(cwd, &value)),
         }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The most lefthook configs read for one workspace (its own and those they extend).
+const MAX_LEFTHOOK_CONFIGS: usize = 64;
+
+/// [`LEFTHOOK_FILE_KEYS`]' values in the lefthook config `name` holding `text`, by key: YAML
+/// read as YAML (anchors, aliases, merge keys, flow mappings, quoted and explicit keys) and
+/// line by line too, so a file YAML refuses still gives what its lines name; TOML; JSON with
+/// JSONC's comments and trailing commas.
+fn lefthook_config_values(name: &str, text: &str) -> Vec<(&'static str, Vec<String>)> {
+    let parsed: Option<serde_json::Value> = match Path::new(name)
+        .extension()
+        .and_then(std::ffi::OsStr::to_str)
+    {
+        Some("toml") => toml::from_str::<toml::Table>(text)
+            .ok()
+            .and_then(|table| serde_json::to_value(table).ok()),
+        Some("json" | "jsonc") => serde_json::from_str(&without_comments(text)).ok(),
+        _ => yaml_serde::from_str::<yaml_serde::Value>(text)
+            .ok()
+            .and_then(|mut value| {
+                value.apply_merge().ok()?;
+                serde_json::to_value(value).ok()
+            }),
+    };
+    let mut found = parsed
+        .map(|value| lefthook_values(&value))
+        .unwrap_or_default();
+    if !matches!(
+        Path::new(name)
+            .extension()
+            .and_then(std::ffi::OsStr::to_str),
+        Some("toml" | "json" | "jsonc")
+    ) {
+        found.push(("extends", lefthook_yaml_values(text)));
     }
     found
 }
@@ -318,19 +355,23 @@ const LEFTHOOK_FILE_KEYS: [&str; 5] = [
     "lefthook",
 ];
 
-/// [`LEFTHOOK_FILE_KEYS`]' values in a config read as JSON (or TOML turned into it).
-fn lefthook_values(config: &serde_json::Value) -> Vec<String> {
+/// [`LEFTHOOK_FILE_KEYS`]' values in a config read as JSON (or TOML or YAML turned into it),
+/// by key.
+fn lefthook_values(config: &serde_json::Value) -> Vec<(&'static str, Vec<String>)> {
     LEFTHOOK_FILE_KEYS
         .iter()
-        .filter_map(|key| config.get(key))
-        .flat_map(|value| match value {
-            serde_json::Value::String(one) => vec![one.clone()],
-            serde_json::Value::Array(many) => many
-                .iter()
-                .filter_map(serde_json::Value::as_str)
-                .map(str::to_string)
-                .collect(),
-            _ => Vec::new(),
+        .filter_map(|key| Some((*key, config.get(key)?)))
+        .map(|(key, value)| {
+            let values = match value {
+                serde_json::Value::String(one) => vec![one.clone()],
+                serde_json::Value::Array(many) => many
+                    .iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .map(str::to_string)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (key, values)
         })
         .collect()
 }
@@ -440,7 +481,6 @@ mod tests {
         let mut found = tool_programs(cwd);
         found.sort();
         let mut expected: Vec<PathBuf> = [
-            ".git/info/lefthook-remotes",
             "b/",
             "ci/a.yml",
             "ci/b.yml",
