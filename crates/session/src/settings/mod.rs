@@ -212,7 +212,17 @@ fn user_code_config() -> Vec<PathBuf> {
         .or_else(|| env::path(env::HOME).map(|home| home.join(".config")));
     config
         .into_iter()
-        .chain(env::path("ZDOTDIR").filter(|dir| dir.is_absolute()))
+        // `ZDOTDIR=$HOME` names the home folder's dotfiles, which the home folder's own rule
+        // keeps (the sandbox's layout): as a folder of its own it would hold every project.
+        .chain(env::path("ZDOTDIR").filter(|dir| {
+            dir.is_absolute()
+                && env::path(env::HOME).is_none_or(|home| {
+                    let real = |path: &Path| {
+                        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+                    };
+                    !real(&home).starts_with(real(dir))
+                })
+        }))
         .chain(env::path("GIT_CONFIG_GLOBAL").filter(|file| file.is_absolute() && file.is_file()))
         .collect()
 }

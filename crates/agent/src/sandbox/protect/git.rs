@@ -275,10 +275,8 @@ pub(super) fn protected_entries(dir: &Path) -> impl Iterator<Item = (PathBuf, Pl
         .then(|| OBJECT_STORE_PROTECTED.map(|name| (store.join(name), Placeholder::Folder)));
     // lefthook's clones of the configs `remotes:` names, which its hooks run from (in the
     // folder `git rev-parse --git-path info` gives: the common directory's for a worktree).
-    let remotes = dir
-        .join("info")
-        .is_dir()
-        .then(|| (dir.join("info/lefthook-remotes"), Placeholder::Folder));
+    // Where `info` is missing, its placeholder keeps one from being made.
+    let remotes = std::iter::once((dir.join("info/lefthook-remotes"), Placeholder::Folder));
     GIT_DIR_FILES
         .iter()
         .map(move |name| (dir.join(name), git_placeholder(name)))

@@ -210,14 +210,7 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
     // skillet's own folders and the user's configuration (`XDG_CONFIG_HOME` as the working
     // directory): all read-only, so a working directory that is one of them, or inside one,
     // gets nothing writable.
-    // One that is the home folder or holds it (`ZDOTDIR=$HOME`) is the home folder's dotfiles,
-    // which the home folder's own rule keeps ([`home_top`]): it does not fail closed.
-    let (own_home, own): (Vec<&PathBuf>, Vec<&PathBuf>) = guarded.own.iter().partition(|own| {
-        guarded.home.is_some_and(|home| {
-            home.starts_with(own) || home.starts_with(crate::paths::real_path(own))
-        })
-    });
-    for own in own {
+    for own in guarded.own {
         wanted.push((own.clone(), Placeholder::Folder));
         wanted.push((crate::paths::real_path(own), Placeholder::Folder));
     }
@@ -230,9 +223,6 @@ pub fn layout_for(workspaces: &[PathBuf], writable: &[PathBuf], guarded: &Guarde
     }
     for target in home_link_targets(guarded.home) {
         wanted.push((target, Placeholder::Folder));
-    }
-    for own in own_home {
-        wanted.push((own.clone(), Placeholder::Folder));
     }
     let mut all_writable: Vec<PathBuf> = writable.to_vec();
     all_writable.extend(layout.git_writable.iter().cloned());
@@ -941,12 +931,14 @@ mod tests {
     }
 
     #[test]
-    fn home_as_zdotdir_and_links_under_homes_visible_folders() {
+    fn home_as_a_config_folder_and_links_under_homes_visible_folders() {
         let temp = tempfile::tempdir().unwrap();
         let home = temp.path().canonicalize().unwrap();
         let project = home.join("w");
         std::fs::create_dir_all(&project).unwrap();
-        // `ZDOTDIR=$HOME`: the home folder's dotfiles, not a reason to write nowhere.
+        // A configuration folder that is the home folder (`XDG_CONFIG_HOME=$HOME`) makes every
+        // folder in it configuration: nothing writable. (`ZDOTDIR=$HOME`, the home folder's
+        // dotfiles, is not given as one: the settings leave it to the home folder's rule.)
         let own = [home.clone()];
         let guarded = Guarded {
             own: &own,
@@ -958,7 +950,7 @@ mod tests {
             std::slice::from_ref(&project),
             &guarded,
         );
-        assert!(!layout.whole, "{:?}", layout.incomplete);
+        assert!(layout.whole, "{:?}", layout.incomplete);
         // The home folder as the working directory, with a repository in a visible folder
         // whose protected folder links back up: the project's link, so nothing writable.
         std::fs::create_dir_all(project.join(".claude")).unwrap();

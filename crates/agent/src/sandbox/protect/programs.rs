@@ -201,16 +201,14 @@ fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
         };
         read += 1;
         let found = lefthook_config_values(&name, &String::from_utf8_lossy(&bytes));
-        if let Some(extends) = found.iter().find(|(key, _)| *key == "extends") {
-            configs.extend(
-                extends
-                    .1
-                    .iter()
-                    .filter(|value| {
-                        !value.contains(['*', '?', '[', '{', '$']) && !value.contains("..")
-                    })
-                    .cloned(),
-            );
+        for (_, extends) in found.iter().filter(|(key, _)| *key == "extends") {
+            for value in extends.iter().filter(|value| !value.contains('$')) {
+                if value.contains(['*', '?', '[', '{']) {
+                    configs.extend(pattern_matches(cwd, value));
+                } else {
+                    configs.push(value.clone());
+                }
+            }
         }
         values.extend(found.into_iter().flat_map(|(_, values)| values));
     }
@@ -237,6 +235,8 @@ fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
 
 /// The most lefthook configs read for one workspace (its own and those they extend).
 const MAX_LEFTHOOK_CONFIGS: usize = 64;
+/// The most YAML documents of one lefthook config read.
+const MAX_YAML_DOCUMENTS: usize = 16;
 
 /// [`LEFTHOOK_FILE_KEYS`]' values in the lefthook config `name` holding `text`, by key: YAML
 /// read as YAML (anchors, aliases, merge keys, flow mappings, quoted and explicit keys) and
@@ -251,25 +251,51 @@ fn lefthook_config_values(name: &str, text: &str) -> Vec<(&'static str, Vec<Stri
             .ok()
             .and_then(|table| serde_json::to_value(table).ok()),
         Some("json" | "jsonc") => serde_json::from_str(&without_comments(text)).ok(),
-        _ => yaml_serde::from_str::<yaml_serde::Value>(text)
-            .ok()
-            .and_then(|mut value| {
-                value.apply_merge().ok()?;
-                serde_json::to_value(value).ok()
-            }),
+        // Every document of the file (a second one after `---` is no reason to read none).
+        _ => {
+            use serde::Deserialize as _;
+            let mut found = Vec::new();
+            for document in yaml_serde::Deserializer::from_str(text).take(MAX_YAML_DOCUMENTS) {
+                let Ok(mut value) = yaml_serde::Value::deserialize(document) else {
+                    break;
+                };
+                if value.apply_merge().is_ok()
+                    && let Ok(value) = serde_json::to_value(value)
+                {
+                    found.extend(lefthook_values(&value));
+                }
+            }
+            found.push(("extends", lefthook_yaml_values(text)));
+            return found;
+        }
     };
-    let mut found = parsed
+    parsed
         .map(|value| lefthook_values(&value))
-        .unwrap_or_default();
-    if !matches!(
-        Path::new(name)
-            .extension()
-            .and_then(std::ffi::OsStr::to_str),
-        Some("toml" | "json" | "jsonc")
-    ) {
-        found.push(("extends", lefthook_yaml_values(text)));
+        .unwrap_or_default()
+}
+
+/// What a pattern of `extends` matches now, relative to `cwd` (`ci/*.yml`: the wildcards in
+/// its last part), at most [`MAX_TOP_MATCHES`].
+fn pattern_matches(cwd: &Path, pattern: &str) -> Vec<String> {
+    let (folder, name) = pattern.rsplit_once('/').unwrap_or(("", pattern));
+    if folder.contains(['*', '?', '[', '{']) {
+        return Vec::new();
     }
-    found
+    std::fs::read_dir(cwd.join(folder))
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
+        .filter(|entry| wildcard_match(name.as_bytes(), entry.as_bytes()))
+        .take(MAX_TOP_MATCHES)
+        .map(|entry| {
+            if folder.is_empty() {
+                entry
+            } else {
+                format!("{folder}/{entry}")
+            }
+        })
+        .collect()
 }
 
 /// The entries at the top of `cwd` whose names match `pattern` (`*` and `?` only; other
@@ -496,5 +522,36 @@ mod tests {
         .collect();
         expected.sort();
         assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn a_second_document_and_extends_through_patterns_and_parents_are_followed() {
+        let temp = tempfile::tempdir().unwrap();
+        let cwd = temp.path();
+        for folder in ["ci", "shared"] {
+            std::fs::create_dir_all(cwd.join(folder)).unwrap();
+        }
+        std::fs::write(
+            cwd.join("lefthook.yml"),
+            "? extends\n: [ci/*.yml]\n\"\\x72c\": evil.sh\n---\nnote: second\n",
+        )
+        .unwrap();
+        std::fs::write(cwd.join("ci/base.yml"), "extends: [shared/hooks.yml]\n").unwrap();
+        std::fs::write(
+            cwd.join("lefthook-local.yml"),
+            "extends: [ci/../shared/b.yml]\n",
+        )
+        .unwrap();
+        std::fs::write(cwd.join("shared/b.yml"), "extends: [shared/c.yml]\n").unwrap();
+        let found = tool_programs(cwd);
+        for name in [
+            "ci",
+            "evil.sh",
+            "shared/hooks.yml",
+            "ci/../shared/b.yml",
+            "shared/c.yml",
+        ] {
+            assert!(found.contains(&cwd.join(name)), "{name}: {found:?}");
+        }
     }
 }
