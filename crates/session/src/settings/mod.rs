@@ -220,7 +220,7 @@ fn user_code_config() -> Vec<PathBuf> {
                     let real = |path: &Path| {
                         std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
                     };
-                    !real(&home).starts_with(real(dir))
+                    real(&home) != real(dir)
                 })
         }))
         .chain(env::path("GIT_CONFIG_GLOBAL").filter(|file| file.is_absolute() && file.is_file()))

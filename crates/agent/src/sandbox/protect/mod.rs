@@ -520,10 +520,20 @@ fn workspace_paths(
             // file nor see an empty one git would list as untracked (and `git add -A` commit).
             .map(|name| (cwd.join(name), Placeholder::Folder)),
     );
+    let (programs, unread) = programs::tool_settings(cwd);
+    if let Some(first) = unread.first() {
+        // What it names is unknown: nothing is writable rather than some of it.
+        layout.incomplete.push(format!(
+            "{} could not be read whole (over {} bytes, or not understood), so what it has lefthook run is unknown: commands nobody reviewed write nowhere here",
+            cwd.join(first).display(),
+            programs::MAX_LEFTHOOK_BYTES
+        ));
+        layout.whole = true;
+    }
     wanted.extend(
         envrc_sources(cwd)
             .into_iter()
-            .chain(tool_programs(cwd))
+            .chain(programs)
             .map(|path| (path, Placeholder::Folder)),
     );
     if std::fs::symlink_metadata(cwd.join(".git")).is_err() {

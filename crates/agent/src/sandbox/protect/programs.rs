@@ -108,6 +108,13 @@ const MAX_YARNRC_BYTES: u64 = 64 * 1024;
 /// its plugins' `path`s, Yarn 1's `.yarnrc` `yarn-path`, and `bunfig.toml`'s `preload` (at the
 /// top and under `[test]`).
 pub(in crate::sandbox) fn tool_programs(cwd: &Path) -> Vec<PathBuf> {
+    tool_settings(cwd).0
+}
+
+/// [`tool_programs`], and the lefthook configs that could not be read whole (over
+/// [`MAX_LEFTHOOK_BYTES`], or refused by the parser): what they name is unknown, so the caller
+/// leaves nothing writable.
+pub(in crate::sandbox) fn tool_settings(cwd: &Path) -> (Vec<PathBuf>, Vec<String>) {
     let mut values: Vec<String> = Vec::new();
     if let Some(bytes) = top_file(cwd, ".yarnrc.yml", MAX_YARNRC_BYTES) {
         values.extend(String::from_utf8_lossy(&bytes).lines().filter_map(|line| {
@@ -169,16 +176,18 @@ pub(in crate::sandbox) fn tool_programs(cwd: &Path) -> Vec<PathBuf> {
         // Not cleaned up lexically: the layout walks it as the kernel does.
         .map(|value| cwd.join(value))
         .collect();
-    found.extend(lefthook_files(cwd));
-    found
+    let (lefthook, unread) = lefthook_files(cwd);
+    found.extend(lefthook);
+    (found, unread)
 }
 
 /// What lefthook's configs in `cwd` (every name it reads, [`super::names`]) have it read or
 /// run besides themselves: the files `extends` merges in (the folder before a pattern's first
 /// wildcard, for `ci/*.yml`), the `rc` file it sources before each hook, and its script folders
 /// `source_dir` and `source_dir_local` when set to others than the protected defaults.
-fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
+fn lefthook_files(cwd: &Path) -> (Vec<PathBuf>, Vec<String>) {
     let mut values: Vec<String> = Vec::new();
+    let mut unread: Vec<String> = Vec::new();
     let mut configs: Vec<String> = super::PROTECTED_TOP_NAMES
         .iter()
         .filter(|name| {
@@ -196,11 +205,17 @@ fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
         if read >= MAX_LEFTHOOK_CONFIGS {
             break;
         }
-        let Some(bytes) = top_file(cwd, &name, MAX_YARNRC_BYTES) else {
+        let Some(bytes) = top_file(cwd, &name, MAX_LEFTHOOK_BYTES + 1) else {
             continue;
         };
         read += 1;
-        let found = lefthook_config_values(&name, &String::from_utf8_lossy(&bytes));
+        let found = (bytes.len() as u64 <= MAX_LEFTHOOK_BYTES)
+            .then(|| lefthook_config_values(&name, &String::from_utf8_lossy(&bytes)))
+            .flatten();
+        let Some(found) = found else {
+            unread.push(name);
+            continue;
+        };
         for (_, extends) in found.iter().filter(|(key, _)| *key == "extends") {
             for value in extends.iter().filter(|value| !value.contains('$')) {
                 if value.contains(['*', '?', '[', '{']) {
@@ -230,9 +245,11 @@ fn lefthook_files(cwd: &Path) -> Vec<PathBuf> {
     }
     found.sort();
     found.dedup();
-    found
+    (found, unread)
 }
 
+/// The largest lefthook config read; a larger one leaves nothing writable.
+pub const MAX_LEFTHOOK_BYTES: u64 = 1024 * 1024;
 /// The most lefthook configs read for one workspace (its own and those they extend).
 const MAX_LEFTHOOK_CONFIGS: usize = 64;
 /// The most YAML documents of one lefthook config read.
@@ -242,36 +259,44 @@ const MAX_YAML_DOCUMENTS: usize = 16;
 /// read as YAML (anchors, aliases, merge keys, flow mappings, quoted and explicit keys) and
 /// line by line too, so a file YAML refuses still gives what its lines name; TOML; JSON with
 /// JSONC's comments and trailing commas.
-fn lefthook_config_values(name: &str, text: &str) -> Vec<(&'static str, Vec<String>)> {
-    let parsed: Option<serde_json::Value> = match Path::new(name)
+fn lefthook_config_values(name: &str, text: &str) -> Option<Vec<(&'static str, Vec<String>)>> {
+    let parsed: serde_json::Value = match Path::new(name)
         .extension()
         .and_then(std::ffi::OsStr::to_str)
     {
-        Some("toml") => toml::from_str::<toml::Table>(text)
-            .ok()
-            .and_then(|table| serde_json::to_value(table).ok()),
-        Some("json" | "jsonc") => serde_json::from_str(&without_comments(text)).ok(),
-        // Every document of the file (a second one after `---` is no reason to read none).
+        Some("toml") => serde_json::to_value(toml::from_str::<toml::Table>(text).ok()?).ok()?,
+        Some("json" | "jsonc") => serde_json::from_str(&without_comments(text)).ok()?,
+        // Every document of the file (a second one after `---` is no reason to read none),
+        // tags dropped as lefthook's YAML reader drops one it does not know (`!foo rc: x`).
         _ => {
             use serde::Deserialize as _;
             let mut found = Vec::new();
             for document in yaml_serde::Deserializer::from_str(text).take(MAX_YAML_DOCUMENTS) {
-                let Ok(mut value) = yaml_serde::Value::deserialize(document) else {
-                    break;
-                };
-                if value.apply_merge().is_ok()
-                    && let Ok(value) = serde_json::to_value(value)
-                {
-                    found.extend(lefthook_values(&value));
-                }
+                let mut value = untagged(yaml_serde::Value::deserialize(document).ok()?);
+                value.apply_merge().ok()?;
+                found.extend(lefthook_values(&serde_json::to_value(value).ok()?));
             }
             found.push(("extends", lefthook_yaml_values(text)));
-            return found;
+            return Some(found);
         }
     };
-    parsed
-        .map(|value| lefthook_values(&value))
-        .unwrap_or_default()
+    Some(lefthook_values(&parsed))
+}
+
+/// `value` without its tags, keys' too, all the way down.
+fn untagged(value: yaml_serde::Value) -> yaml_serde::Value {
+    use yaml_serde::Value;
+    match value {
+        Value::Tagged(tagged) => untagged(tagged.value),
+        Value::Sequence(items) => Value::Sequence(items.into_iter().map(untagged).collect()),
+        Value::Mapping(entries) => Value::Mapping(
+            entries
+                .into_iter()
+                .map(|(key, value)| (untagged(key), untagged(value)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// What a pattern of `extends` matches now, relative to `cwd` (`ci/*.yml`: the wildcards in
@@ -553,5 +578,31 @@ mod tests {
         ] {
             assert!(found.contains(&cwd.join(name)), "{name}: {found:?}");
         }
+    }
+
+    #[test]
+    fn tags_are_dropped_and_a_config_not_read_whole_is_said() {
+        let temp = tempfile::tempdir().unwrap();
+        let cwd = temp.path();
+        // A tag on a key, a tag on a value under an escaped key.
+        for (config, name) in [
+            ("!foo rc: evil.sh\n", "evil.sh"),
+            ("\"\\x72c\": !foo other.sh\n", "other.sh"),
+        ] {
+            std::fs::write(cwd.join("lefthook.yml"), config).unwrap();
+            let (found, unread) = tool_settings(cwd);
+            assert!(unread.is_empty(), "{config}");
+            assert!(found.contains(&cwd.join(name)), "{config}: {found:?}");
+        }
+        // Past the size read, or nested past what the parser takes: unknown, and said.
+        let long = format!(
+            "{}\nrc: evil.sh\n",
+            "#".repeat(usize::try_from(MAX_LEFTHOOK_BYTES).unwrap())
+        );
+        std::fs::write(cwd.join("lefthook.yml"), long).unwrap();
+        assert_eq!(tool_settings(cwd).1, ["lefthook.yml"]);
+        let deep = format!("rc: evil.sh\nx: {}1{}\n", "[".repeat(200), "]".repeat(200));
+        std::fs::write(cwd.join("lefthook.yml"), deep).unwrap();
+        assert_eq!(tool_settings(cwd).1, ["lefthook.yml"]);
     }
 }
