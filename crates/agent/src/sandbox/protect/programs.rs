@@ -203,6 +203,8 @@ fn lefthook_files(cwd: &Path) -> (Vec<PathBuf>, Vec<String>) {
     let mut read = 0;
     while let Some(name) = configs.pop() {
         if read >= MAX_LEFTHOOK_CONFIGS {
+            // What the rest name is unknown.
+            unread.push(name);
             break;
         }
         let Some(bytes) = top_file(cwd, &name, MAX_LEFTHOOK_BYTES + 1) else {
@@ -270,9 +272,20 @@ fn lefthook_config_values(name: &str, text: &str) -> Option<Vec<(&'static str, V
         // tags dropped as lefthook's YAML reader drops one it does not know (`!foo rc: x`).
         _ => {
             use serde::Deserialize as _;
+            // `!!binary` (or a tag ending so, through a `%TAG` handle) is decoded by lefthook's
+            // reader and read as its text by this one: what it names is unknown.
+            let binary = text.match_indices("binary").any(|(at, _)| {
+                text[..at]
+                    .rsplit(char::is_whitespace)
+                    .next()
+                    .is_some_and(|token| token.contains('!'))
+            });
+            if binary {
+                return None;
+            }
             let mut found = Vec::new();
             for document in yaml_serde::Deserializer::from_str(text).take(MAX_YAML_DOCUMENTS) {
-                let mut value = untagged(yaml_serde::Value::deserialize(document).ok()?);
+                let mut value = untagged(yaml_serde::Value::deserialize(document).ok()?)?;
                 value.apply_merge().ok()?;
                 found.extend(lefthook_values(&serde_json::to_value(value).ok()?));
             }
@@ -284,19 +297,29 @@ fn lefthook_config_values(name: &str, text: &str) -> Option<Vec<(&'static str, V
 }
 
 /// `value` without its tags, keys' too, all the way down.
-fn untagged(value: yaml_serde::Value) -> yaml_serde::Value {
+fn untagged(value: yaml_serde::Value) -> Option<yaml_serde::Value> {
     use yaml_serde::Value;
-    match value {
-        Value::Tagged(tagged) => untagged(tagged.value),
-        Value::Sequence(items) => Value::Sequence(items.into_iter().map(untagged).collect()),
+    Some(match value {
+        Value::Tagged(tagged)
+            if tagged.tag == "binary" || tagged.tag == "tag:yaml.org,2002:binary" =>
+        {
+            return None;
+        }
+        Value::Tagged(tagged) => untagged(tagged.value)?,
+        Value::Sequence(items) => Value::Sequence(
+            items
+                .into_iter()
+                .map(untagged)
+                .collect::<Option<Vec<_>>>()?,
+        ),
         Value::Mapping(entries) => Value::Mapping(
             entries
                 .into_iter()
-                .map(|(key, value)| (untagged(key), untagged(value)))
-                .collect(),
+                .map(|(key, value)| Some((untagged(key)?, untagged(value)?)))
+                .collect::<Option<_>>()?,
         ),
         other => other,
-    }
+    })
 }
 
 /// What a pattern of `extends` matches now, relative to `cwd` (`ci/*.yml`: the wildcards in
@@ -383,8 +406,7 @@ fn without_comments(text: &str) -> String {
             at += 2;
             continue;
         } else if byte == b',' {
-            let next = bytes[at + 1..].iter().find(|b| !b.is_ascii_whitespace());
-            if !matches!(next, Some(b'}' | b']')) {
+            if !matches!(next_token(&bytes[at + 1..]), Some(b'}' | b']')) {
                 out.push(byte);
             }
         } else {
@@ -394,6 +416,29 @@ fn without_comments(text: &str) -> String {
         at += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The first byte of `bytes` that is neither space nor inside a comment.
+fn next_token(bytes: &[u8]) -> Option<u8> {
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at].is_ascii_whitespace() {
+            at += 1;
+        } else if bytes[at..].starts_with(b"//") {
+            at += bytes[at..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .unwrap_or(bytes.len() - at);
+        } else if bytes[at..].starts_with(b"/*") {
+            at += 2 + bytes[at + 2..]
+                .windows(2)
+                .position(|pair| pair == b"*/")
+                .map_or(bytes.len() - at - 2, |end| end + 2);
+        } else {
+            return Some(bytes[at]);
+        }
+    }
+    None
 }
 
 /// The keys of lefthook's config that name files: what it merges in, sources, takes scripts
@@ -411,7 +456,15 @@ const LEFTHOOK_FILE_KEYS: [&str; 5] = [
 fn lefthook_values(config: &serde_json::Value) -> Vec<(&'static str, Vec<String>)> {
     LEFTHOOK_FILE_KEYS
         .iter()
-        .filter_map(|key| Some((*key, config.get(key)?)))
+        // lefthook matches its keys in any case (`RC:`, `Source_Dir:`).
+        .filter_map(|key| {
+            let object = config.as_object()?;
+            let value = object
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(key))?
+                .1;
+            Some((*key, value))
+        })
         .map(|(key, value)| {
             let values = match value {
                 serde_json::Value::String(one) => vec![one.clone()],
@@ -458,7 +511,8 @@ fn lefthook_yaml_values(text: &str) -> Vec<String> {
         let Some((key, value)) = line.split_once(':') else {
             continue;
         };
-        if !LEFTHOOK_FILE_KEYS.contains(&key.trim().trim_matches(['"', '\''])) {
+        let key = key.trim().trim_matches(['"', '\'']).to_ascii_lowercase();
+        if !LEFTHOOK_FILE_KEYS.contains(&key.as_str()) {
             continue;
         }
         let value = value.trim();
@@ -604,5 +658,53 @@ mod tests {
         let deep = format!("rc: evil.sh\nx: {}1{}\n", "[".repeat(200), "]".repeat(200));
         std::fs::write(cwd.join("lefthook.yml"), deep).unwrap();
         assert_eq!(tool_settings(cwd).1, ["lefthook.yml"]);
+    }
+
+    #[test]
+    fn binary_values_any_case_keys_commented_commas_and_long_chains() {
+        eprintln!(
+            "{:?}",
+            yaml_serde::from_str::<yaml_serde::Value>("rc: !!binary Li9ldmlsLnNo\n")
+        );
+        let temp = tempfile::tempdir().unwrap();
+        let cwd = temp.path();
+        // `!!binary` is decoded by lefthook: unknown here, so said.
+        for config in [
+            "rc: !!binary Li9ldmlsLnNo\n",
+            "? !!binary cmM=\n: ./evil.sh\n",
+        ] {
+            std::fs::write(cwd.join("lefthook.yml"), config).unwrap();
+            assert_eq!(tool_settings(cwd).1, ["lefthook.yml"], "{config}");
+        }
+        std::fs::write(
+            cwd.join("lefthook.yml"),
+            "RC: ./evil.sh\nSource_Dir: hooks/\n",
+        )
+        .unwrap();
+        let (found, unread) = tool_settings(cwd);
+        assert!(unread.is_empty());
+        assert!(found.contains(&cwd.join("./evil.sh")) && found.contains(&cwd.join("hooks/")));
+        std::fs::remove_file(cwd.join("lefthook.yml")).unwrap();
+        // A trailing comma before a comment is still a trailing comma.
+        std::fs::write(
+            cwd.join("lefthook.jsonc"),
+            "{\n  \"rc\": \"r.sh\", // mine\n  /* c */\n}\n",
+        )
+        .unwrap();
+        let (found, unread) = tool_settings(cwd);
+        assert!(unread.is_empty(), "{unread:?}");
+        assert!(found.contains(&cwd.join("r.sh")));
+        std::fs::remove_file(cwd.join("lefthook.jsonc")).unwrap();
+        // A chain of extends longer than is read: the rest unknown, and said.
+        std::fs::create_dir_all(cwd.join("ci")).unwrap();
+        std::fs::write(cwd.join("lefthook.yml"), "extends: [ci/c1.yml]\n").unwrap();
+        for index in 1..=(MAX_LEFTHOOK_CONFIGS + 5) {
+            std::fs::write(
+                cwd.join(format!("ci/c{index}.yml")),
+                format!("extends: [ci/c{}.yml]\n", index + 1),
+            )
+            .unwrap();
+        }
+        assert!(!tool_settings(cwd).1.is_empty());
     }
 }
