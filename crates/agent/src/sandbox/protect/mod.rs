@@ -629,6 +629,14 @@ fn place_walking(
             Component::Normal(name) => name,
         };
         let next = current.join(name);
+        if next.starts_with("/proc") {
+            // `/proc/self/cwd/…`, `/proc/PID/root/…` are a different place for each process
+            // that reads them (and one reached by `..` is no different): where they lead
+            // cannot be known, so it is as bad as the whole.
+            let root = writable.first().cloned().unwrap_or_default();
+            protect_existing(named, root, (writable, whole), layout);
+            return;
+        }
         let root = root_of(&next);
         let last = index + 1 == components.len();
         match std::fs::symlink_metadata(&next) {
@@ -643,13 +651,6 @@ fn place_walking(
                 // creates): the rest of the path walked on from there.
                 let rest: PathBuf = components[index + 1..].iter().collect();
                 let onward = current.join(target);
-                if onward.starts_with("/proc") {
-                    // `/proc/self/cwd/…` is a different place for each process that reads
-                    // it: where it leads cannot be known, so it is as bad as the whole.
-                    let root = writable.first().cloned().unwrap_or_default();
-                    protect_existing(named, root, (writable, whole), layout);
-                    return;
-                }
                 let onward = if rest.as_os_str().is_empty() {
                     onward
                 } else {
@@ -905,6 +906,11 @@ mod tests {
         assert!(!layout.whole);
         // `/proc/self/cwd/…` is somewhere else for every reader: nothing writable.
         std::os::unix::fs::symlink("/proc/self/cwd/evil", cwd.join(".mcp.json")).unwrap();
+        assert!(layout_of(&cwd).whole);
+        std::fs::remove_file(cwd.join(".mcp.json")).unwrap();
+        // Reached by `..` rather than named: the same.
+        let up = "../".repeat(cwd.components().count());
+        std::os::unix::fs::symlink(format!("{up}proc/1/cwd/evil"), cwd.join(".mcp.json")).unwrap();
         assert!(layout_of(&cwd).whole);
         std::fs::remove_file(cwd.join(".mcp.json")).unwrap();
         // The user's configuration as the working directory: nothing writable, and said.
