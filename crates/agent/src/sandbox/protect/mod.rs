@@ -524,9 +524,8 @@ fn workspace_paths(
     if let Some(first) = unread.first() {
         // What it names is unknown: nothing is writable rather than some of it.
         layout.incomplete.push(format!(
-            "{} could not be read whole (over {} bytes, or not understood), so what it has lefthook run is unknown: commands nobody reviewed write nowhere here",
-            cwd.join(first).display(),
-            programs::MAX_LEFTHOOK_BYTES
+            "in {}, {first}, so what lefthook would run is unknown: commands nobody reviewed write nowhere here",
+            cwd.display()
         ));
         layout.whole = true;
     }

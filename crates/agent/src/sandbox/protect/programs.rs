@@ -201,10 +201,19 @@ fn lefthook_files(cwd: &Path) -> (Vec<PathBuf>, Vec<String>) {
     // What a config extends is read for what it extends in turn (lefthook follows `extends`
     // of extended files too), to a bound.
     let mut read = 0;
+    let mut seen: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
     while let Some(name) = configs.pop() {
+        // Each config once, however many name it (and however they spell its path).
+        let key =
+            skillet_skills::confine::normalize(&cwd.join(&name)).unwrap_or_else(|| cwd.join(&name));
+        if !seen.insert(key) {
+            continue;
+        }
         if read >= MAX_LEFTHOOK_CONFIGS {
             // What the rest name is unknown.
-            unread.push(name);
+            unread.push(format!(
+                "{name} lies past the {MAX_LEFTHOOK_CONFIGS} lefthook configs read through `extends`"
+            ));
             break;
         }
         let Some(bytes) = top_file(cwd, &name, MAX_LEFTHOOK_BYTES + 1) else {
@@ -215,7 +224,9 @@ fn lefthook_files(cwd: &Path) -> (Vec<PathBuf>, Vec<String>) {
             .then(|| lefthook_config_values(&name, &String::from_utf8_lossy(&bytes)))
             .flatten();
         let Some(found) = found else {
-            unread.push(name);
+            unread.push(format!(
+                "{name} could not be read whole (over {MAX_LEFTHOOK_BYTES} bytes, a `!!binary` value, or not understood)"
+            ));
             continue;
         };
         for (_, extends) in found.iter().filter(|(key, _)| *key == "extends") {
@@ -275,10 +286,18 @@ fn lefthook_config_values(name: &str, text: &str) -> Option<Vec<(&'static str, V
             // `!!binary` (or a tag ending so, through a `%TAG` handle) is decoded by lefthook's
             // reader and read as its text by this one: what it names is unknown.
             let binary = text.match_indices("binary").any(|(at, _)| {
+                // The text before it in its word is a tag's start (`!!`, `!e!`,
+                // `!<tag:yaml.org,2002:`), not a shell's `!` (`':!binary/'`, `!(*.binary)`).
                 text[..at]
                     .rsplit(char::is_whitespace)
                     .next()
-                    .is_some_and(|token| token.contains('!'))
+                    .map(|token| token.trim_start_matches(['[', '{', ',', '-', '?', ':']))
+                    .is_some_and(|token| {
+                        token.starts_with('!')
+                            && token
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || "!<:,./-_".contains(c))
+                    })
             });
             if binary {
                 return None;
@@ -456,14 +475,15 @@ const LEFTHOOK_FILE_KEYS: [&str; 5] = [
 fn lefthook_values(config: &serde_json::Value) -> Vec<(&'static str, Vec<String>)> {
     LEFTHOOK_FILE_KEYS
         .iter()
-        // lefthook matches its keys in any case (`RC:`, `Source_Dir:`).
-        .filter_map(|key| {
-            let object = config.as_object()?;
-            let value = object
-                .iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case(key))?
-                .1;
-            Some((*key, value))
+        // lefthook matches its keys in any case (`RC:`, `Source_Dir:`); where several spell
+        // one key (`RC` and `rc`), every one's value counts.
+        .flat_map(|key| {
+            config
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(move |(name, _)| name.eq_ignore_ascii_case(key))
+                .map(move |(_, value)| (*key, value))
         })
         .map(|(key, value)| {
             let values = match value {
@@ -654,10 +674,10 @@ mod tests {
             "#".repeat(usize::try_from(MAX_LEFTHOOK_BYTES).unwrap())
         );
         std::fs::write(cwd.join("lefthook.yml"), long).unwrap();
-        assert_eq!(tool_settings(cwd).1, ["lefthook.yml"]);
+        assert!(tool_settings(cwd).1[0].starts_with("lefthook.yml"));
         let deep = format!("rc: evil.sh\nx: {}1{}\n", "[".repeat(200), "]".repeat(200));
         std::fs::write(cwd.join("lefthook.yml"), deep).unwrap();
-        assert_eq!(tool_settings(cwd).1, ["lefthook.yml"]);
+        assert!(tool_settings(cwd).1[0].starts_with("lefthook.yml"));
     }
 
     #[test]
@@ -674,7 +694,10 @@ mod tests {
             "? !!binary cmM=\n: ./evil.sh\n",
         ] {
             std::fs::write(cwd.join("lefthook.yml"), config).unwrap();
-            assert_eq!(tool_settings(cwd).1, ["lefthook.yml"], "{config}");
+            assert!(
+                tool_settings(cwd).1[0].starts_with("lefthook.yml"),
+                "{config}"
+            );
         }
         std::fs::write(
             cwd.join("lefthook.yml"),
@@ -706,5 +729,49 @@ mod tests {
             .unwrap();
         }
         assert!(!tool_settings(cwd).1.is_empty());
+    }
+
+    #[test]
+    fn keys_spelt_twice_shell_bangs_and_short_chains() {
+        let temp = tempfile::tempdir().unwrap();
+        let cwd = temp.path();
+        // Both spellings of one key: both protected, whichever lefthook takes.
+        std::fs::write(
+            cwd.join("lefthook.json"),
+            r#"{"RC": "./a.sh", "rc": "./evil.sh"}"#,
+        )
+        .unwrap();
+        let (found, unread) = tool_settings(cwd);
+        assert!(unread.is_empty());
+        for name in ["./a.sh", "./evil.sh"] {
+            assert!(found.contains(&cwd.join(name)), "{name}: {found:?}");
+        }
+        std::fs::remove_file(cwd.join("lefthook.json")).unwrap();
+        // A shell's `!` next to "binary" is no tag.
+        for run in [
+            "git diff --cached --check -- ':!binary/'",
+            "bash -O extglob -c 'rm -f out/!(*.binary)'",
+            "echo \"done!binary-check\"",
+        ] {
+            std::fs::write(
+                cwd.join("lefthook.yml"),
+                format!("pre-commit:\n  commands:\n    x:\n      run: {run}\n"),
+            )
+            .unwrap();
+            assert!(tool_settings(cwd).1.is_empty(), "{run}");
+        }
+        // A chain of six configs is read whole, each once.
+        std::fs::create_dir_all(cwd.join("ci")).unwrap();
+        std::fs::write(cwd.join("lefthook.yml"), "extends: [ci/c1.yml]\n").unwrap();
+        for index in 1..=5 {
+            std::fs::write(
+                cwd.join(format!("ci/c{index}.yml")),
+                format!("extends: [ci/c{}.yml]\nrc: r{index}.sh\n", index + 1),
+            )
+            .unwrap();
+        }
+        let (found, unread) = tool_settings(cwd);
+        assert!(unread.is_empty(), "{unread:?}");
+        assert!(found.contains(&cwd.join("r5.sh")));
     }
 }
