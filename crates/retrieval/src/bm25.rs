@@ -124,18 +124,7 @@ impl Bm25 {
                 }
             }
         }
-        #[expect(clippy::cast_precision_loss, reason = "document lengths are small")]
-        let average_length = if lengths.is_empty() {
-            0.0
-        } else {
-            lengths.iter().map(|&n| n as f32).sum::<f32>() / lengths.len() as f32
-        };
-        Self {
-            stemming,
-            postings,
-            lengths,
-            average_length,
-        }
+        Self::from_parts(stemming, postings, lengths)
     }
 
     /// [`Bm25::build_with_body_terms`] with each body's words given as indexes into `words`,
@@ -217,6 +206,15 @@ impl Bm25 {
             };
             postings.insert(word, list);
         }
+        Self::from_parts(stemming, postings, lengths)
+    }
+
+    /// The index of these postings and document lengths, with their average length.
+    fn from_parts(
+        stemming: Stemming,
+        postings: Map<String, Vec<(u32, u16)>>,
+        lengths: Vec<u32>,
+    ) -> Self {
         #[expect(clippy::cast_precision_loss, reason = "document lengths are small")]
         let average_length = if lengths.is_empty() {
             0.0

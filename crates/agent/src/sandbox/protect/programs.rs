@@ -368,32 +368,42 @@ fn pattern_matches(cwd: &Path, pattern: &str) -> Vec<String> {
 /// The entries at the top of `cwd` whose names match `pattern` (`*` and `?` only; other
 /// wildcards match nothing), at most [`MAX_TOP_MATCHES`].
 fn top_matches(cwd: &Path, pattern: &str) -> Vec<PathBuf> {
-    std::fs::read_dir(cwd)
+    pattern_matches(cwd, pattern)
         .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .filter(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .is_some_and(|name| wildcard_match(pattern.as_bytes(), name.as_bytes()))
-        })
-        .take(MAX_TOP_MATCHES)
-        .map(|entry| entry.path())
+        .map(|name| cwd.join(name))
         .collect()
 }
 
 /// The most entries a pattern of lefthook's `extends` protects at the top of a workspace.
 const MAX_TOP_MATCHES: usize = 256;
 
-/// Whether `name` matches `pattern`'s `*` (any run) and `?` (any one byte).
+/// Whether `name` matches `pattern`'s `*` (any run) and `?` (any one byte). Linear in both
+/// (the last `*` is the only one ever backtracked to), so a repository's pattern such as
+/// `*a*a*a*a*b` cannot make the layout work exponentially.
 fn wildcard_match(pattern: &[u8], name: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some((b'*', rest)) => (0..=name.len()).any(|skip| wildcard_match(rest, &name[skip..])),
-        Some((b'?', rest)) => !name.is_empty() && wildcard_match(rest, &name[1..]),
-        Some((first, rest)) => name.first() == Some(first) && wildcard_match(rest, &name[1..]),
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((star_p, star_n)) => {
+                    p = star_p + 1;
+                    n = star_n + 1;
+                    star = Some((star_p, star_n + 1));
+                }
+                None => return false,
+            },
+        }
     }
+    pattern[p..].iter().all(|&c| c == b'*')
 }
 
 /// JSONC as JSON: `//` and `/* */` comments outside strings dropped, and a comma before a
@@ -773,5 +783,29 @@ mod tests {
         let (found, unread) = tool_settings(cwd);
         assert!(unread.is_empty(), "{unread:?}");
         assert!(found.contains(&cwd.join("r5.sh")));
+    }
+
+    #[test]
+    fn wildcards_match_as_globs_do_and_in_linear_time() {
+        for (pattern, name, matches) in [
+            ("lefthook-*.yml", "lefthook-extra.yml", true),
+            ("lefthook-*.yml", "lefthook.yml", false),
+            ("?.yml", "a.yml", true),
+            ("*", "", true),
+            ("a*b*c", "aXbYc", true),
+            ("a*b*c", "aXbY", false),
+        ] {
+            assert_eq!(
+                wildcard_match(pattern.as_bytes(), name.as_bytes()),
+                matches,
+                "{pattern} {name}"
+            );
+        }
+        // Exponential for a backtracking matcher; immediate here.
+        let pattern = format!("{}b", "*a".repeat(40));
+        assert!(!wildcard_match(
+            pattern.as_bytes(),
+            "a".repeat(255).as_bytes()
+        ));
     }
 }
