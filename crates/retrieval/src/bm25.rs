@@ -1,6 +1,11 @@
 //! Okapi BM25 over skill documents.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fs::File;
+use std::sync::Arc;
+
+use crate::stored::StoredPostings;
 
 /// The index's maps: keyed by skills' words, hashed with a per-process seed.
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
@@ -61,9 +66,41 @@ pub fn body_terms(body: &str, stemming: Stemming) -> Vec<String> {
 #[derive(Debug, Clone, Default)]
 pub struct Bm25 {
     stemming: Stemming,
-    postings: Map<String, Vec<(u32, u16)>>,
+    postings: Postings,
     lengths: Vec<u32>,
     average_length: f32,
+}
+
+/// Where an index's postings are: built in memory, or left in the file it was stored in
+/// ([`Bm25::write_section`], [`Bm25::read_section`]).
+#[derive(Debug, Clone)]
+enum Postings {
+    Built(Map<String, Vec<(u32, u16)>>),
+    Stored(Arc<StoredPostings>),
+}
+
+impl Default for Postings {
+    fn default() -> Self {
+        Self::Built(Map::default())
+    }
+}
+
+impl Postings {
+    /// The documents that have `term`, and how often.
+    fn get(&self, term: &str) -> Option<Cow<'_, [(u32, u16)]>> {
+        match self {
+            Self::Built(map) => map.get(term).map(|list| Cow::Borrowed(list.as_slice())),
+            Self::Stored(stored) => stored.get(term).map(Cow::Owned),
+        }
+    }
+
+    /// How many documents have `term`.
+    fn frequency(&self, term: &str) -> usize {
+        match self {
+            Self::Built(map) => map.get(term).map_or(0, Vec::len),
+            Self::Stored(stored) => stored.frequency(term),
+        }
+    }
 }
 
 impl Bm25 {
@@ -223,10 +260,47 @@ impl Bm25 {
         };
         Self {
             stemming,
-            postings,
+            postings: Postings::Built(postings),
             lengths,
             average_length,
         }
+    }
+
+    /// Appends this index to `out` as a section [`Bm25::read_section`] reads back (format in
+    /// the `stored` module). An index read back from a section is written again as it is.
+    pub fn write_section(&self, out: &mut Vec<u8>) {
+        match &self.postings {
+            Postings::Built(map) => crate::stored::write(
+                out,
+                self.stemming,
+                &self.lengths,
+                map.iter()
+                    .map(|(term, list)| (term.as_str(), list.as_slice())),
+            ),
+            Postings::Stored(stored) => {
+                let lists = stored.all();
+                crate::stored::write(
+                    out,
+                    self.stemming,
+                    &self.lengths,
+                    lists
+                        .iter()
+                        .map(|(term, list)| (term.as_str(), list.as_slice())),
+                );
+            }
+        }
+    }
+
+    /// The index in the section of `len` bytes at `offset` of `file` (written by
+    /// [`Bm25::write_section`]): its lengths and dictionary read now, each term's postings when
+    /// a query has it. It scores bit for bit as the index written. The caller checks that the
+    /// file is the one written (a digest of it); a section whose parts do not fit together is
+    /// an error.
+    pub fn read_section(file: Arc<File>, offset: u64, len: u64) -> std::io::Result<Self> {
+        let (stemming, lengths, stored) = crate::stored::read(file, offset, len)?;
+        let mut index = Self::from_parts(stemming, Map::default(), lengths);
+        index.postings = Postings::Stored(Arc::new(stored));
+        Ok(index)
     }
 
     /// How many documents are indexed.
@@ -250,7 +324,7 @@ impl Bm25 {
             };
             let frequency = posting.len() as f32;
             let idf = ((total - frequency + 0.5) / (frequency + 0.5) + 1.0).ln();
-            for &(id, count) in posting {
+            for &(id, count) in posting.iter() {
                 let tf = f32::from(count);
                 let length = self.lengths[id as usize] as f32;
                 let norm = K1 * (1.0 - B + B * length / self.average_length.max(1.0));
@@ -271,7 +345,7 @@ impl Bm25 {
         let idf = |frequency: f32| ((total - frequency + 0.5) / (frequency + 0.5) + 1.0).ln();
         let sum: f32 = query_words(query, self.stemming)
             .into_iter()
-            .map(|word| idf(self.postings.get(&word).map_or(0, Vec::len) as f32))
+            .map(|word| idf(self.postings.frequency(&word) as f32))
             .sum();
         sum.max(idf(0.0))
     }
@@ -400,7 +474,11 @@ mod tests {
             given.average_length.to_bits(),
             interned.average_length.to_bits()
         );
-        assert_eq!(given.postings, interned.postings);
+        let built = |index: &Bm25| match &index.postings {
+            Postings::Built(map) => map.clone(),
+            Postings::Stored(_) => panic!("built in memory"),
+        };
+        assert_eq!(built(&given), built(&interned));
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod embed;
 mod fingerprint;
 mod matcher;
 mod regular;
+mod stored;
 mod tokenize;
 
 pub use bm25::{B, Bm25, K1, body_terms, query_terms, query_words};

@@ -126,6 +126,25 @@ impl Matcher {
         }
     }
 
+    /// The matcher of two word indexes built before (read back from a file,
+    /// [`Bm25::read_section`]): `own` of the documents' own texts, `blend` of the texts with
+    /// their bodies (ignored unless it has as many documents).
+    pub fn from_indexes(own: Bm25, blend: Option<Bm25>) -> Self {
+        let len = own.len();
+        Self {
+            bm25: own,
+            blend_words: blend.filter(|blend| blend.len() == len),
+            vectors: None,
+            len,
+        }
+    }
+
+    /// The word indexes: of the documents' own texts, and of the blend's texts when given
+    /// (for [`Matcher::from_indexes`] another time).
+    pub fn word_indexes(&self) -> (&Bm25, Option<&Bm25>) {
+        (&self.bm25, self.blend_words.as_ref())
+    }
+
     /// Each document's text again with its body, whose words the hybrid blend weighs too
     /// ([`Bm25::build_with_bodies`]: a body's words count once each, its first
     /// [`crate::MAX_RANKED_BODY_BYTES`]); ignored unless there is one per document. Lexical
