@@ -169,14 +169,7 @@ impl SkillIndex {
             (None, None) => load(&model_dir, dimensions)?,
         };
         let vectors = refreshed.vectors;
-        let own = own_texts(library);
-        // The blend weighs each skill's body's words too, worked out once per body and kept
-        // ([`Facts`]); a body that cannot be read (gone since discovery, too large, not UTF-8)
-        // leaves the skill blended by its own text, and loading it says why.
-        let bodies = (0..library.skills().len()).map(|index| facts.body_ids(index).iter().copied());
-        let matcher = Matcher::new(own.iter().map(String::as_str))
-            .with_vectors(dimensions, vectors)
-            .with_body_ids(own.iter().map(String::as_str).zip(bodies), facts.words());
+        let matcher = word_matcher(library, facts).with_vectors(dimensions, vectors);
         stats.elapsed = started.elapsed();
         Ok((
             Self {
@@ -333,6 +326,40 @@ impl SkillIndex {
     pub fn name(&self, index: usize) -> &str {
         &self.names[index]
     }
+}
+
+/// The library's two word indexes ([`Matcher::with_body_ids`]): as kept from a start before
+/// when the skills are as they were then ([`crate::words`]), else built from the facts and
+/// kept for the next start.
+pub(crate) fn word_matcher(library: &Library, facts: &Facts) -> Matcher {
+    let own = own_texts(library);
+    let stored = crate::words::Stored::of(facts, library, &own);
+    if let Some(matcher) = stored.as_ref().and_then(crate::words::Stored::load) {
+        return matcher;
+    }
+    // The blend weighs each skill's body's words too, worked out once per body and kept
+    // ([`Facts`]); a body that cannot be read (gone since discovery, too large, not UTF-8)
+    // leaves the skill blended by its own text, and loading it says why. Kept words that can
+    // no longer be read whole are worked out again from the bodies.
+    let read_again;
+    let bodies = if let Some(bodies) = facts.body_words() {
+        bodies
+    } else {
+        read_again = Facts::gather(library, None);
+        match read_again.body_words() {
+            Some(bodies) => bodies,
+            // Read now, they are always there; without them the blend weighs own texts.
+            None => return Matcher::new(own.iter().map(String::as_str)),
+        }
+    };
+    let ids = (0..library.skills().len()).map(|index| bodies.ids(index).iter().copied());
+    let matcher = Matcher::new(own.iter().map(String::as_str))
+        .with_body_ids(own.iter().map(String::as_str).zip(ids), bodies.words());
+    if let Some(stored) = stored {
+        // Best effort: a file that cannot be written costs the next start this building.
+        let _ = stored.save(&matcher);
+    }
+    matcher
 }
 
 /// Brings the embedding cache up to date with the library: embeds only skills whose text is

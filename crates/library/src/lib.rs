@@ -21,3 +21,4 @@ pub mod source;
 pub mod triggers;
 pub mod trust;
 pub mod watch;
+pub mod words;

@@ -192,7 +192,7 @@ pub(crate) fn read(file: Arc<File>, offset: u64, len: u64) -> io::Result<Section
     let postings = u64::from_le_bytes(header[9..17].try_into().unwrap_or_default());
     // Everything but the dictionary's bytes is sized by the counts: checked against the
     // section's length before anything of that size is allocated.
-    let fixed = (documents as u64 + 2 * terms as u64) * 4;
+    let fixed = (u64::from(documents) + 2 * terms as u64) * 4;
     let posting_bytes = postings.checked_mul(POSTING_BYTES as u64);
     let Some(dictionary_len) = posting_bytes
         .and_then(|bytes| bytes.checked_add(fixed + HEADER_BYTES as u64))

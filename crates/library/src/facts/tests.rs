@@ -55,7 +55,12 @@ fn facts_of(library: &Library, facts: &Facts) -> Vec<(String, Vec<String>, Vec<S
         .map(|(index, skill)| {
             (
                 skill.name.clone(),
-                facts.body_terms(index).map(str::to_string).collect(),
+                facts
+                    .body_words()
+                    .unwrap()
+                    .terms(index)
+                    .map(str::to_string)
+                    .collect(),
                 facts.commands(index).to_vec(),
             )
         })
@@ -171,12 +176,14 @@ fn a_torn_garbled_or_foreign_file_is_rebuilt_never_used() {
     settle();
     let library = library(&fixture);
     let _ = Facts::gather(&library, Some(&fixture.cache));
-    let file = fixture.cache.join(file_name(&library));
+    let file = fixture
+        .cache
+        .join(library_file_name(&library, FACTS_PREFIX));
     let whole = fs::read(&file).unwrap();
     let mut garbled = whole.clone();
     let middle = garbled.len() / 2;
     garbled[middle] ^= 0x40;
-    for damaged in [&whole[..whole.len() / 2], &garbled[..], b"SKFACT01"] {
+    for damaged in [&whole[..whole.len() / 2], &garbled[..], b"SKFACT02"] {
         fs::write(&file, damaged).unwrap();
         let facts = Facts::gather(&library, Some(&fixture.cache));
         assert_eq!(facts.stats().reused, 0);

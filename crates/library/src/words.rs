@@ -1,0 +1,138 @@
+//! A library's two word indexes (BM25 over the skills' own texts, and over their texts with
+//! their bodies' words: [`skillet_retrieval::Matcher`]) kept between starts, beside its facts
+//! ([`crate::facts`]), so a warm start neither builds them nor holds their postings: it reads
+//! the documents' lengths and the dictionaries, and a query reads the postings of its own
+//! terms from the file.
+//!
+//! The file is keyed by what the indexes were built from: [`Facts::identity`] (every
+//! `SKILL.md`'s path and stamp, in the library's order) and every skill's own text. A start
+//! whose key differs builds the indexes from the facts (each changed body read again, the rest
+//! from the facts file) and writes the file anew; a start whose facts are not all known to be
+//! current (a file changed while it was read) neither uses nor writes it. A file that is not
+//! the user's own, torn, garbled, or over [`MAX_WORDS_FILE_BYTES`] is not used: its digest
+//! (SHA-256 of everything after the header) is checked before any of it is.
+//!
+//! # Format (little endian)
+//!
+//! Magic `SKWORD01`, the key (32 bytes), the digest (32 bytes), the own-text section's length
+//! (u64), the blend section's length (u64, 0: none), then the two sections
+//! ([`Bm25::write_section`]).
+
+use std::io::Read as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use sha2::{Digest as _, Sha256};
+use skillet_retrieval::{Bm25, Matcher};
+
+use crate::facts::{Facts, make_private_dir, open_own, remove_unused};
+
+/// The largest word index file used (about 100,000 skills' bodies' words); a larger one is
+/// built again, in memory.
+pub const MAX_WORDS_FILE_BYTES: u64 = 1024 * 1024 * 1024;
+/// The file's first bytes: the format.
+const MAGIC: &[u8; 8] = b"SKWORD01";
+/// Magic, key, digest, two section lengths.
+const HEADER_BYTES: usize = 8 + 32 + 32 + 8 + 8;
+/// How much of the file is read at a time to check its digest.
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// Where and under which key a library's word indexes are kept.
+pub(crate) struct Stored<'a> {
+    file: &'a Path,
+    key: [u8; 32],
+}
+
+impl<'a> Stored<'a> {
+    /// The place of `library`'s indexes of `own` texts with the bodies of `facts`: none when
+    /// there is no cache folder, or the facts are not all known to be current.
+    pub(crate) fn of(
+        facts: &'a Facts,
+        library: &skillet_skills::Library,
+        own: &[String],
+    ) -> Option<Self> {
+        let file = facts.words_file()?;
+        let identity = facts.identity(library)?;
+        let mut hasher = Sha256::new();
+        hasher.update(MAGIC);
+        hasher.update(identity);
+        hasher.update((own.len() as u64).to_le_bytes());
+        for text in own {
+            hasher.update((text.len() as u64).to_le_bytes());
+            hasher.update(text.as_bytes());
+        }
+        Some(Self {
+            file,
+            key: hasher.finalize().into(),
+        })
+    }
+
+    /// The indexes kept under this key, when the file is whole and the user's own.
+    pub(crate) fn load(&self) -> Option<Matcher> {
+        let (mut file, len) = open_own(self.file, MAX_WORDS_FILE_BYTES)?;
+        let mut header = [0_u8; HEADER_BYTES];
+        file.read_exact(&mut header).ok()?;
+        let (magic, rest) = header.split_at(8);
+        let (key, rest) = rest.split_at(32);
+        let (digest, rest) = rest.split_at(32);
+        let own_len = u64::from_le_bytes(rest[..8].try_into().ok()?);
+        let blend_len = u64::from_le_bytes(rest[8..].try_into().ok()?);
+        let whole = own_len
+            .checked_add(blend_len)
+            .and_then(|sections| sections.checked_add(HEADER_BYTES as u64));
+        if magic != MAGIC || key != self.key || whole != Some(len) {
+            return None;
+        }
+        // Checked whole before any of it is used; read a chunk at a time, not held.
+        let mut hasher = Sha256::new();
+        let mut chunk = vec![0_u8; CHUNK_BYTES];
+        loop {
+            let read = file.read(&mut chunk).ok()?;
+            if read == 0 {
+                break;
+            }
+            hasher.update(&chunk[..read]);
+        }
+        if hasher.finalize().as_slice() != digest {
+            return None;
+        }
+        let file = Arc::new(file);
+        let start = HEADER_BYTES as u64;
+        let own = Bm25::read_section(Arc::clone(&file), start, own_len).ok()?;
+        let blend = if blend_len == 0 {
+            None
+        } else {
+            Some(Bm25::read_section(file, start + own_len, blend_len).ok()?)
+        };
+        Some(Matcher::from_indexes(own, blend))
+    }
+
+    /// Keeps `matcher`'s word indexes under this key (replacing the file whole), then removes
+    /// other libraries' files unused for a month.
+    pub(crate) fn save(&self, matcher: &Matcher) -> std::io::Result<()> {
+        let (own, blend) = matcher.word_indexes();
+        let mut sections = Vec::new();
+        own.write_section(&mut sections);
+        let own_len = sections.len() as u64;
+        if let Some(blend) = blend {
+            blend.write_section(&mut sections);
+        }
+        let blend_len = sections.len() as u64 - own_len;
+        let mut bytes = Vec::with_capacity(HEADER_BYTES + sections.len());
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&self.key);
+        bytes.extend_from_slice(&Sha256::digest(&sections));
+        bytes.extend_from_slice(&own_len.to_le_bytes());
+        bytes.extend_from_slice(&blend_len.to_le_bytes());
+        bytes.extend_from_slice(&sections);
+        drop(sections);
+        let dir = self.file.parent().unwrap_or(Path::new("."));
+        make_private_dir(dir)?;
+        skillet_retrieval::write_atomically(self.file, &bytes)?;
+        remove_unused(dir, self.file);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
