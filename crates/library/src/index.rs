@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use skillet_retrieval::embed::{EmbedError, Embedder, fingerprint};
 use skillet_retrieval::{
-    CacheWarning, EmbeddingCache, InvalidVector, Matcher, Mode, Ranked, embedding_text, skill_text,
-    text_hash,
+    CacheWarning, EmbeddingCache, InvalidVector, Matcher, Mode, Ranked, Vectors, embedding_text,
+    skill_text, text_hash,
 };
 use skillet_skills::Library;
 
@@ -169,7 +169,7 @@ impl SkillIndex {
             (None, None) => load(&model_dir, dimensions)?,
         };
         let vectors = refreshed.vectors;
-        let matcher = word_matcher(library, facts).with_vectors(dimensions, vectors);
+        let matcher = word_matcher(library, facts).with_stored_vectors(vectors);
         stats.elapsed = started.elapsed();
         Ok((
             Self {
@@ -310,7 +310,7 @@ impl SkillIndex {
             return None;
         }
         self.matcher
-            .similarities(vector)?
+            .similarities(&vector)?
             .into_iter()
             .enumerate()
             .filter(|(other, _)| *other != document)
@@ -382,7 +382,7 @@ pub fn refresh_cache(
 /// each, zeros for one the model gave an unusable vector), the model when it had to be loaded
 /// to embed new or changed skills, and what was done.
 struct Refreshed {
-    vectors: Vec<f32>,
+    vectors: Vectors,
     dimensions: usize,
     embedder: Option<Embedder>,
     stats: IndexStats,
@@ -461,7 +461,7 @@ fn refresh(
     let model = fingerprint(model_dir, Some(cache_dir))?;
     let cache_path = EmbeddingCache::path_for(cache_dir, &model.id);
     // Warm: every skill cached and used lately, read without loading the rest of the cache.
-    if let Some(vectors) = EmbeddingCache::read_for(&cache_path, model.dimensions, &hashes) {
+    if let Some(vectors) = EmbeddingCache::vectors_for(&cache_path, model.dimensions, &hashes) {
         return Ok(Refreshed {
             vectors,
             dimensions: model.dimensions,
@@ -534,7 +534,9 @@ fn refresh(
         }
     }
     Ok(Refreshed {
-        vectors,
+        vectors: Vectors::in_memory(dimensions, vectors).ok_or(EmbedError::Encoder(
+            skillet_retrieval::embed::BertError::Internal("vectors of the cache's width"),
+        ))?,
         dimensions,
         embedder,
         stats,

@@ -18,6 +18,7 @@ mod matcher;
 mod regular;
 mod stored;
 mod tokenize;
+mod vectors;
 
 pub use bm25::{B, Bm25, K1, body_terms, query_terms, query_words};
 pub use cache::{
@@ -30,6 +31,7 @@ pub use matcher::{
     SEMANTIC_THRESHOLD, hybrid_score, relevance_score,
 };
 pub use tokenize::{Stemming, stem, tokens};
+pub use vectors::Vectors;
 
 /// The most of a skill's body whose words the hybrid blend weighs, in bytes (cut back to a
 /// character boundary). Half the real skills' bodies are under 3 KB and 99 in 100 under 27 KB,

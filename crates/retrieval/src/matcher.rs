@@ -1,8 +1,11 @@
 //! Ranking documents for a request by words (BM25), by meaning (embeddings), or both.
 
+use std::borrow::Cow;
+
 use crate::bm25::Bm25;
 use crate::tokenize::Stemming;
 use crate::top_k;
+use crate::vectors::Vectors;
 
 /// Cosine similarity a document must reach to count as relevant (calibrated on the evaluation
 /// set: the top match of requests no skill fits stayed at or under 0.32; one in ten fitting
@@ -108,8 +111,8 @@ pub struct Matcher {
     bm25: Bm25,
     /// The texts the hybrid blend weighs words over, when given (a skill's with its body).
     blend_words: Option<Bm25>,
-    /// Normalised vectors, `dimensions` floats per document, in document order.
-    vectors: Option<(usize, Vec<f32>)>,
+    /// Normalised vectors, one per document, in document order.
+    vectors: Option<Vectors>,
     len: usize,
 }
 
@@ -206,9 +209,19 @@ impl Matcher {
 
     /// Adds the documents' vectors (normalised, one per document, in order).
     #[must_use]
-    pub fn with_vectors(mut self, dimensions: usize, vectors: Vec<f32>) -> Self {
-        if vectors.len() == dimensions * self.len {
-            self.vectors = Some((dimensions, vectors));
+    pub fn with_vectors(self, dimensions: usize, vectors: Vec<f32>) -> Self {
+        match Vectors::in_memory(dimensions, vectors) {
+            Some(vectors) => self.with_stored_vectors(vectors),
+            None => self,
+        }
+    }
+
+    /// Adds the documents' vectors, wherever they are kept (ignored unless there is one per
+    /// document).
+    #[must_use]
+    pub fn with_stored_vectors(mut self, vectors: Vectors) -> Self {
+        if vectors.len() == self.len {
+            self.vectors = Some(vectors);
         }
         self
     }
@@ -229,24 +242,14 @@ impl Matcher {
     }
 
     /// A document's vector (normalised), when the documents have vectors.
-    pub fn vector(&self, document: usize) -> Option<&[f32]> {
-        let (dimensions, vectors) = self.vectors.as_ref()?;
-        vectors.chunks_exact(*dimensions).nth(document)
+    pub fn vector(&self, document: usize) -> Option<Cow<'_, [f32]>> {
+        self.vectors.as_ref()?.vector(document)
     }
 
     /// Cosine similarity of the query vector with every document (exact search over the flat
     /// matrix).
     pub fn similarities(&self, query: &[f32]) -> Option<Vec<f32>> {
-        let (dimensions, vectors) = self.vectors.as_ref()?;
-        if query.len() != *dimensions {
-            return None;
-        }
-        Some(
-            vectors
-                .chunks_exact(*dimensions)
-                .map(|row| row.iter().zip(query).map(|(a, b)| a * b).sum())
-                .collect(),
-        )
+        self.vectors.as_ref()?.similarities(query)
     }
 
     /// Why `document` scores as it does for `query` in `mode` (the parts of the same formula

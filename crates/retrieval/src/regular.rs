@@ -64,3 +64,25 @@ mod tests {
         assert!(open(&link, OpenOptions::new().read(true), false).is_err());
     }
 }
+
+/// Fills `bytes` from `file` at `offset`, leaving the file's position as it was.
+pub(crate) fn read_at(file: &File, bytes: &mut [u8], offset: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt as _;
+        file.read_exact_at(bytes, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt as _;
+        let mut done = 0;
+        while done < bytes.len() {
+            let read = file.seek_read(&mut bytes[done..], offset + done as u64)?;
+            if read == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            done += read;
+        }
+        Ok(())
+    }
+}

@@ -16,6 +16,7 @@ use std::fs::File;
 use std::io;
 use std::sync::Arc;
 
+use crate::regular::read_at;
 use crate::tokenize::Stemming;
 
 /// One posting's bytes: the document (u32) and how often the term occurs in it (u16).
@@ -232,28 +233,6 @@ pub(crate) fn read(file: Arc<File>, offset: u64, len: u64) -> io::Result<Section
         return Err(bad("a word index dictionary out of order or not UTF-8"));
     }
     Ok((stemming, lengths, stored))
-}
-
-/// Fills `bytes` from `file` at `offset`.
-fn read_at(file: &File, bytes: &mut [u8], offset: u64) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileExt as _;
-        file.read_exact_at(bytes, offset)
-    }
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::FileExt as _;
-        let mut done = 0;
-        while done < bytes.len() {
-            let read = file.seek_read(&mut bytes[done..], offset + done as u64)?;
-            if read == 0 {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
-            done += read;
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

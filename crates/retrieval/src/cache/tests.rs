@@ -516,3 +516,39 @@ fn a_warm_library_reads_its_vectors_alone_and_anything_else_goes_the_whole_way()
     std::fs::write(&single, &bytes).unwrap();
     assert_eq!(EmbeddingCache::read_for(&single, 4, &[keys[0]]), None);
 }
+
+#[test]
+fn vectors_left_in_the_file_rank_bit_for_bit_as_vectors_in_memory() {
+    let (_dir, path) = temp_cache();
+    let keys = three_entries(&path);
+    let (mut cache, _) = EmbeddingCache::open(&path, 4);
+    cache.insert(text_hash("other"), unit(4, 9)).unwrap();
+    cache.save().unwrap();
+    // Out of the file's order, one text twice.
+    let wanted = [keys[2], keys[0], keys[1], keys[0]];
+    let left = EmbeddingCache::vectors_for(&path, 4, &wanted).unwrap();
+    let (whole, _) = EmbeddingCache::open(&path, 4);
+    let values: Vec<f32> = wanted
+        .iter()
+        .flat_map(|key| whole.get(*key).unwrap().to_vec())
+        .collect();
+    let held = crate::Vectors::in_memory(4, values).unwrap();
+    let bits = |values: Vec<f32>| -> Vec<u32> { values.iter().map(|v| v.to_bits()).collect() };
+    for query in [unit(4, 0), unit(4, 3), vec![0.5, 0.5, 0.5, 0.5]] {
+        assert_eq!(
+            bits(left.similarities(&query).unwrap()),
+            bits(held.similarities(&query).unwrap())
+        );
+    }
+    for document in 0..wanted.len() {
+        assert_eq!(left.vector(document), held.vector(document));
+    }
+    assert!(left.vector(wanted.len()).is_none());
+    assert!(left.similarities(&[1.0, 0.0]).is_none(), "another width");
+    // A save renaming another cache over the file leaves what was checked as it was.
+    let before = bits(left.similarities(&unit(4, 0)).unwrap());
+    let (mut cache, _) = EmbeddingCache::open(&path, 4);
+    cache.insert(text_hash("newer"), unit(4, 7)).unwrap();
+    cache.save().unwrap();
+    assert_eq!(bits(left.similarities(&unit(4, 0)).unwrap()), before);
+}
