@@ -100,19 +100,26 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .filter(|message| !message.trim().is_empty());
     let permissions = Permissions::Ask(Arc::new(TerminalApprover));
-    let agent = start(
-        &context,
-        &settings,
-        &skills,
-        resumed,
-        permissions.clone(),
-        first_message,
-        &skill_trust,
-    )?;
+    // The skill folders are watched from the walk that found them (a watch on each folder of
+    // a large library takes a while): set up while the session is.
+    let (agent, watching) = std::thread::scope(|scope| {
+        let watching = scope.spawn(|| Watching::start(&context, &skills));
+        let agent = start(
+            &context,
+            &settings,
+            &skills,
+            resumed,
+            permissions.clone(),
+            first_message,
+            &skill_trust,
+        );
+        (agent, watching.join())
+    });
+    let agent = agent?;
+    let watching = watching.unwrap_or_else(|_| Watching::start(&context, &skills));
     // A resumed session may go on with its own model: `/clear` keeps the model in use.
     let mut settings = settings;
     agent.model().clone_into(&mut settings.model);
-    let watching = Watching::start(&context, &skills);
     let mut chat = Chat {
         models: vec![(agent.model().to_string(), agent.usage())],
         runtime,
