@@ -100,23 +100,15 @@ pub fn run(context: &Context, args: &AgentArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .filter(|message| !message.trim().is_empty());
     let permissions = Permissions::Ask(Arc::new(TerminalApprover));
-    // The skill folders are watched from the walk that found them (a watch on each folder of
-    // a large library takes a while): set up while the session is.
-    let (agent, watching) = std::thread::scope(|scope| {
-        let watching = scope.spawn(|| Watching::start(&context, &skills));
-        let agent = start(
-            &context,
-            &settings,
-            &skills,
-            resumed,
-            permissions.clone(),
-            first_message,
-            &skill_trust,
-        );
-        (agent, watching.join())
-    });
-    let agent = agent?;
-    let watching = watching.unwrap_or_else(|_| Watching::start(&context, &skills));
+    let (agent, watching) = start_watching(
+        &context,
+        &settings,
+        &skills,
+        resumed,
+        permissions.clone(),
+        first_message,
+        &skill_trust,
+    )?;
     // A resumed session may go on with its own model: `/clear` keeps the model in use.
     let mut settings = settings;
     agent.model().clone_into(&mut settings.model);
@@ -322,6 +314,38 @@ struct Chat {
     models: Vec<(String, Usage)>,
     /// Watches the skill roots; set when they changed since the skills were last found.
     watching: Watching,
+}
+
+/// The session started ([`start`]), and the skill folders watched from the walk that found
+/// them: set up while the session is (a watch on each folder of a large library takes a
+/// while).
+fn start_watching(
+    context: &Context,
+    settings: &Settings,
+    skills: &Arc<Library>,
+    resumed: Option<super::session::Resumed>,
+    permissions: Permissions,
+    first_message: Option<&str>,
+    skill_trust: &SkillTrust,
+) -> anyhow::Result<(Agent, Watching)> {
+    let (agent, watching) = std::thread::scope(|scope| {
+        let watching = scope.spawn(|| Watching::start(context, skills));
+        let agent = start(
+            context,
+            settings,
+            skills,
+            resumed,
+            permissions,
+            first_message,
+            skill_trust,
+        );
+        (agent, watching.join())
+    });
+    let agent = agent?;
+    Ok((
+        agent,
+        watching.unwrap_or_else(|_| Watching::start(context, skills)),
+    ))
 }
 
 /// The skill roots watched, and the skills found again when they changed (taken by the next
