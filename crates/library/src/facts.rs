@@ -69,7 +69,10 @@ impl Stamp {
         None
     }
 
-    /// Whether the file changed within [`RACY`] of `now`.
+    /// Whether the file changed within [`RACY`] of `now`, as its change time says: the kernel
+    /// sets it at every change, and no process can set it (a modification time set ahead, by
+    /// `touch -d` or an archive from a clock ahead, would otherwise keep the file "just
+    /// changed" for good).
     fn racy(&self, now: SystemTime) -> bool {
         let Some(since) = now
             .checked_sub(RACY)
@@ -81,7 +84,7 @@ impl Stamp {
             i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
             i64::from(since.subsec_nanos()),
         );
-        self.mtime >= since || self.ctime >= since
+        self.ctime >= since
     }
 }
 

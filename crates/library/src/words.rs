@@ -41,6 +41,8 @@ const CHUNK_BYTES: usize = 256 * 1024;
 pub(crate) struct Stored<'a> {
     file: &'a Path,
     key: [u8; 32],
+    /// How many skills the library has: the indexes kept must have as many documents.
+    documents: usize,
 }
 
 impl<'a> Stored<'a> {
@@ -64,6 +66,7 @@ impl<'a> Stored<'a> {
         Some(Self {
             file,
             key: hasher.finalize().into(),
+            documents: own.len(),
         })
     }
 
@@ -104,6 +107,12 @@ impl<'a> Stored<'a> {
         } else {
             Some(Bm25::read_section(file, start + own_len, blend_len).ok()?)
         };
+        // A file under this key holds this library's documents; one that does not (made to
+        // look as if it did) is not used.
+        if own.len() != self.documents || blend.as_ref().is_some_and(|b| b.len() != self.documents)
+        {
+            return None;
+        }
         Some(Matcher::from_indexes(own, blend))
     }
 

@@ -303,6 +303,12 @@ impl Bm25 {
         Ok(index)
     }
 
+    /// Whether postings read from the index's file were not as the file was when checked (it
+    /// changed in place under this process): its scores are not to be trusted.
+    pub fn damaged(&self) -> bool {
+        matches!(&self.postings, Postings::Stored(stored) if stored.damaged())
+    }
+
     /// How many documents are indexed.
     pub fn len(&self) -> usize {
         self.lengths.len()

@@ -42,6 +42,8 @@ use std::io::{self, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::fnv::{FNV_OFFSET, fnv1a};
+
 /// The current format.
 const MAGIC: &[u8; 8] = b"SKEMB002";
 /// What every format of the cache starts with.
@@ -86,16 +88,6 @@ pub fn text_hash(text: &str) -> u64 {
     let mut first = [0_u8; 8];
     first.copy_from_slice(&digest[..8]);
     u64::from_le_bytes(first)
-}
-
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-
-fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
-    for byte in bytes {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
 }
 
 /// The checksum of one record.

@@ -14,6 +14,7 @@ pub mod download;
 pub mod embed;
 #[cfg(feature = "embeddings")]
 mod fingerprint;
+mod fnv;
 mod matcher;
 mod regular;
 mod stored;

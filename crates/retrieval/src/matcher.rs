@@ -322,7 +322,32 @@ impl Matcher {
 
     /// The `k` best documents for a query. Semantic and hybrid modes need `query_vector`
     /// and the documents' vectors; without them the ranking falls back to words.
+    ///
+    /// Word indexes read from a file that changed under this session (another program, or the
+    /// disk: [`Bm25::damaged`]) are not used: the documents are then ranked by meaning alone
+    /// when there are vectors, else not at all.
     pub fn rank(
+        &self,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        mode: Mode,
+        k: usize,
+    ) -> (Mode, Vec<Ranked>) {
+        let (used, ranked) = self.rank_as_kept(query, query_vector, mode, k);
+        let damaged = self.bm25.damaged() || self.blend_words.as_ref().is_some_and(Bm25::damaged);
+        if !damaged || used == Mode::Semantic {
+            return (used, ranked);
+        }
+        match query_vector {
+            Some(vector) if self.similarities(vector).is_some() => {
+                self.rank_as_kept(query, Some(vector), Mode::Semantic, k)
+            }
+            _ => (Mode::Lexical, Vec::new()),
+        }
+    }
+
+    /// [`Matcher::rank`] with the indexes as they are.
+    fn rank_as_kept(
         &self,
         query: &str,
         query_vector: Option<&[f32]>,

@@ -8,13 +8,21 @@
 //!
 //! `stemming` u8 (0 none, 1 light), document count u32, term count u32, posting count u64,
 //! then each document's length (u32), each term's end in the dictionary (u32, cumulative),
-//! each term's end in the postings (u32, cumulative), the dictionary (the terms' UTF-8 bytes
-//! in ascending byte order, each once), and the postings (document u32, count u16) term by
-//! term.
+//! each term's end in the postings (u32, cumulative), each term's postings' checksum (u64,
+//! FNV-1a of their bytes), the dictionary (the terms' UTF-8 bytes in ascending byte order, each
+//! once), and the postings (document u32, count u16) term by term.
+//!
+//! The caller checks the file whole when it opens it; a term's postings are checked again
+//! against their checksum when a query reads them, so a file changed in place under a running
+//! session (by another program, or the disk) is noticed: the postings are not used and the
+//! index says it is damaged ([`StoredPostings::damaged`]).
 
 use std::fs::File;
 use std::io;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::fnv::{FNV_OFFSET, fnv1a};
 
 use crate::regular::read_at;
 use crate::tokenize::Stemming;
@@ -34,6 +42,10 @@ pub(crate) struct StoredPostings {
     term_ends: Vec<u32>,
     /// Where each term's postings end (in postings, not bytes).
     posting_ends: Vec<u32>,
+    /// Each term's postings' checksum.
+    checksums: Vec<u64>,
+    /// A term's postings read did not match their checksum (or could not be read).
+    damaged: AtomicBool,
     /// Where the postings begin in the file.
     start: u64,
     documents: u32,
@@ -90,17 +102,27 @@ impl StoredPostings {
             .collect()
     }
 
-    /// `term`'s postings, read from the file (none when no document has it, or the read
-    /// fails: the file was checked whole when opened, so a failure is the disk's).
+    /// Whether postings read did not match the file as it was checked: the index's scores
+    /// are not to be used.
+    pub(crate) fn damaged(&self) -> bool {
+        self.damaged.load(Ordering::Relaxed)
+    }
+
+    /// `term`'s postings, read from the file (none when no document has it, or they are not
+    /// as written: then [`StoredPostings::damaged`]).
     pub(crate) fn get(&self, term: &str) -> Option<Vec<(u32, u16)>> {
-        let (start, end) = self.range(self.find(term)?);
+        let index = self.find(term)?;
+        let (start, end) = self.range(index);
         let mut bytes = vec![0_u8; (end - start) * POSTING_BYTES];
-        read_at(
+        let read = read_at(
             &self.file,
             &mut bytes,
             self.start + (start * POSTING_BYTES) as u64,
-        )
-        .ok()?;
+        );
+        if read.is_err() || fnv1a(FNV_OFFSET, &bytes) != self.checksums[index] {
+            self.damaged.store(true, Ordering::Relaxed);
+            return None;
+        }
         Some(
             bytes
                 .chunks_exact(POSTING_BYTES)
@@ -148,6 +170,15 @@ pub(crate) fn write<'a>(
         end += list.len();
         out.extend_from_slice(&u32_of(end).to_le_bytes());
     }
+    let mut bytes = Vec::new();
+    for (_, list) in &terms {
+        bytes.clear();
+        for (document, count) in *list {
+            bytes.extend_from_slice(&document.to_le_bytes());
+            bytes.extend_from_slice(&count.to_le_bytes());
+        }
+        out.extend_from_slice(&fnv1a(FNV_OFFSET, &bytes).to_le_bytes());
+    }
     for (term, _) in &terms {
         out.extend_from_slice(term.as_bytes());
     }
@@ -193,7 +224,7 @@ pub(crate) fn read(file: Arc<File>, offset: u64, len: u64) -> io::Result<Section
     let postings = u64::from_le_bytes(header[9..17].try_into().unwrap_or_default());
     // Everything but the dictionary's bytes is sized by the counts: checked against the
     // section's length before anything of that size is allocated.
-    let fixed = (u64::from(documents) + 2 * terms as u64) * 4;
+    let fixed = (u64::from(documents) + 2 * terms as u64) * 4 + terms as u64 * 8;
     let posting_bytes = postings.checked_mul(POSTING_BYTES as u64);
     let Some(dictionary_len) = posting_bytes
         .and_then(|bytes| bytes.checked_add(fixed + HEADER_BYTES as u64))
@@ -208,7 +239,11 @@ pub(crate) fn read(file: Arc<File>, offset: u64, len: u64) -> io::Result<Section
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     let lengths: Vec<u32> = values.by_ref().take(documents as usize).collect();
     let term_ends: Vec<u32> = values.by_ref().take(terms).collect();
-    let posting_ends: Vec<u32> = values.collect();
+    let posting_ends: Vec<u32> = values.take(terms).collect();
+    let checksums: Vec<u64> = numbers[(documents as usize + 2 * terms) * 4..]
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+        .collect();
     drop(numbers);
     let ascending = |ends: &[u32], last: u64| {
         ends.windows(2).all(|pair| pair[0] <= pair[1])
@@ -225,6 +260,8 @@ pub(crate) fn read(file: Arc<File>, offset: u64, len: u64) -> io::Result<Section
         dictionary,
         term_ends,
         posting_ends,
+        checksums,
+        damaged: AtomicBool::new(false),
         start: dictionary_at + dictionary_len,
         documents,
     };
@@ -341,10 +378,45 @@ mod tests {
         // A dictionary out of order.
         let mut swapped = bytes.clone();
         let (_, _, stored) = read(Temporary::new("whole", &bytes).open(), 0, len).unwrap();
-        let at = HEADER_BYTES + 4 * (4 + 2 * stored.term_ends.len());
+        let at = HEADER_BYTES + 4 * (4 + 2 * stored.term_ends.len()) + 8 * stored.term_ends.len();
         let first = stored.term(0).len();
         swapped[at..at + first].fill(b'z');
         let file = Temporary::new("order", &swapped);
         assert!(read(file.open(), 0, len).is_err());
+    }
+
+    #[test]
+    fn postings_changed_in_place_after_opening_are_noticed_not_used() {
+        let built = index();
+        let mut bytes = Vec::new();
+        built.write_section(&mut bytes);
+        let file = Temporary::new("in-place", &bytes);
+        let read = Bm25::read_section(file.open(), 0, bytes.len() as u64).unwrap();
+        assert!(!read.damaged());
+        assert_eq!(read.scores("deploy"), built.scores("deploy"));
+        // The same file (its inode) written over: the postings no longer match.
+        let mut garbled = bytes.clone();
+        let last = garbled.len() - 1;
+        garbled[last - 8..].fill(0xff);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&file.0)
+            .unwrap()
+            .write_all(&garbled)
+            .unwrap();
+        for query in QUERIES {
+            let _ = read.scores(query);
+        }
+        assert!(read.damaged());
+        // A matcher over it ranks by meaning alone, or not at all.
+        let matcher = crate::Matcher::from_indexes(read.clone(), None);
+        let (mode, ranked) = matcher.rank("deploy services", None, crate::Mode::Hybrid, 3);
+        assert_eq!((mode, ranked.len()), (crate::Mode::Lexical, 0));
+        let with_vectors = crate::Matcher::from_indexes(read, None)
+            .with_vectors(2, vec![1.0, 0.0, 0.0, 1.0, 0.6, 0.8, 1.0, 0.0]);
+        let (mode, ranked) =
+            with_vectors.rank("deploy services", Some(&[1.0, 0.0]), crate::Mode::Hybrid, 2);
+        assert_eq!(mode, crate::Mode::Semantic);
+        assert_eq!(ranked.len(), 2);
     }
 }

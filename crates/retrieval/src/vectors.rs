@@ -1,6 +1,9 @@
 //! Documents' vectors for ranking by meaning: held in memory, or left in the embedding cache
 //! file they were checked in ([`crate::EmbeddingCache::vectors_for`]), which a query reads
-//! through a chunk at a time: a warm start of a large library holds none of them.
+//! through a chunk at a time: a warm start of a large library holds none of them. Each record
+//! is checked again as it is read (its checksum, a finite unit vector): a file changed in place
+//! under a running session (by another program, or the disk) is noticed, and its vectors are
+//! not used.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -36,6 +39,8 @@ pub(crate) struct InFile {
     /// Which record holds each document's vector, by record (a text two documents share is
     /// one record).
     pub(crate) places: Vec<(u64, u32)>,
+    /// Whether a whole record read is as the cache wrote it.
+    pub(crate) sound: fn(&[u8]) -> bool,
 }
 
 impl Vectors {
@@ -105,10 +110,14 @@ impl Vectors {
                     .places
                     .iter()
                     .find(|(_, place)| *place as usize == document)?;
-                let mut bytes = vec![0_u8; self.dimensions * 4];
-                let at = file.start + record * file.record as u64 + file.prefix as u64;
-                read_at(&file.file, &mut bytes, at).ok()?;
-                Some(Cow::Owned(decode(&bytes)))
+                let mut bytes = vec![0_u8; file.record];
+                read_at(
+                    &file.file,
+                    &mut bytes,
+                    file.start + record * file.record as u64,
+                )
+                .ok()?;
+                (file.sound)(&bytes).then(|| Cow::Owned(decode(&bytes[file.prefix..])))
             }
         }
     }
@@ -165,8 +174,14 @@ impl Vectors {
                     break;
                 }
                 places.next();
-                let at =
-                    usize::try_from(record - first).unwrap_or(span) * file.record + file.prefix;
+                let at = usize::try_from(record - first).unwrap_or(span) * file.record;
+                let Some(whole) = bytes.get(at..at + file.record) else {
+                    return false;
+                };
+                if !(file.sound)(whole) {
+                    return false;
+                }
+                let at = at + file.prefix;
                 for (value, b) in vector
                     .iter_mut()
                     .zip(bytes[at..at + self.dimensions * 4].chunks_exact(4))

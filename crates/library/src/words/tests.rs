@@ -245,3 +245,19 @@ fn builders_at_once_leave_a_whole_file() {
         "one builder's whole file, used"
     );
 }
+
+#[test]
+fn a_file_under_this_key_with_another_librarys_documents_is_not_used() {
+    let fixture = fixture();
+    settle();
+    let library = library(&fixture);
+    let facts = Facts::gather(&library, Some(&fixture.cache));
+    let own: Vec<String> = library.skills().iter().map(|s| s.name.clone()).collect();
+    let stored = super::Stored::of(&facts, &library, &own).unwrap();
+    // Indexes of four documents, saved (digest and all) under the key of this three-skill
+    // library.
+    let other = skillet_retrieval::Matcher::new(["a b", "c d", "e f", "g h"]);
+    stored.save(&other).unwrap();
+    assert!(stored.load().is_none());
+    assert_eq!(kept(&fixture, &library), fresh(&library));
+}

@@ -552,3 +552,22 @@ fn vectors_left_in_the_file_rank_bit_for_bit_as_vectors_in_memory() {
     cache.save().unwrap();
     assert_eq!(bits(left.similarities(&unit(4, 0)).unwrap()), before);
 }
+
+#[test]
+fn vectors_changed_in_place_under_a_session_are_noticed_not_used() {
+    use std::io::Write as _;
+    let (_dir, path) = temp_cache();
+    let keys = three_entries(&path);
+    let left = EmbeddingCache::vectors_for(&path, 4, &keys).unwrap();
+    assert!(left.similarities(&unit(4, 0)).is_some());
+    // Written over in place (the same inode), past the header: NaNs everywhere.
+    let size = usize::try_from(std::fs::metadata(&path).unwrap().len()).unwrap();
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(HEADER_BYTES as u64)).unwrap();
+    file.write_all(&vec![0xff; size - HEADER_BYTES]).unwrap();
+    assert_eq!(left.similarities(&unit(4, 0)), None);
+    assert_eq!(left.vector(0), None);
+    // Cut short: the same.
+    file.set_len(HEADER_BYTES as u64).unwrap();
+    assert_eq!(left.similarities(&unit(4, 0)), None);
+}

@@ -93,8 +93,24 @@ impl EmbeddingCache {
                     record,
                     prefix: RECORD_PREFIX_BYTES,
                     places,
+                    sound: record_sound,
                 },
             )
         })
     }
+}
+
+/// Whether a record is as a save wrote it: its checksum holds and its vector is a finite unit
+/// vector (of the width the record's length gives).
+fn record_sound(record: &[u8]) -> bool {
+    let Some((prefix, vector_bytes)) = record.split_at_checked(RECORD_PREFIX_BYTES) else {
+        return false;
+    };
+    let field = |at: usize| u64::from_le_bytes(prefix[at..at + 8].try_into().unwrap_or_default());
+    let vector: Vec<f32> = vector_bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    checksum(field(0), field(8), vector_bytes) == field(16)
+        && check_vector(&vector, vector_bytes.len() / 4).is_ok()
 }
