@@ -1,9 +1,10 @@
 //! Documents' vectors for ranking by meaning: held in memory, or left in the embedding cache
 //! file they were checked in ([`crate::EmbeddingCache::vectors_for`]), which a query reads
-//! through a chunk at a time: a warm start of a large library holds none of them. Each record
-//! is checked again as it is read (its checksum, a finite unit vector): a file changed in place
-//! under a running session (by another program, or the disk) is noticed, and its vectors are
-//! not used.
+//! through a chunk at a time: a warm start of a large library holds none of them. While the
+//! file's stamp (length, times, inode) is as it was when its records were checked, they are
+//! read as they are; once it is not (the file changed in place under a running session, by
+//! another program or the disk), each record is checked again as it is read (its checksum, a
+//! finite unit vector), and vectors that fail are not used.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -41,6 +42,58 @@ pub(crate) struct InFile {
     pub(crate) places: Vec<(u64, u32)>,
     /// Whether a whole record read is as the cache wrote it.
     pub(crate) sound: fn(&[u8]) -> bool,
+    /// The file's stamp when its records were checked (none: check every record read).
+    pub(crate) checked: Option<FileStamp>,
+}
+
+/// What the kernel says of an open file: a write to it changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileStamp {
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    ino: u64,
+    dev: u64,
+}
+
+/// A stamp whose change time is this close to when it was taken may not tell a write in the
+/// same tick of the clock.
+const RACY_SECONDS: i64 = 1;
+
+impl FileStamp {
+    /// `file`'s stamp now; none when it cannot be told, or the file changed within
+    /// [`RACY_SECONDS`] of now.
+    #[cfg(unix)]
+    pub(crate) fn of(file: &File) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt as _;
+        let metadata = file.metadata().ok()?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        let now = i64::try_from(now.as_secs()).ok()?;
+        if metadata.ctime() >= now - RACY_SECONDS {
+            return None;
+        }
+        Some(Self {
+            len: metadata.len(),
+            mtime: (metadata.mtime(), metadata.mtime_nsec()),
+            ctime: (metadata.ctime(), metadata.ctime_nsec()),
+            ino: metadata.ino(),
+            dev: metadata.dev(),
+        })
+    }
+
+    #[cfg(not(unix))]
+    pub(crate) fn of(_file: &File) -> Option<Self> {
+        None
+    }
+}
+
+impl InFile {
+    /// Whether the file is still as it was when its records were checked.
+    fn unchanged(&self) -> bool {
+        self.checked.is_some() && FileStamp::of(&self.file) == self.checked
+    }
 }
 
 impl Vectors {
@@ -117,7 +170,8 @@ impl Vectors {
                     file.start + record * file.record as u64,
                 )
                 .ok()?;
-                (file.sound)(&bytes).then(|| Cow::Owned(decode(&bytes[file.prefix..])))
+                (file.unchanged() || (file.sound)(&bytes))
+                    .then(|| Cow::Owned(decode(&bytes[file.prefix..])))
             }
         }
     }
@@ -145,6 +199,7 @@ impl Vectors {
     /// at a time in file order; false when a read fails.
     fn each_in_file(&self, file: &InFile, mut each: impl FnMut(usize, &[f32])) -> bool {
         let per_chunk = (CHUNK_BYTES / file.record.max(1)).max(1) as u64;
+        let unchanged = file.unchanged();
         let mut bytes = Vec::new();
         let mut vector = vec![0.0_f32; self.dimensions];
         let mut places = file.places.iter().peekable();
@@ -178,7 +233,7 @@ impl Vectors {
                 let Some(whole) = bytes.get(at..at + file.record) else {
                     return false;
                 };
-                if !(file.sound)(whole) {
+                if !unchanged && !(file.sound)(whole) {
                     return false;
                 }
                 let at = at + file.prefix;

@@ -558,6 +558,8 @@ fn vectors_changed_in_place_under_a_session_are_noticed_not_used() {
     use std::io::Write as _;
     let (_dir, path) = temp_cache();
     let keys = three_entries(&path);
+    // Settled: checked once, the file's records are read as they are while its stamp holds.
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
     let left = EmbeddingCache::vectors_for(&path, 4, &keys).unwrap();
     assert!(left.similarities(&unit(4, 0)).is_some());
     // Written over in place (the same inode), past the header: NaNs everywhere.

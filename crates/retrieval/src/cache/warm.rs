@@ -8,7 +8,7 @@ use super::{
     EmbeddingCache, HEADER_BYTES, MAGIC, MAX_FILE_BYTES, RECORD_PREFIX_BYTES, TOUCH_INTERVAL,
     check_vector, checksum, unix_now,
 };
-use crate::vectors::{InFile, Vectors};
+use crate::vectors::{FileStamp, InFile, Vectors};
 
 impl EmbeddingCache {
     /// The vectors of `hashes`, in their order, checked in the cache file at `path` without
@@ -21,6 +21,8 @@ impl EmbeddingCache {
     pub fn vectors_for(path: &Path, dimensions: usize, hashes: &[u64]) -> Option<Vectors> {
         let now = unix_now();
         let file = crate::regular::open(path, OpenOptions::new().read(true), false).ok()?;
+        // Taken before the records are checked: a change while they are changes it.
+        let checked = FileStamp::of(&file);
         let size = file.metadata().ok()?.len();
         if size > MAX_FILE_BYTES || size < HEADER_BYTES as u64 {
             return None;
@@ -94,6 +96,7 @@ impl EmbeddingCache {
                     prefix: RECORD_PREFIX_BYTES,
                     places,
                     sound: record_sound,
+                    checked,
                 },
             )
         })
