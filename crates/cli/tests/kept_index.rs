@@ -9,16 +9,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn model() -> Option<PathBuf> {
-    let dir = skillet_test_support::embedding_model_dir();
-    if dir.is_none() {
-        skillet_test_support::skip(
-            "SKIPPED: no embedding model (run scripts/fetch-model.sh, set SKILLET_EMBED_MODEL)",
-        );
-    }
-    dir
-}
-
 const TOPICS: [(&str, &str); 6] = [
     (
         "rotate database credentials",
@@ -142,7 +132,9 @@ fn settle() {
 
 #[test]
 fn a_kept_index_ranks_as_a_start_with_nothing_kept() {
-    let Some(model) = model() else { return };
+    let Some(model) = skillet_test_support::embedding_model_or_skip("the kept index") else {
+        return;
+    };
     let temp = tempfile::tempdir().unwrap();
     let library = library(temp.path());
     let cache = temp.path().join("cache");

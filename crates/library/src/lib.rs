@@ -22,3 +22,6 @@ pub mod triggers;
 pub mod trust;
 pub mod watch;
 pub mod words;
+
+#[cfg(test)]
+mod testing;

@@ -1,49 +1,21 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 
-use skillet_skills::{Root, RootKind, discover};
-
 use super::*;
-
-fn write(path: &Path, text: &str) {
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
-}
-
-fn skill(name: &str, body: &str) -> String {
-    format!("---\nname: {name}\ndescription: a skill called {name}\n---\n{body}\n")
-}
-
-struct Fixture {
-    _temp: tempfile::TempDir,
-    skills: PathBuf,
-    cache: PathBuf,
-}
+use crate::testing::{Fixture, settle, skill, write};
 
 fn fixture() -> Fixture {
-    let temp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(temp.path()).unwrap();
-    let skills = base.join("skills");
-    write(
-        &skills.join("alpha/SKILL.md"),
-        &skill(
+    Fixture::with(&[
+        (
             "alpha",
             "Deploy the services. Branch: !`git branch --show-current`",
         ),
-    );
-    write(
-        &skills.join("beta/SKILL.md"),
-        &skill("beta", "Redline contracts and review clauses."),
-    );
-    Fixture {
-        _temp: temp,
-        skills,
-        cache: base.join("cache/index"),
-    }
+        ("beta", "Redline contracts and review clauses."),
+    ])
 }
 
 fn library(fixture: &Fixture) -> Library {
-    discover(&[Root::new(fixture.skills.clone(), RootKind::Explicit)])
+    fixture.library()
 }
 
 /// Every skill's facts as plain values, by name: what a session would use.
@@ -72,11 +44,6 @@ fn facts_of(library: &Library, facts: &Facts) -> Vec<(String, Vec<String>, Vec<S
 /// What reading every body now gives: the truth the kept facts must equal.
 fn fresh(library: &Library) -> Vec<(String, Vec<String>, Vec<String>)> {
     facts_of(library, &Facts::gather(library, None))
-}
-
-/// Past the racy window, so what was read is kept as unchanged.
-fn settle() {
-    std::thread::sleep(RACY + Duration::from_millis(100));
 }
 
 #[test]

@@ -1,62 +1,25 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::Path;
-use std::path::PathBuf;
-use std::time::Duration;
 
-use skillet_skills::{Library, Root, RootKind, discover};
+use skillet_skills::Library;
 
 use crate::facts::Facts;
 use crate::index::word_matcher;
-
-fn write(path: &Path, text: &str) {
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
-}
-
-fn skill(name: &str, body: &str) -> String {
-    format!("---\nname: {name}\ndescription: a skill called {name}\n---\n{body}\n")
-}
-
-struct Fixture {
-    _temp: tempfile::TempDir,
-    skills: PathBuf,
-    cache: PathBuf,
-}
+use crate::testing::{Fixture, settle, skill, write};
 
 fn fixture() -> Fixture {
-    let temp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(temp.path()).unwrap();
-    let skills = base.join("skills");
-    write(
-        &skills.join("alpha/SKILL.md"),
-        &skill(
+    Fixture::with(&[
+        (
             "alpha",
             "Deploy the services with argocd, then verify rollouts.",
         ),
-    );
-    write(
-        &skills.join("beta/SKILL.md"),
-        &skill("beta", "Redline contracts and review clauses."),
-    );
-    write(
-        &skills.join("charts/SKILL.md"),
-        &skill("charts", "Plot a chart of monthly sales figures."),
-    );
-    Fixture {
-        _temp: temp,
-        skills,
-        cache: base.join("cache/index"),
-    }
+        ("beta", "Redline contracts and review clauses."),
+        ("charts", "Plot a chart of monthly sales figures."),
+    ])
 }
 
 fn library(fixture: &Fixture) -> Library {
-    discover(&[Root::new(fixture.skills.clone(), RootKind::Explicit)])
-}
-
-/// Past the racy window, so what was read is kept as unchanged.
-fn settle() {
-    std::thread::sleep(Duration::from_millis(1_100));
+    fixture.library()
 }
 
 const QUERIES: [&str; 6] = [
