@@ -73,6 +73,8 @@ impl<'a> Stored<'a> {
     /// The indexes kept under this key, when the file is whole and the user's own.
     pub(crate) fn load(&self) -> Option<Matcher> {
         let (mut file, len) = open_own(self.file, MAX_WORDS_FILE_BYTES)?;
+        // What the digest is checked on is what is read after: the file as it was before.
+        let before = stamp(&file)?;
         let mut header = [0_u8; HEADER_BYTES];
         file.read_exact(&mut header).ok()?;
         let (magic, rest) = header.split_at(8);
@@ -102,18 +104,17 @@ impl<'a> Stored<'a> {
         let file = Arc::new(file);
         let start = HEADER_BYTES as u64;
         let own = Bm25::read_section(Arc::clone(&file), start, own_len).ok()?;
-        let blend = if blend_len == 0 {
-            None
-        } else {
-            Some(Bm25::read_section(file, start + own_len, blend_len).ok()?)
-        };
-        // A file under this key holds this library's documents; one that does not (made to
-        // look as if it did) is not used.
-        if own.len() != self.documents || blend.as_ref().is_some_and(|b| b.len() != self.documents)
-        {
+        // A file under this key holds this library's documents, in both indexes (every index
+        // kept has a blend); one that does not (made to look as if it did) is not used. Nor is
+        // one written over in place while it was checked and read.
+        if blend_len == 0 {
             return None;
         }
-        Some(Matcher::from_indexes(own, blend))
+        let blend = Bm25::read_section(Arc::clone(&file), start + own_len, blend_len).ok()?;
+        if own.len() != self.documents || blend.len() != self.documents || stamp(&file)? != before {
+            return None;
+        }
+        Some(Matcher::from_indexes(own, Some(blend)))
     }
 
     /// Keeps `matcher`'s word indexes under this key (replacing the file whole), then removes
@@ -145,3 +146,17 @@ impl<'a> Stored<'a> {
 
 #[cfg(test)]
 mod tests;
+
+/// What the kernel says of an open file: its length, modification and change times (a write
+/// moves them).
+fn stamp(file: &std::fs::File) -> Option<(u64, std::time::SystemTime, Option<(i64, i64)>)> {
+    let metadata = file.metadata().ok()?;
+    #[cfg(unix)]
+    let changed = {
+        use std::os::unix::fs::MetadataExt as _;
+        Some((metadata.ctime(), metadata.ctime_nsec()))
+    };
+    #[cfg(not(unix))]
+    let changed = None;
+    Some((metadata.len(), metadata.modified().ok()?, changed))
+}

@@ -40,8 +40,10 @@ pub(crate) struct InFile {
     /// Which record holds each document's vector, by record (a text two documents share is
     /// one record).
     pub(crate) places: Vec<(u64, u32)>,
-    /// Whether a whole record read is as the cache wrote it.
-    pub(crate) sound: fn(&[u8]) -> bool,
+    /// Each document's text hash: the key its record must have.
+    pub(crate) keys: Vec<u64>,
+    /// Whether a whole record read is as the cache wrote it, for this key.
+    pub(crate) sound: fn(&[u8], u64) -> bool,
     /// The file's stamp when its records were checked (none: check every record read).
     pub(crate) checked: Option<FileStamp>,
 }
@@ -170,7 +172,7 @@ impl Vectors {
                     file.start + record * file.record as u64,
                 )
                 .ok()?;
-                (file.unchanged() || (file.sound)(&bytes))
+                (file.unchanged() || (file.sound)(&bytes, *file.keys.get(document)?))
                     .then(|| Cow::Owned(decode(&bytes[file.prefix..])))
             }
         }
@@ -233,7 +235,12 @@ impl Vectors {
                 let Some(whole) = bytes.get(at..at + file.record) else {
                     return false;
                 };
-                if !unchanged && !(file.sound)(whole) {
+                let key = file
+                    .keys
+                    .get(document as usize)
+                    .copied()
+                    .unwrap_or_default();
+                if !unchanged && !(file.sound)(whole, key) {
                     return false;
                 }
                 let at = at + file.prefix;

@@ -222,5 +222,9 @@ fn a_file_under_this_key_with_another_librarys_documents_is_not_used() {
     let other = skillet_retrieval::Matcher::new(["a b", "c d", "e f", "g h"]);
     stored.save(&other).unwrap();
     assert!(stored.load().is_none());
+    // As many documents, but no blend (every index kept has one).
+    let no_blend = skillet_retrieval::Matcher::new(["a b", "c d", "e f"]);
+    stored.save(&no_blend).unwrap();
+    assert!(stored.load().is_none());
     assert_eq!(kept(&fixture, &library), fresh(&library));
 }

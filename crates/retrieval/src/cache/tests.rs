@@ -573,3 +573,30 @@ fn vectors_changed_in_place_under_a_session_are_noticed_not_used() {
     file.set_len(HEADER_BYTES as u64).unwrap();
     assert_eq!(left.similarities(&unit(4, 0)), None);
 }
+
+#[test]
+fn another_sound_cache_copied_over_in_place_is_noticed_not_used() {
+    let (_dir, path) = temp_cache();
+    let keys = three_entries(&path);
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    let left = EmbeddingCache::vectors_for(&path, 4, &keys).unwrap();
+    assert!(left.similarities(&unit(4, 0)).is_some());
+    // The same sound records with the first two swapped (as a copy of another cache holding
+    // the same texts in another order would be): two documents' places hold each other's
+    // vectors.
+    let bytes = std::fs::read(&path).unwrap();
+    let record = (bytes.len() - HEADER_BYTES) / keys.len();
+    let mut swapped = bytes.clone();
+    let (first, second) = (
+        HEADER_BYTES..HEADER_BYTES + record,
+        HEADER_BYTES + record..HEADER_BYTES + 2 * record,
+    );
+    swapped[first.clone()].copy_from_slice(&bytes[second.clone()]);
+    swapped[second].copy_from_slice(&bytes[first]);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, &swapped))
+        .unwrap();
+    assert_eq!(left.similarities(&unit(4, 0)), None);
+}

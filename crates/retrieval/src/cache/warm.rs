@@ -95,6 +95,7 @@ impl EmbeddingCache {
                     record,
                     prefix: RECORD_PREFIX_BYTES,
                     places,
+                    keys: hashes.to_vec(),
                     sound: record_sound,
                     checked,
                 },
@@ -103,9 +104,10 @@ impl EmbeddingCache {
     }
 }
 
-/// Whether a record is as a save wrote it: its checksum holds and its vector is a finite unit
-/// vector (of the width the record's length gives).
-fn record_sound(record: &[u8]) -> bool {
+/// Whether a record is as a save wrote it for the text of hash `key`: its key is that one, its
+/// checksum holds and its vector is a finite unit vector (of the width the record's length
+/// gives). A sound record of another text (a whole other cache copied over the file) is not.
+fn record_sound(record: &[u8], key: u64) -> bool {
     let Some((prefix, vector_bytes)) = record.split_at_checked(RECORD_PREFIX_BYTES) else {
         return false;
     };
@@ -114,6 +116,7 @@ fn record_sound(record: &[u8]) -> bool {
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
-    checksum(field(0), field(8), vector_bytes) == field(16)
+    field(0) == key
+        && checksum(field(0), field(8), vector_bytes) == field(16)
         && check_vector(&vector, vector_bytes.len() / 4).is_ok()
 }
