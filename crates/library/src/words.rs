@@ -149,7 +149,10 @@ mod tests;
 
 /// What the kernel says of an open file: its length, modification and change times (a write
 /// moves them).
-fn stamp(file: &std::fs::File) -> Option<(u64, std::time::SystemTime, Option<(i64, i64)>)> {
+type FileStamp = (u64, std::time::SystemTime, Option<(i64, i64)>);
+
+/// The stamp of an open file.
+fn stamp(file: &std::fs::File) -> Option<FileStamp> {
     let metadata = file.metadata().ok()?;
     #[cfg(unix)]
     let changed = {
