@@ -14,7 +14,7 @@
 //!
 //! # Format (little endian)
 //!
-//! Magic `SKWORD01`, the key (32 bytes), the digest (32 bytes), the own-text section's length
+//! Magic `SKWORD02`, the key (32 bytes), the digest (32 bytes), the own-text section's length
 //! (u64), the blend section's length (u64, 0: none), then the two sections
 //! ([`Bm25::write_section`]).
 
@@ -31,7 +31,7 @@ use crate::facts::{Facts, make_private_dir, open_own, remove_unused};
 /// built again, in memory.
 pub const MAX_WORDS_FILE_BYTES: u64 = 1024 * 1024 * 1024;
 /// The file's first bytes: the format.
-const MAGIC: &[u8; 8] = b"SKWORD01";
+const MAGIC: &[u8; 8] = b"SKWORD02";
 /// Magic, key, digest, two section lengths.
 const HEADER_BYTES: usize = 8 + 32 + 32 + 8 + 8;
 /// How much of the file is read at a time to check its digest.

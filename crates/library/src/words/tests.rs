@@ -167,7 +167,7 @@ fn a_torn_garbled_foreign_or_unkeyed_file_is_rebuilt_never_used() {
         ("garbled", &garbled[..]),
         ("another key", &other_key[..]),
         ("lengths", &lengths[..]),
-        ("magic only", &b"SKWORD01"[..]),
+        ("magic only", &b"SKWORD02"[..]),
         ("empty", &b""[..]),
     ] {
         fs::write(&file, damaged).unwrap();
