@@ -65,7 +65,7 @@ pub fn unlocks(workspace: &Workspace, library: &Library) -> Unlocks {
         .ok()
         .flatten();
     // Where the index keeps them too: one derivation of the folder, so trust and the index
-    // share one gathering.
+    // share one facts file (each reads its head; the bodies are read once).
     let facts = skillet_library::facts::Facts::gather(
         library,
         crate::builder::model_env(None).facts_dir().as_deref(),
