@@ -31,6 +31,7 @@ pub use matcher::{
     Explanation, HYBRID_ALPHA, LEXICAL_THRESHOLD, Matcher, Mode, RELEVANCE_THRESHOLD, Ranked,
     SEMANTIC_THRESHOLD, hybrid_score, relevance_score,
 };
+pub use regular::read_at;
 pub use tokenize::{Stemming, stem, tokens};
 pub use vectors::Vectors;
 

@@ -65,8 +65,9 @@ mod tests {
     }
 }
 
-/// Fills `bytes` from `file` at `offset`, leaving the file's position as it was.
-pub(crate) fn read_at(file: &File, bytes: &mut [u8], offset: u64) -> io::Result<()> {
+/// Fills `bytes` from `file` at `offset`, leaving the file's position as it was (the kept
+/// index's files are read this way, here and in `skillet-library`).
+pub fn read_at(file: &File, bytes: &mut [u8], offset: u64) -> io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt as _;

@@ -21,7 +21,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
-use skillet_retrieval::{Stemming, body_terms};
+use skillet_retrieval::{Stemming, body_terms, read_at};
 use skillet_skills::{Library, dynamic};
 
 use super::{BodyIds, Entry, Facts, MAX_FACTS_FILE_BYTES, Stamp, Terms, UNUSED_FOR, index_u32};
@@ -336,22 +336,6 @@ pub(super) fn library_file_name(library: &Library, prefix: &str) -> String {
         hex
     });
     format!("{prefix}{hex}.bin")
-}
-
-/// Fills `bytes` from `file` at `offset`.
-fn read_at(file: &File, bytes: &mut [u8], offset: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileExt as _;
-        file.read_exact_at(bytes, offset)
-    }
-    #[cfg(not(unix))]
-    {
-        use std::io::{Seek as _, SeekFrom};
-        let mut file = file;
-        file.seek(SeekFrom::Start(offset))?;
-        file.read_exact(bytes)
-    }
 }
 
 fn put_u64(out: &mut Vec<u8>, value: u64) {
